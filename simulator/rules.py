@@ -1,0 +1,388 @@
+"""Rule sets: the YAML schema of RULES.md §2–§6 as frozen, validated models, and their array form.
+
+A rule set is read from YAML (``configs/<name>.yaml`` or a path), may ``extends:`` another (deep merge: mappings
+merge key by key, everything else is replaced), and may be adjusted by ``--set key.path=value`` overrides.
+Validation is strict: unknown keys, wrong types and out-of-range values are errors that name the file and the
+key. :meth:`RuleSet.to_arrays` turns a validated set into the flat ``int64`` vector the compiled engine reads;
+the slot of each key is the module constant ``P_<KEY>`` below, so a rule key has exactly one home in code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from simulator.errors import UserError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+# ---------------------------------------------------------------------------------------------------------
+# Identifiers shared by code, logs and reports (RULES.md §3). The order of FLAGS is the bit order of the
+# pattern mask returned by the evaluator and the column order of the logs.
+SHAPE_PATTERNS = ("pinghu", "duiduihu", "qingyise", "qidui", "longqidui", "daiyaojiu", "jiangdui", "jingou",
+                  "shibaluohan")
+EXTRA_FLAGS = ("menqing", "zhongzhang", "tianhu", "dihu", "gangshanghua", "gangshangpao", "qiangganghu",
+               "haidilaoyue", "haidipao", "zimo")
+FLAGS = SHAPE_PATTERNS + EXTRA_FLAGS
+FLAG_BIT = {name: i for i, name in enumerate(FLAGS)}
+EXTRAS = ("gen",) + EXTRA_FLAGS
+COMPOSITES = ("qingdui", "qingqidui", "qinglongqidui", "qingyaojiu", "qingjingou", "jiangqidui",
+              "qingshibaluohan")
+# Additive-mode label priority (RULES.md §3); table mode picks the listed entry with most fan, ties going to
+# the earlier entry of HAND_TYPES.
+LABEL_ORDER = ("qingshibaluohan", "shibaluohan", "qinglongqidui", "qingjingou", "qingqidui", "qingyaojiu",
+               "qingdui", "jiangqidui", "longqidui", "jiangdui", "jingou", "qidui", "daiyaojiu", "qingyise",
+               "duiduihu", "pinghu")
+HAND_TYPES = ("tianhu", "dihu") + LABEL_ORDER
+HAND_TYPE_INDEX = {name: i for i, name in enumerate(HAND_TYPES)}
+
+BOTS = ("random", "greedy", "value", "defensive")
+BOT_INDEX = {name: i for i, name in enumerate(BOTS)}
+N_BOT_PARAMS = 4  # width of the per-seat float parameter row, see BotSpec.to_row
+
+# Slots of RuleSet.to_arrays(): scalars first, then fan per flag, then table fan per hand type.
+_SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "pass_ron_lock",
+            "forced_win_last_tiles", "kong_bloom_payer", "scoring_mode", "long_uses_gen", "points",
+            "fan_offset", "cap", "base", "self_draw_bonus", "gen_fan", "discard_kong_discarder",
+            "discard_kong_others", "added_kong_each", "concealed_kong_each", "added_kong_fresh_only",
+            "after_kong_deal_in", "refund_kongs_if_not_ready", "huazhu_penalty", "huazhu_pays", "chadajiao")
+(P_MODE, P_EXCHANGE_THREE, P_VOID_SUIT, P_MULTIPLE_RON, P_ROB_KONG, P_PASS_RON_LOCK, P_FORCED_WIN_LAST_TILES,
+ P_KONG_BLOOM_PAYER, P_SCORING_MODE, P_LONG_USES_GEN, P_POINTS, P_FAN_OFFSET, P_CAP, P_BASE,
+ P_SELF_DRAW_BONUS, P_GEN_FAN, P_DISCARD_KONG_DISCARDER, P_DISCARD_KONG_OTHERS, P_ADDED_KONG_EACH,
+ P_CONCEALED_KONG_EACH, P_ADDED_KONG_FRESH_ONLY, P_AFTER_KONG_DEAL_IN, P_REFUND_KONGS_IF_NOT_READY,
+ P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO) = range(len(_SCALARS))
+P_FLAG_FAN = len(_SCALARS)                 # P_FLAG_FAN + FLAG_BIT[flag]: fan of a flag (additive + extras)
+P_TABLE_FAN = P_FLAG_FAN + len(FLAGS)      # P_TABLE_FAN + HAND_TYPE_INDEX[t]: table fan, -1 = not listed
+N_PARAMS = P_TABLE_FAN + len(HAND_TYPES)
+NO_CAP = -1            # value of P_CAP when uncapped
+HUAZHU_CAP = -1        # value of P_HUAZHU_PENALTY for "cap"
+UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means the points of a 6-fan hand
+
+# Enumerations in slot order (the integer stored is the index in the tuple).
+MODES = ("xuezhan", "single")
+EXCHANGES = ("none", "clockwise", "counterclockwise", "opposite", "random")
+VOID_SUITS = ("declared", "declared_lenient", "none")
+PASS_LOCKS = ("off", "same_tile", "all_tiles", "higher_fan")
+BLOOM_PAYERS = ("self_draw", "feeder")
+SCORING_MODES = ("additive", "table")
+POINTS = ("exponential", "linear")
+SELF_DRAW_BONUSES = ("none", "add_base", "add_fan")
+DEAL_INS = ("keep", "refund", "transfer")
+HUAZHU_PAYERS = ("unwon", "all")
+
+
+class RulesError(UserError):
+    """A rule file or override that cannot be loaded; the message is one line naming file and key."""
+
+
+NonNeg = Annotated[int, Field(ge=0)]
+Fan = Annotated[int, Field(ge=0, le=64)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+def _yaml_off(v: Any) -> Any:
+    # YAML 1.1 reads a bare `off` as False; the key's first value is literally called "off".
+    return "off" if v is False else v
+
+
+class ScoringRules(_Frozen):
+    mode: Literal["additive", "table"] = "additive"
+    patterns: dict[Literal[SHAPE_PATTERNS], Fan] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"duiduihu": 1, "qingyise": 2, "qidui": 2, "daiyaojiu": 2, "jiangdui": 2,
+                                 "jingou": 1})
+    hand_types: dict[Literal[HAND_TYPES], Fan] = Field(default_factory=dict)  # type: ignore[valid-type]
+    long_uses_gen: bool = False
+    extras: dict[Literal[EXTRAS], Fan] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"gen": 1, "gangshanghua": 1, "gangshangpao": 1, "qiangganghu": 1,
+                                 "haidilaoyue": 0, "haidipao": 0, "tianhu": 3, "dihu": 2, "menqing": 0,
+                                 "zhongzhang": 0, "zimo": 0})
+    points: Literal["exponential", "linear"] = "exponential"
+    fan_offset: Annotated[int, Field(ge=0, le=8)] = 0
+    cap: Annotated[int, Field(ge=1, le=32)] | None = 4
+    base: Annotated[int, Field(ge=1, le=10_000)] = 1
+    self_draw_bonus: Literal["none", "add_base", "add_fan"] = "add_base"
+
+    @model_validator(mode="after")
+    def _table_has_pinghu(self) -> ScoringRules:
+        if self.mode == "table" and "pinghu" not in self.hand_types:
+            raise ValueError("table mode needs a 'pinghu' entry in hand_types (every complete hand matches it)")
+        return self
+
+
+class KongPayment(_Frozen):
+    discarder: NonNeg = 2
+    others: NonNeg = 0
+
+
+class EachPayment(_Frozen):
+    each: NonNeg
+
+
+class KongRules(_Frozen):
+    discard_kong: KongPayment = KongPayment()
+    added_kong: EachPayment = EachPayment(each=1)
+    concealed_kong: EachPayment = EachPayment(each=2)
+    added_kong_fresh_only: bool = False
+    after_kong_deal_in: Literal["keep", "refund", "transfer"] = "transfer"
+
+
+class SettlementRules(_Frozen):
+    refund_kongs_if_not_ready: bool = True
+    huazhu_penalty: Annotated[int, Field(ge=0, le=10_000)] | Literal["cap"] = 16
+    huazhu_pays: Literal["unwon", "all"] = "unwon"
+    chadajiao: bool = True
+
+
+class EconomyRules(_Frozen):
+    room_factor: Annotated[float, Field(gt=0)] = 1.0
+    rake: Annotated[float, Field(ge=0)] = 0.0
+
+
+class BotSpec(_Frozen):
+    """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
+
+    - ``decline_below`` (value): decline a discard win worth fewer fan than this ...
+    - ``decline_wall`` (value): ... while more than this many tiles remain in the wall.
+    - ``defend_wall`` (defensive): start defending once the wall is this short, or as soon as anyone has won.
+    - ``steer_shanten`` (value): steer toward 清一色/对对胡/七对 when that shape is within this many shanten.
+    """
+
+    bot: Literal[BOTS] = "greedy"  # type: ignore[valid-type]
+    decline_below: Annotated[int, Field(ge=0, le=16)] = 2
+    decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
+    defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
+    steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
+
+    def to_row(self) -> np.ndarray:
+        return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten],
+                        dtype=np.int64)
+
+
+def _seat(v: Any) -> Any:
+    return {"bot": v} if isinstance(v, str) else v
+
+
+class RuleSet(_Frozen):
+    """A complete, validated rule set (RULES.md §2–§6) plus the bots seated at the table."""
+
+    name: str = "chengdu"
+    description: str = ""
+    mode: Literal["xuezhan", "single"] = "xuezhan"
+    exchange_three: Literal["none", "clockwise", "counterclockwise", "opposite", "random"] = "none"
+    void_suit: Literal["declared", "declared_lenient", "none"] = "declared"
+    multiple_ron: bool = True
+    rob_kong: bool = True
+    pass_ron_lock: Literal["off", "same_tile", "all_tiles", "higher_fan"] = "higher_fan"
+    forced_win_last_tiles: Annotated[int, Field(ge=0, le=55)] = 0
+    declare_ready: Literal["none", "sing", "dance"] = "none"
+    kong_bloom_payer: Literal["self_draw", "feeder"] = "self_draw"
+    scoring: ScoringRules = ScoringRules()
+    kongs: KongRules = KongRules()
+    settlement: SettlementRules = SettlementRules()
+    economy: EconomyRules = EconomyRules()
+    seats: tuple[BotSpec, BotSpec, BotSpec, BotSpec] = (BotSpec(),) * 4
+
+    _off = field_validator("pass_ron_lock", mode="before")(_yaml_off)
+
+    @field_validator("seats", mode="before")
+    @classmethod
+    def _seats(cls, v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            if len(v) != 4:
+                raise ValueError(f"needs exactly 4 seats, got {len(v)}")
+            return [_seat(x) for x in v]
+        return v
+
+    @model_validator(mode="after")
+    def _implemented(self) -> RuleSet:
+        if self.declare_ready != "none":
+            raise ValueError(f"declare_ready: {self.declare_ready!r} is not implemented yet (only 'none')")
+        return self
+
+    # -- derived forms ------------------------------------------------------------------------------------
+    def resolved(self) -> dict[str, Any]:
+        """Plain-data form (what manifests record)."""
+        return self.model_dump(mode="json")
+
+    def digest(self) -> str:
+        """SHA-256 of the game rules and seats (name and description excluded), stable across runs."""
+        data = self.resolved()
+        data.pop("name")
+        data.pop("description")
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+    def to_arrays(self) -> np.ndarray:
+        """Flat ``int64[N_PARAMS]`` vector read by compiled code; slots are the ``P_*`` constants."""
+        s, k, st = self.scoring, self.kongs, self.settlement
+        p = np.zeros(N_PARAMS, dtype=np.int64)
+        p[P_MODE] = MODES.index(self.mode)
+        p[P_EXCHANGE_THREE] = EXCHANGES.index(self.exchange_three)
+        p[P_VOID_SUIT] = VOID_SUITS.index(self.void_suit)
+        p[P_MULTIPLE_RON] = self.multiple_ron
+        p[P_ROB_KONG] = self.rob_kong
+        p[P_PASS_RON_LOCK] = PASS_LOCKS.index(self.pass_ron_lock)
+        p[P_FORCED_WIN_LAST_TILES] = self.forced_win_last_tiles
+        p[P_KONG_BLOOM_PAYER] = BLOOM_PAYERS.index(self.kong_bloom_payer)
+        p[P_SCORING_MODE] = SCORING_MODES.index(s.mode)
+        p[P_LONG_USES_GEN] = s.long_uses_gen
+        p[P_POINTS] = POINTS.index(s.points)
+        p[P_FAN_OFFSET] = s.fan_offset
+        p[P_CAP] = NO_CAP if s.cap is None else s.cap
+        p[P_BASE] = s.base
+        p[P_SELF_DRAW_BONUS] = SELF_DRAW_BONUSES.index(s.self_draw_bonus)
+        p[P_GEN_FAN] = s.extras.get("gen", 0)
+        p[P_DISCARD_KONG_DISCARDER] = k.discard_kong.discarder
+        p[P_DISCARD_KONG_OTHERS] = k.discard_kong.others
+        p[P_ADDED_KONG_EACH] = k.added_kong.each
+        p[P_CONCEALED_KONG_EACH] = k.concealed_kong.each
+        p[P_ADDED_KONG_FRESH_ONLY] = k.added_kong_fresh_only
+        p[P_AFTER_KONG_DEAL_IN] = DEAL_INS.index(k.after_kong_deal_in)
+        p[P_REFUND_KONGS_IF_NOT_READY] = st.refund_kongs_if_not_ready
+        p[P_HUAZHU_PENALTY] = HUAZHU_CAP if st.huazhu_penalty == "cap" else st.huazhu_penalty
+        p[P_HUAZHU_PAYS] = HUAZHU_PAYERS.index(st.huazhu_pays)
+        p[P_CHADAJIAO] = st.chadajiao
+        if s.mode == "additive":
+            for name, fan in s.patterns.items():
+                p[P_FLAG_FAN + FLAG_BIT[name]] = fan
+        for name, fan in s.extras.items():
+            if name != "gen":
+                p[P_FLAG_FAN + FLAG_BIT[name]] = fan
+        p[P_TABLE_FAN:] = -1
+        if s.mode == "table":
+            for name, fan in s.hand_types.items():
+                p[P_TABLE_FAN + HAND_TYPE_INDEX[name]] = fan
+        return p
+
+    def bot_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(int64[4] bot ids, int64[4, N_BOT_PARAMS] bot parameters)`` for the compiled engine."""
+        ids = np.array([BOT_INDEX[b.bot] for b in self.seats], dtype=np.int64)
+        return ids, np.stack([b.to_row() for b in self.seats])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading: files, inheritance, overrides.
+
+def deep_merge(base: dict, top: dict) -> dict:
+    """Mappings merge key by key (``top`` wins); any other value in ``top`` replaces the one in ``base``."""
+    out = dict(base)
+    for key, val in top.items():
+        if isinstance(val, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], val)
+        else:
+            out[key] = val
+    return out
+
+
+def resolve_config_path(ref: str | Path, relative_to: Path | None = None) -> Path:
+    """A rule set reference (a name such as ``chengdu`` or a path) to an existing file."""
+    ref_path = Path(ref)
+    candidates = [ref_path]
+    if relative_to is not None:
+        candidates.append(relative_to / ref_path)
+    if ref_path.suffix not in (".yaml", ".yml"):
+        if relative_to is not None:
+            candidates.append(relative_to / f"{ref}.yaml")
+        candidates.append(CONFIG_DIR / f"{ref}.yaml")
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise RulesError(f"rule set {str(ref)!r} not found (looked for a file or configs/{ref_path.stem}.yaml)")
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise RulesError(f"{path}:{where} malformed YAML: {problem}") from None
+    except OSError as exc:
+        raise RulesError(f"{path}: cannot read ({exc.strerror})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RulesError(f"{path}: a rule set must be a YAML mapping, got {type(data).__name__}")
+    return data
+
+
+def load_raw(ref: str | Path, relative_to: Path | None = None, _seen: tuple[Path, ...] = ()) -> dict:
+    """Raw merged mapping of a rule file with its ``extends`` chain resolved (not yet validated)."""
+    path = resolve_config_path(ref, relative_to).resolve()
+    if path in _seen:
+        raise RulesError(f"{path}: extends cycle through {' -> '.join(p.name for p in _seen + (path,))}")
+    data = _read_yaml(path)
+    parent = data.pop("extends", None)
+    data.setdefault("name", path.stem)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise RulesError(f"{path}: extends: must be a rule set name or path")
+    return deep_merge(load_raw(parent, path.parent, _seen + (path,)), data)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``scoring.cap=3`` -> (['scoring', 'cap'], 3); the value is read as YAML (null, true, 16, cap, ...)."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise RulesError(f"--set {text!r}: expected KEY=VALUE, e.g. scoring.cap=3")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError:
+        raise RulesError(f"--set {text!r}: value is not valid YAML") from None
+    return key.split("."), parsed
+
+
+def apply_overrides(data: dict, overrides: list[str] | dict | None) -> dict:
+    """Apply ``--set`` strings or a nested mapping of overrides on top of raw rule data."""
+    if not overrides:
+        return data
+    if isinstance(overrides, dict):
+        return deep_merge(data, overrides)
+    for text in overrides:
+        keys, value = parse_override(text)
+        patch: Any = value
+        for key in reversed(keys):
+            patch = {key: patch}
+        data = deep_merge(data, patch)
+    return data
+
+
+def _explain(exc: ValidationError, source: str) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "literal[")))
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "literal_error":
+        msg = f"got {err['input']!r}; {msg.lower()}"
+    elif "input" in err and not isinstance(err["input"], dict | list):
+        msg = f"{msg} (got {err['input']!r})"
+    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{source}: {loc or '<top>'}: {msg}{more}"
+
+
+def validate(data: dict, source: str = "<rules>") -> RuleSet:
+    """Validate a raw mapping into a frozen :class:`RuleSet`; errors become one-line :class:`RulesError`."""
+    try:
+        return RuleSet.model_validate(data)
+    except ValidationError as exc:
+        raise RulesError(_explain(exc, source)) from None
+
+
+def load_rules(ref: str | Path = "chengdu", overrides: list[str] | dict | None = None) -> RuleSet:
+    """Load a rule set by name or path, resolve ``extends``, apply overrides and validate."""
+    path = resolve_config_path(ref)
+    data = apply_overrides(load_raw(ref), overrides)
+    return validate(data, str(path))
