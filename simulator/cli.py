@@ -8,6 +8,7 @@ subclass by the library and printed here as one line
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -23,6 +24,199 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 # ---- commands: each lives in its own section, calling into its module --------------------------------------
+
+
+# ---- score (simulator.scoring) -------------------------------------------------------------------------------
+
+@app.command()
+def score(
+    hand: str | None = typer.Argument(None, help="Concealed tiles incl. the winning tile, e.g. 123m456m789m11p22p."),
+    win_tile: str | None = typer.Option(None, "--win-tile", help="The winning tile, e.g. 2p."),
+    meld: list[str] | None = typer.Option(None, "--meld", help="Meld set down: pung:5p, kong:7s or ckong:3m (暗杠)."),
+    self_draw: bool = typer.Option(False, "--self-draw", help="Won by self-draw (自摸)."),
+    rob_kong: bool = typer.Option(False, "--rob-kong", help="Won by robbing an added kong (抢杠胡)."),
+    after_kong: bool = typer.Option(False, "--after-kong", help="Self-draw on a kong replacement (杠上花)."),
+    kong_discard: bool = typer.Option(False, "--kong-discard", help="Discard made right after its maker's kong."),
+    last_tile: bool = typer.Option(False, "--last-tile", help="Last tile of the wall (海底)."),
+    first_draw: bool = typer.Option(False, "--first-draw", help="First draw: 天胡 with --dealer, else 地胡."),
+    dealer: bool = typer.Option(False, "--dealer", help="The winner is the dealer (with --first-draw)."),
+    void: str | None = typer.Option(None, "--void", help="Declared void suit m, p or s (default: none declared)."),
+    rules_ref: str = typer.Option("chengdu", "--rules", help="Rule set: a name in configs/ or a YAML path."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the breakdown."),
+    vectors: Path | None = typer.Option(None, "--vectors", help="Run a vectors file (scoring.yaml format)."),
+) -> None:
+    """Score one winning hand (fan, capped fan, points per payer), or check a file of scoring vectors."""
+    import json
+
+    from simulator.rules import load_rules
+    from simulator.scoring import breakdown, check_vectors, score_hand
+
+    if vectors is not None:
+        results = check_vectors(vectors)
+        for line in results:
+            typer.echo(json.dumps(line, ensure_ascii=False))
+        failed = sum(not r["ok"] for r in results)
+        typer.echo(f"{len(results) - failed} passed, {failed} failed")
+        raise typer.Exit(1 if failed else 0)
+    if hand is None or win_tile is None:
+        raise fail("score needs HAND and --win-tile (or --vectors FILE)")
+    if self_draw and rob_kong:
+        raise fail("--self-draw and --rob-kong exclude each other")
+    win = "self_draw" if self_draw else "rob_kong" if rob_kong else "discard"
+    flags = {"after_kong": after_kong, "after_own_kong_discard": kong_discard, "last_tile": last_tile,
+             "first_draw": first_draw, "dealer": dealer}
+    rules = load_rules(rules_ref, set_ or None)
+    result = score_hand(rules, hand, meld or [], win_tile, win, {k for k, v in flags.items() if v}, void=void)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        typer.echo("\n".join(breakdown(rules, result, win)))
+
+
+# ---- replay (simulator.replay) --------------------------------------------------------------------------------
+
+@app.command()
+def replay(
+    config: str = typer.Argument(..., help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
+    seed: int = typer.Option(..., "--seed", help="Master seed, as given to simulate."),
+    hand: int = typer.Option(0, "--hand", help="Hand id to replay (default 0)."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+) -> None:
+    """Print one hand as a player would follow it: deal, 换三张, 定缺, every turn, wins with fans, settlement."""
+    from simulator.replay import replay as show
+
+    show(config, seed, hand, set_ or None)
+
+
+# ---- simulate, study (simulator.runner, simulator.study) ---------------------------------------------------
+
+_INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to continue"
+
+
+def _print_summaries(summaries) -> None:
+    for s in summaries:
+        rate = s.hands_run / s.seconds if s.seconds > 0 else 0.0
+        typer.echo(f"{s.name}: {s.hands:,} hands in {s.path} ({s.hands_run:,} simulated now, "
+                   f"{rate:,.0f} hands/s; {s.rows['players']:,} player rows, {s.rows['wins']:,} wins)")
+
+
+@app.command()
+def simulate(
+    config: str = typer.Argument(..., help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
+    hands: int = typer.Option(..., "--hands", "-n", help="Number of hands (hand ids 0..N-1)."),
+    seed: int = typer.Option(0, "--seed", help="Master seed: hand k's wall and bot streams depend on (seed, k)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<config>)."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a run of the same rule set and seed."),
+    backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", help="Hands per file (default: 5000)."),
+    name: str | None = typer.Option(None, "--name", help="Variant name (default: the rule set's name)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Simulate N hands of one rule set into DIR/variant=<name>/ (Parquet logs + manifest.json)."""
+    from simulator.runner import RunSpec, Variant
+    from simulator.runner import simulate as run
+
+    variant = Variant.load(config, set_, name)
+    spec = RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk_size, resume=resume, backend=backend,
+                   scheduler=scheduler, progress=not quiet)
+    try:
+        summary = run(variant, out if out is not None else Path("runs") / Path(config).stem, spec)
+    except KeyboardInterrupt:
+        raise fail(_INTERRUPTED, 130) from None
+    _print_summaries([summary])
+
+
+@app.command()
+def study(
+    study_file: str = typer.Argument(..., help="Study YAML: a path or a name in configs/studies/."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<study name>)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
+    hands: int | None = typer.Option(None, "--hands", "-n", help="Override the study's number of hands."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted study."),
+    backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
+    no_report: bool = typer.Option(False, "--no-report", help="Simulate only; skip the report."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Simulate every variant of a study on common random numbers, then write the comparison report."""
+    from simulator.study import run_study
+
+    try:
+        summaries, report = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, resume=resume,
+                                      backend=backend, scheduler=scheduler, report=not no_report,
+                                      progress=not quiet)
+    except KeyboardInterrupt:
+        raise fail(_INTERRUPTED, 130) from None
+    _print_summaries(summaries)
+    if report is not None:
+        typer.echo(f"report: {report}")
+    elif not no_report:
+        typer.echo("report skipped: analysis.report is not available", err=True)
+
+
+# ---- report, compare (analysis.report, analysis.compare) -------------------------------------------------
+
+@app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study)."),
+    baseline: str | None = typer.Option(None, "--baseline", "-b", help="Baseline variant (default: the study's "
+                                        "baseline, else the first variant)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUN_DIR/report.html); "
+                                    "the Markdown summary is written beside it."),
+    boot: int = typer.Option(200, "--boot", help="Bootstrap replicates for risk intervals."),
+    session_hands: int = typer.Option(40, "--session-hands", help="Hands per session in the session-risk table."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and session draws."),
+) -> None:
+    """Write the HTML report (figures embedded) and report.md: every table, with n and 95% intervals."""
+    if boot < 0:
+        raise fail(f"--boot must be non-negative, got {boot}")
+    if session_hands < 1:
+        raise fail(f"--session-hands must be at least 1, got {session_hands}")
+    from analysis.report import write_report
+
+    path = write_report(run_dir, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
+    typer.echo(f"report: {path}")
+
+
+@app.command()
+def compare(
+    run_dir: Path = typer.Argument(..., help="Run directory holding both variants."),
+    a: str = typer.Argument(..., help="Baseline variant A."),
+    b: str = typer.Argument(..., help="Variant B, compared with A on the same hands (differences are B − A)."),
+    by: str = typer.Option("bot", "--by", help="Group players by 'bot' or 'seat'."),
+    component: list[str] | None = typer.Option(None, "--component", "-c", help="Score column(s) to compare "
+                                               "(default score_total), e.g. -c score_huazhu; repeatable."),
+    detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for hands needed."),
+) -> None:
+    """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
+    from rich.console import Console
+
+    from analysis.compare import paired_comparison, paired_hand_metrics, rich_table
+    from analysis.ev import COMPONENTS
+    from analysis.load import open_run
+
+    if by not in ("bot", "seat"):
+        raise fail(f"--by {by!r}: expected 'bot' or 'seat'")
+    components = component or ["score_total"]
+    bad = [c for c in components if c not in COMPONENTS]
+    if bad:
+        raise fail(f"--component {bad[0]!r}: expected one of {', '.join(COMPONENTS)}")
+    if detect <= 0:
+        raise fail(f"--detect must be positive, got {detect}")
+    run = open_run(run_dir)
+    scores = paired_comparison(run, b, a, by, components, detect=detect)
+    metrics = paired_hand_metrics(run, b, a)
+    label = ["bot", "bot_baseline"] if by == "bot" else ["seat"]
+    if len(components) > 1:
+        label.append("component")
+    console = Console()
+    what = components[0] if len(components) == 1 else "score"
+    console.print(rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label))
+    console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
 
 
 def main() -> None:

@@ -1,0 +1,96 @@
+"""Fan frequencies: how often each hand type and each pattern flag is won, and how fan / capped fan / 根 fall.
+
+Read from the ``wins`` table (one row per win). Per variant:
+
+- ``p_win`` = share of wins that have the hand type / flag (``k_wins`` of ``n_wins``);
+- ``p_hand`` = share of hands with at least one such win (``k_hands`` of ``n_hands``, all hands played,
+  including 流局 without a win).
+
+Both carry Wilson 95% intervals. Every hand type of ``simulator.rules.HAND_TYPES`` and every flag of
+``simulator.rules.FLAGS`` gets a row per variant, zeros included, in that canonical order.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis.load import Run, as_run
+from analysis.stats import LEVEL, cluster_means, wilson_exprs
+from simulator.rules import FLAGS, HAND_TYPES
+
+FAN_MEASURES = ("fan", "capped_fan", "gen")
+
+
+def _totals(run: Run) -> pl.DataFrame:
+    wins = run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")).collect()
+    return (run.hand_counts().join(wins, on="variant", how="left")
+            .with_columns(pl.col("n_wins").fill_null(0)))
+
+
+def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
+    """``long`` has one row per (win, key value): columns variant, hand_id, <key>."""
+    counts = long.group_by("variant", key).agg(pl.len().cast(pl.Int64).alias("k_wins"),
+                                               pl.col("hand_id").n_unique().cast(pl.Int64).alias("k_hands")
+                                               ).collect()
+    extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
+    grid = _totals(run).join(pl.DataFrame({key: list(keys) + extra,
+                                           "_order": range(len(keys) + len(extra))}), how="cross")
+    vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
+    return (grid.join(counts, on=["variant", key], how="left")
+            .with_columns(pl.col("k_wins", "k_hands").fill_null(0))
+            .with_columns(*wilson_exprs("k_wins", "n_wins", "p_win", level),
+                          *wilson_exprs("k_hands", "n_hands", "p_hand", level))
+            .join(vorder, on="variant").sort("_vorder", "_order")
+            .select("variant", key, "k_wins", "n_wins", "p_win", "p_win_lo", "p_win_hi",
+                    "k_hands", "n_hands", "p_hand", "p_hand_lo", "p_hand_hi"))
+
+
+def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
+    """Per variant and hand type (``simulator.rules.HAND_TYPES`` order): ``k_wins, n_wins, p_win(_lo/_hi),
+    k_hands, n_hands, p_hand(_lo/_hi)`` — share of wins with that label and share of hands with such a win."""
+    run = as_run(run)
+    return _frequencies(run, run.wins().select("variant", "hand_id", "hand_type"), "hand_type", HAND_TYPES, level)
+
+
+def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
+    """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
+    :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
+    run = as_run(run)
+    long = (run.wins().select("variant", "hand_id", *FLAGS)
+            .unpivot(index=["variant", "hand_id"], on=list(FLAGS), variable_name="flag", value_name="_on")
+            .filter(pl.col("_on")).drop("_on"))
+    return _frequencies(run, long, "flag", FLAGS, level)
+
+
+def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
+    """Distribution over wins of ``fan`` (before the cap), ``capped_fan`` and ``gen`` (根, as scored):
+    ``variant, measure, value, k, n_wins, p, p_lo, p_hi`` (Wilson), every value from 0 to the largest seen."""
+    run = as_run(run)
+    long = (run.wins().select("variant", *FAN_MEASURES)
+            .unpivot(index="variant", on=list(FAN_MEASURES), variable_name="measure", value_name="value")
+            .with_columns(pl.col("value").cast(pl.Int64)))
+    counts = long.group_by("variant", "measure", "value").agg(pl.len().cast(pl.Int64).alias("k")).collect()
+    top = int(counts["value"].max() or 0) if counts.height else 0
+    grid = (_totals(run).select("variant", "n_wins")
+            .join(pl.DataFrame({"measure": list(FAN_MEASURES), "_m": range(len(FAN_MEASURES))}), how="cross")
+            .join(pl.DataFrame({"value": range(0, top + 1)}, schema={"value": pl.Int64}), how="cross"))
+    vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
+    return (grid.join(counts, on=["variant", "measure", "value"], how="left")
+            .with_columns(pl.col("k").fill_null(0))
+            .join(vorder, on="variant")
+            .with_columns(*wilson_exprs("k", "n_wins", "p", level))
+            .sort("_vorder", "_m", "value")
+            .select("variant", "measure", "value", "k", "n_wins", "p", "p_lo", "p_hi"))
+
+
+def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
+    """Mean ``fan``, ``capped_fan``, ``gen`` per win and ``wins`` per hand, per variant: ``variant, quantity,
+    n_hands, n_obs, mean, se, ci_lo, ci_hi`` (wins clustered by hand; ``n_obs`` = wins, or hands for
+    ``wins_per_hand``)."""
+    run = as_run(run)
+    per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), level=level)
+    per_hand = cluster_means(run.hands().with_columns(pl.col("n_winners").alias("wins_per_hand")), ["variant"],
+                             ["wins_per_hand"], level=level)
+    vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
+    return (pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
+            .sort("_vorder", "_i").drop("_vorder", "_i"))

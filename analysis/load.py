@@ -1,0 +1,193 @@
+"""Open a run directory and scan its Parquet logs lazily with polars.
+
+Layout (written by ``simulator.runner``)::
+
+    RUN/study.json                                   (studies only: name, baseline, variants, hands, seed, ...)
+    RUN/variant=<name>/manifest.json                 (resolved rule set, digest, seed, hand counts)
+    RUN/variant=<name>/{hands,players,wins}/part-*.parquet
+
+Tables follow :mod:`simulator.schema`; money columns are integers in **base units** (multiply by
+``Run.base(variant)`` for score units). Categorical columns are read as plain strings and ``variant`` is taken
+from the directory name, so frames from different variants concatenate and join without dictionary clashes.
+This module never imports the engine or the runner.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from simulator import schema
+from simulator.errors import UserError
+
+TABLE_NAMES = tuple(schema.TABLES)
+
+
+class RunDirError(UserError):
+    """A run directory that cannot be analysed (missing, empty, unknown variant, unreadable manifest)."""
+
+
+def _polars_schema(table: str) -> dict[str, pl.DataType]:
+    """The polars schema of a log table as this module returns it (categoricals as strings)."""
+    empty = pl.from_arrow(schema.TABLES[table].empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    return {name: (pl.String if dtype == pl.Categorical else dtype) for name, dtype in empty.schema.items()}
+
+
+def _find_rules(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The resolved rule set inside a manifest: the mapping that holds ``scoring`` (top level or one down)."""
+    if isinstance(manifest.get("scoring"), dict):
+        return manifest
+    for key in ("rules", "rule_set", "ruleset", "resolved"):
+        val = manifest.get(key)
+        if isinstance(val, dict) and isinstance(val.get("scoring"), dict):
+            return val
+    for val in manifest.values():
+        if isinstance(val, dict) and isinstance(val.get("scoring"), dict):
+            return val
+    return {}
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run directory: its variants (in study order), their manifests and the optional study description."""
+
+    path: Path
+    variants: tuple[str, ...]
+    manifests: dict[str, dict[str, Any]] = field(repr=False)
+    study: dict[str, Any] | None = field(default=None, repr=False)
+
+    # -- metadata -----------------------------------------------------------------------------------------
+    def rules(self, variant: str) -> dict[str, Any]:
+        """Resolved rule set (plain data) of a variant, as recorded in its manifest ({} if not recorded)."""
+        return _find_rules(self.manifests[self.check(variant)])
+
+    def base(self, variant: str) -> int:
+        """``scoring.base`` of a variant: score units per base unit (1 if the manifest does not say)."""
+        return int(self.rules(variant).get("scoring", {}).get("base", 1))
+
+    def economy(self, variant: str) -> dict[str, float]:
+        """``{room_factor, rake}`` of a variant (manifest top level, else its rule set; defaults 1 and 0)."""
+        eco = self.manifests[self.check(variant)].get("economy") or self.rules(variant).get("economy") or {}
+        return {"room_factor": float(eco.get("room_factor", 1.0)), "rake": float(eco.get("rake", 0.0))}
+
+    def digest(self, variant: str) -> str:
+        """SHA-256 digest of the variant's rules: the manifest's, else recomputed from the resolved rule set."""
+        man = self.manifests[self.check(variant)]
+        for key in ("digest", "rules_digest", "rule_digest"):
+            if isinstance(man.get(key), str):
+                return man[key]
+        rules = self.rules(variant)
+        if not rules:
+            return "unknown"
+        from simulator.rules import validate
+
+        return validate(dict(rules), f"{variant}/manifest.json").digest()
+
+    @property
+    def baseline(self) -> str:
+        """The study's baseline if the run is a study and names one, else the first variant."""
+        if self.study and self.study.get("baseline") in self.variants:
+            return str(self.study["baseline"])
+        return self.variants[0]
+
+    def check(self, variant: str) -> str:
+        """Return ``variant`` if the run has it, else raise :class:`RunDirError` naming the known ones."""
+        if variant not in self.variants:
+            raise RunDirError(f"{self.path}: no variant {variant!r} (has: {', '.join(self.variants)})")
+        return variant
+
+    # -- data ---------------------------------------------------------------------------------------------
+    def scan(self, table: str, variants: str | list[str] | tuple[str, ...] | None = None) -> pl.LazyFrame:
+        """Lazy frame of one log table over the given variants (all by default), ``variant`` as a string."""
+        if table not in TABLE_NAMES:
+            raise ValueError(f"unknown table {table!r}; expected one of {TABLE_NAMES}")
+        names = self.variants if variants is None else (variants,) if isinstance(variants, str) else variants
+        target = _polars_schema(table)
+        frames = []
+        for name in names:
+            parts = self.parts(name, table)
+            if parts:
+                lf = pl.scan_parquet(parts, hive_partitioning=False, missing_columns="insert",
+                                     extra_columns="ignore")
+                lf = lf.with_columns(pl.lit(name).alias("variant")).select(
+                    [pl.col(c).cast(t) for c, t in target.items()])
+            else:
+                lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
+            frames.append(lf)
+        return pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
+
+    def parts(self, variant: str, table: str) -> list[Path]:
+        """Part files of one table of a variant: those the manifest lists as done when it lists chunks (a
+        file of an unfinished chunk is ignored), else every ``part-*.parquet``, in name order."""
+        tdir = self.path / f"variant={self.check(variant)}" / table
+        chunks = self.manifests[variant].get("chunks")
+        if isinstance(chunks, list) and chunks:
+            done = {c.get("file") for c in chunks if isinstance(c, dict) and c.get("status") == "done"}
+            return sorted(p for p in tdir.glob("part-*.parquet") if p.name in done)
+        return sorted(tdir.glob("part-*.parquet"))
+
+    def hands(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
+        """The ``hands`` table (one row per hand)."""
+        return self.scan("hands", variants)
+
+    def players(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
+        """The ``players`` table (one row per player per hand)."""
+        return self.scan("players", variants)
+
+    def wins(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
+        """The ``wins`` table (one row per win)."""
+        return self.scan("wins", variants)
+
+    def hand_counts(self) -> pl.DataFrame:
+        """``variant, n_hands`` counted from the logs (not from the manifests), in variant order."""
+        counts = self.hands().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_hands")).collect()
+        order = pl.DataFrame({"variant": list(self.variants)})
+        return order.join(counts, on="variant", how="left").with_columns(pl.col("n_hands").fill_null(0))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RunDirError(f"{path}: cannot read ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{path}: malformed JSON (line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise RunDirError(f"{path}: expected a JSON object")
+    return data
+
+
+def open_run(run_dir: str | Path) -> Run:
+    """Open a run directory; raise :class:`RunDirError` (one line) if it is missing or holds no variant.
+
+    Variant order: ``study.json``'s ``variants`` (names, or mappings with a ``name``) when present, followed by
+    any other ``variant=*`` directory in name order.
+    """
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunDirError(f"{path}: run directory not found")
+    found = sorted(p.name.split("=", 1)[1] for p in path.glob("variant=*") if p.is_dir())
+    if not found:
+        raise RunDirError(f"{path}: not a run directory (no variant=<name>/ subdirectories)")
+    study = _read_json(path / "study.json") if (path / "study.json").is_file() else None
+    listed: list[str] = []
+    for v in (study or {}).get("variants", []) or []:
+        name = v.get("name") if isinstance(v, dict) else v
+        if isinstance(name, str) and name in found and name not in listed:
+            listed.append(name)
+    variants = tuple(listed + [v for v in found if v not in listed])
+    manifests = {}
+    for v in variants:
+        man = path / f"variant={v}" / "manifest.json"
+        manifests[v] = _read_json(man) if man.is_file() else {}
+    return Run(path=path, variants=variants, manifests=manifests, study=study)
+
+
+def as_run(run: Run | str | Path) -> Run:
+    """Accept an opened :class:`Run` or a path."""
+    return run if isinstance(run, Run) else open_run(run)

@@ -1,0 +1,208 @@
+"""Figures for the analysis tables (matplotlib, object API: no pyplot state, renders with Agg anywhere).
+
+Every function takes a table produced by ``analysis.*`` and returns a :class:`matplotlib.figure.Figure`; error
+bars are the tables' 95% intervals. :func:`to_png` renders a figure to PNG bytes (the HTML report embeds them).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#17becf")
+
+
+def to_png(fig: Figure, dpi: int = 100) -> bytes:
+    """PNG bytes of a figure (Agg)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+_CJK = re.compile(r"\s*\([^)]*[\u3400-\u9fff][^)]*\)")
+
+
+def plain(text: str) -> str:
+    """Drop parenthesised Chinese glosses, e.g. ``huazhu (花猪) any`` → ``huazhu any`` (the default matplotlib
+    fonts have no CJK glyphs; tables keep them)."""
+    return _CJK.sub("", str(text))
+
+
+def _label(row: dict, cols: Sequence[str]) -> str:
+    return plain(" / ".join(f"seat {row[c]}" if c == "seat" else str(row[c]) for c in cols))
+
+
+def _variants(df: pl.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["variant"].to_list()))
+
+
+def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Asymmetric error-bar array from an interval (nulls → 0)."""
+    est, lo, hi = (np.nan_to_num(np.asarray(a, dtype=float), nan=0.0) for a in (est, lo, hi))
+    lo = np.where(np.isnan(lo), est, lo)
+    return np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
+
+
+def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -> None:
+    variants = _variants(df)
+    keys = list(dict.fromkeys(df[key].to_list()))
+    height = 0.8 / max(len(variants), 1)
+    ypos = np.arange(len(keys))
+    for i, v in enumerate(variants):
+        sub = pl.DataFrame({key: keys}).join(df.filter(pl.col("variant") == v), on=key, how="left")
+        e = sub[est].fill_null(0).to_numpy()
+        ax.barh(ypos + (i - (len(variants) - 1) / 2) * height, e, height=height, color=COLORS[i % len(COLORS)],
+                xerr=_errors(e, sub[lo].to_numpy(), sub[hi].to_numpy()), capsize=2, label=v)
+    ax.set_yticks(ypos, labels=keys)
+    ax.invert_yaxis()
+    ax.legend(fontsize="small")
+
+
+def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True) -> Figure:
+    """Grouped bars of :func:`analysis.fans.hand_type_frequencies` or ``flag_frequencies``: share of wins
+    (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one bar per variant, Wilson 95% bars."""
+    key = "hand_type" if "hand_type" in freq.columns else "flag"
+    col = f"p_{per}"
+    df = freq
+    if drop_zero:
+        keep = df.group_by(key).agg(pl.col(f"k_{per}s").sum()).filter(pl.col(f"k_{per}s") > 0)[key]
+        df = df.filter(pl.col(key).is_in(keep.implode()))
+    n = df[key].n_unique()
+    fig = Figure(figsize=(7, 1.2 + 0.3 * max(n, 1) * max(len(_variants(df)), 1) ** 0.5))
+    ax = fig.add_subplot()
+    if df.height:
+        _grouped_hbars(ax, df, key, col, f"{col}_lo", f"{col}_hi")
+    ax.set_xlabel(f"share of {per}s (95% Wilson interval)")
+    ax.set_title(f"{key.replace('_', ' ')} frequency per {per}")
+    return fig
+
+
+def ev_errorbars(ev: pl.DataFrame, component: str = "score_total") -> Figure:
+    """Mean score per hand with 95% intervals from :func:`analysis.ev.expected_value`, one point per group and
+    variant (base units)."""
+    df = ev.filter(pl.col("component") == component)
+    cols = [c for c in ("seat", "bot") if c in df.columns]
+    groups = list(dict.fromkeys(_label(r, cols) for r in df.iter_rows(named=True)))
+    variants = _variants(df)
+    fig = Figure(figsize=(7, 1.2 + 0.45 * max(len(groups), 1)))
+    ax = fig.add_subplot()
+    step = 0.6 / max(len(variants), 1)
+    for i, v in enumerate(variants):
+        sub = df.filter(pl.col("variant") == v)
+        y = np.array([groups.index(_label(r, cols)) for r in sub.iter_rows(named=True)], dtype=float)
+        m = sub["mean"].to_numpy()
+        ax.errorbar(m, y + (i - (len(variants) - 1) / 2) * step, xerr=_errors(m, sub["ci_lo"], sub["ci_hi"]),
+                    fmt="o", capsize=3, color=COLORS[i % len(COLORS)], label=v)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(range(len(groups)), labels=groups)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"mean {component} per hand, base units (95% CI)")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def component_stack(ev: pl.DataFrame) -> Figure:
+    """Stacked bars of the score components' mean per hand (base units) per variant and group, from
+    :func:`analysis.ev.expected_value` with components; black marks = ``score_total`` with its 95% CI."""
+    cols = [c for c in ("seat", "bot") if c in ev.columns]
+    total = ev.filter(pl.col("component") == "score_total")
+    parts = ev.filter(pl.col("component") != "score_total")
+    labels = [f"{r['variant']}: {_label(r, cols)}" for r in total.iter_rows(named=True)]
+    comps = list(dict.fromkeys(parts["component"].to_list()))
+    fig = Figure(figsize=(7, 1.5 + 0.4 * max(len(labels), 1)))
+    ax = fig.add_subplot()
+    y = np.arange(len(labels))
+    pos, neg = np.zeros(len(labels)), np.zeros(len(labels))
+    for i, c in enumerate(comps):
+        sub = total.select("variant", *cols).join(parts.filter(pl.col("component") == c), on=["variant", *cols],
+                                                  how="left", maintain_order="left")
+        m = sub["mean"].fill_null(0).to_numpy()
+        left = np.where(m >= 0, pos, neg)
+        ax.barh(y, m, left=left, color=COLORS[i % len(COLORS)], label=c.removeprefix("score_"))
+        pos, neg = pos + np.clip(m, 0, None), neg + np.clip(m, None, 0)
+    t = total["mean"].to_numpy()
+    ax.errorbar(t, y, xerr=_errors(t, total["ci_lo"], total["ci_hi"]), fmt="D", color="black", capsize=3,
+                label="total")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(y, labels=labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean score per hand by component, base units")
+    ax.legend(fontsize="small", ncol=2)
+    return fig
+
+
+def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
+    """Per-hand score distribution from :func:`analysis.risk.score_distribution`: one panel per group, one
+    step line per variant (share of player-hands at each score, base units)."""
+    cols = [c for c in ("seat", "bot") if c in dist.columns]
+    groups = list(dict.fromkeys(_label(r, cols) for r in dist.iter_rows(named=True)))
+    variants = _variants(dist)
+    fig = Figure(figsize=(7, 2.2 * max(len(groups), 1)))
+    axes = fig.subplots(max(len(groups), 1), 1, squeeze=False)[:, 0]
+    labels = dist.select(pl.struct(cols).map_elements(lambda r: _label(r, cols), return_dtype=pl.String)
+                         .alias("_g"))["_g"] if dist.height else pl.Series([], dtype=pl.String)
+    df = dist.with_columns(labels.alias("_g"))
+    for ax, g in zip(axes, groups, strict=False):
+        for i, v in enumerate(variants):
+            sub = df.filter((pl.col("_g") == g) & (pl.col("variant") == v))
+            ax.step(sub["score_total"].to_numpy(), sub["p"].to_numpy(), where="mid", color=COLORS[i % len(COLORS)],
+                    label=v)
+        ax.set_title(g, fontsize="small")
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel("share")
+    axes[-1].set_xlabel("score per hand, base units")
+    axes[0].legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> Figure:
+    """Paired differences (variant − baseline) with 95% CIs from :mod:`analysis.compare`; one row per line."""
+    if label is None:
+        label = [c for c in ("seat", "bot", "bot_baseline", "component", "metric") if c in cmp.columns]
+    names = [plain(" / ".join(str(r[c]) for c in label if r.get(c) is not None)) + f"  [{r['variant']}−{r['baseline']}]"
+             for r in cmp.iter_rows(named=True)]
+    fig = Figure(figsize=(7, 1.2 + 0.35 * max(len(names), 1)))
+    ax = fig.add_subplot()
+    d = cmp["diff"].to_numpy() if cmp.height else np.array([])
+    y = np.arange(len(names))
+    if cmp.height:
+        ax.errorbar(d, y, xerr=_errors(d, cmp["ci_lo"], cmp["ci_hi"]), fmt="o", capsize=3, color=COLORS[0])
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(y, labels=names)
+    ax.invert_yaxis()
+    ax.set_xlabel("paired difference, variant − baseline (95% CI)")
+    return fig
+
+
+def risk_quantiles(risk: pl.DataFrame) -> Figure:
+    """Quantiles of the score (per hand or per session) from :mod:`analysis.risk` as a box of q(0.05)–q(0.95),
+    whiskers q(0.01)–q(0.99), median tick and CVaR mark, per variant and group."""
+    cols = [c for c in ("seat", "bot") if c in risk.columns]
+    keys = risk.select("variant", *cols).unique(maintain_order=True)
+    fig = Figure(figsize=(7, 1.2 + 0.45 * max(keys.height, 1)))
+    ax = fig.add_subplot()
+    for y, row in enumerate(keys.iter_rows(named=True)):
+        sub = risk.join(pl.DataFrame([row]).cast({c: risk.schema[c] for c in row}), on=list(row))
+        est = dict(zip(sub["statistic"], sub["estimate"], strict=True))
+        cvar = next((v for k, v in est.items() if k.startswith("CVaR")), None)
+        ax.plot([est.get("q(0.01)"), est.get("q(0.99)")], [y, y], color="grey", lw=1)
+        ax.barh(y, est["q(0.95)"] - est["q(0.05)"], left=est["q(0.05)"], height=0.5, color=COLORS[0], alpha=0.5)
+        ax.plot([est["q(0.5)"]] * 2, [y - 0.25, y + 0.25], color="black")
+        if cvar is not None:
+            ax.plot(-cvar, y, "v", color=COLORS[1], label="−CVaR" if y == 0 else None)
+    ax.set_yticks(range(keys.height), labels=[f"{r['variant']}: {_label(r, cols)}" for r in keys.iter_rows(named=True)])
+    ax.invert_yaxis()
+    ax.axvline(0, color="grey", lw=0.8)
+    hands = risk["session_hands"][0] if "session_hands" in risk.columns and risk.height else 1
+    ax.set_xlabel(f"score over {hands} hand{'s' if hands != 1 else ''}, base units: box q05–q95, whiskers q01–q99")
+    if keys.height:
+        ax.legend(fontsize="small")
+    return fig

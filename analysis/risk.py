@@ -1,0 +1,109 @@
+"""Risk: spread and tails of one player's score per hand and over a session of K hands, in **base units**.
+
+For each variant and group (seat or bot) the sample is every player-hand of that group (``score_total``).
+
+- ``sd`` — sample standard deviation; ``q(p)`` — inverse-empirical-CDF quantile of the score (an observed
+  score); ``P(loss>x)`` — share of player-hands with ``score < −x``; ``CVaR95 loss`` — mean loss ``−score``
+  over the worst 5% of player-hands (fractional boundary weight, see :mod:`analysis.stats`); ``mean`` too.
+- Intervals: percentile bootstrap over hands (``n_boot`` replicates, seeded): a replicate redraws the hands
+  with replacement and keeps every observation of a drawn hand, so seats of one hand stay together.
+- Sessions (:func:`session_risk_table`): the total of ``hands`` independent hands for one player of the group,
+  each hand a uniform draw of a logged player-hand of the group. Estimates come from ``n_sessions`` simulated
+  sessions; intervals from ``n_boot`` outer replicates (hands resampled, ``boot_sessions`` sessions each).
+  Hands of a simulated hand stream are independent by construction (every hand is a fresh deal).
+- :func:`score_distribution` gives the full distribution of the per-hand score with cluster-robust intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from analysis.ev import group_columns
+from analysis.load import Run, as_run
+from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, session_risk
+
+PROBS = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
+HAND_THRESHOLDS = (0, 8, 16, 32)
+SESSION_THRESHOLDS = (0, 50, 100, 200, 400)
+
+
+def _label(key: str, alpha: float) -> str:
+    if key.startswith("q"):
+        return f"q({float(key[1:]):g})"
+    if key.startswith("p_loss_gt_"):
+        return f"P(loss>{key.removeprefix('p_loss_gt_')})"
+    if key == "cvar":
+        return f"CVaR{round(alpha * 100):d} loss"
+    return key
+
+
+def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarray]]:
+    df = run.players().select("variant", *cols, "hand_id", "score_total").collect()
+    out = []
+    for variant in run.variants:
+        sub = df.filter(pl.col("variant") == variant)
+        if sub.height == 0:
+            continue
+        for key, part in sub.sort(cols).partition_by(cols, as_dict=True, maintain_order=True).items():
+            out.append(({"variant": variant, **dict(zip(cols, key, strict=True))},
+                        part["score_total"].to_numpy().astype(float), part["hand_id"].to_numpy()))
+    return out
+
+
+def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
+    schema = {"variant": pl.String, **{c: (pl.Int8 if c == "seat" else pl.String) for c in cols},
+              "statistic": pl.String, "estimate": pl.Float64, "ci_lo": pl.Float64, "ci_hi": pl.Float64,
+              "n_hands": pl.Int64, "n_obs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float = LEVEL,
+               probs: Sequence[float] = PROBS, thresholds: Sequence[float] = HAND_THRESHOLDS,
+               n_boot: int = 200, seed: int = 0, level: float = LEVEL) -> pl.DataFrame:
+    """Per-hand risk, long format: ``variant, <by…>, statistic, estimate, ci_lo, ci_hi, n_hands, n_obs``.
+
+    Statistics in order: ``mean``, ``sd``, ``q(p)`` for ``probs``, ``P(loss>x)`` for ``thresholds`` (base
+    units), ``CVaR<alpha> loss``. Bootstrap seeded by ``(seed, group index)``: the same call gives the same
+    table."""
+    run = as_run(run)
+    cols = group_columns(by)
+    rows = []
+    for i, (key, values, hands) in enumerate(_groups(run, cols)):
+        stats = cluster_bootstrap_risk(values, hands, probs=probs, thresholds=thresholds, alpha=alpha,
+                                       n_boot=n_boot, seed=np.random.SeedSequence([seed, i]), level=level)
+        n_hands = int(np.unique(hands).size)
+        rows += [(*key.values(), _label(k, alpha), *v, n_hands, values.size) for k, v in stats.items()]
+    return _table(rows, cols)
+
+
+def session_risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, hands: int = 40,
+                       alpha: float = LEVEL, probs: Sequence[float] = PROBS,
+                       thresholds: Sequence[float] = SESSION_THRESHOLDS, n_sessions: int = 20_000,
+                       n_boot: int = 100, boot_sessions: int = 2_000, seed: int = 0,
+                       level: float = LEVEL) -> pl.DataFrame:
+    """Risk of a session of ``hands`` hands (e.g. an evening of 40): same columns and statistics as
+    :func:`risk_table` for the session total, plus ``session_hands``; ``n_hands``/``n_obs`` describe the logged
+    sample the sessions are drawn from."""
+    run = as_run(run)
+    cols = group_columns(by)
+    rows = []
+    for i, (key, values, hand_ids) in enumerate(_groups(run, cols)):
+        stats = session_risk(values, hand_ids, hands=hands, probs=probs, thresholds=thresholds, alpha=alpha,
+                             n_sessions=n_sessions, n_boot=n_boot, boot_sessions=boot_sessions,
+                             seed=np.random.SeedSequence([seed, i]), level=level)
+        n_hands = int(np.unique(hand_ids).size)
+        rows += [(*key.values(), _label(k, alpha), *v, n_hands, values.size) for k, v in stats.items()]
+    return _table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands"))
+
+
+def score_distribution(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
+    """Distribution of the per-hand score: ``variant, <by…>, score_total, k, n_obs, n_hands, p, se, p_lo, p_hi``
+    (``p`` = share of the group's player-hands with that score, base units; cluster-robust 95% interval)."""
+    run = as_run(run)
+    cols = group_columns(by)
+    out = cluster_proportions(run.players(), ["variant", *cols], "score_total", level=level)
+    order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
+    return out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v")

@@ -1,0 +1,121 @@
+"""Game shape: how hands unfold under each variant (流局, winners, turns, 花猪, 查大叫, kongs, deal-ins, caps,
+declined wins).
+
+:func:`game_shape` returns one row per variant and metric with ``n`` (the denominator), an estimate, an SE and
+a 95% interval. Three kinds of metric, named by ``per``:
+
+- ``hand`` — a share of hands (Wilson interval; ``se = √(p(1−p)/n)``) or a mean per hand (``sd/√n``);
+- ``win`` — a share of wins (Wilson), or a mean over wins clustered by hand;
+- ``player-hand`` — a share or mean over the four players of every hand, clustered by hand.
+
+Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more players still in); 查大叫 = hands
+where any player's ``score_chadajiao`` is nonzero; deal-in = a player-hand in which the player was the single
+payer of at least one ``discard`` or ``rob_kong`` win; the cap binds when ``capped_fan < fan``.
+:func:`decline_effect` compares players who declined at least one win with those who did not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from analysis.ev import group_columns
+from analysis.load import Run, as_run
+from analysis.stats import LEVEL, cluster_means, wilson_exprs, z_value
+
+COLUMNS = ("variant", "metric", "per", "n", "estimate", "se", "ci_lo", "ci_hi")
+
+
+def _shares(lf: pl.LazyFrame, indicators: dict[str, pl.Expr], per: str, level: float) -> pl.DataFrame:
+    """Wilson rows for boolean indicators over the rows of ``lf`` (one row = one trial)."""
+    agg = lf.group_by("variant").agg(pl.len().alias("n"),
+                                     *[e.cast(pl.Int64).sum().alias(k) for k, e in indicators.items()]).collect()
+    frames = [agg.select("variant", pl.lit(name).alias("metric"), pl.lit(per).alias("per"),
+                         pl.col("n").cast(pl.Int64), pl.col(name).alias("_k"))
+              for name in indicators]
+    return (pl.concat(frames)
+            .with_columns(wilson_exprs("_k", "n", "estimate", level))
+            .with_columns((pl.col("estimate") * (1 - pl.col("estimate")) / pl.col("n")).sqrt().alias("se"))
+            .rename({"estimate_lo": "ci_lo", "estimate_hi": "ci_hi"})
+            .select(COLUMNS))
+
+
+def _means(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, level: float) -> pl.DataFrame:
+    """Cluster-robust means of expressions over the rows of ``lf`` (clustered by hand)."""
+    out = cluster_means(lf.select("variant", "hand_id", *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
+                        ["variant"], list(values), level=level, name="metric")
+    return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"),
+                      pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+
+
+def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
+    """Per variant: ``variant, metric, per, n, estimate, se, ci_lo, ci_hi`` (see the module docstring)."""
+    run = as_run(run)
+    hands, players, wins = run.hands(), run.players(), run.wins()
+    per_hand = (players.group_by("variant", "hand_id")
+                .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"))
+                .join(hands, on=["variant", "hand_id"], how="right"))
+    cap_hands = (wins.group_by("variant", "hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
+                 .join(hands.select("variant", "hand_id"), on=["variant", "hand_id"], how="right"))
+    dealt_in = (wins.filter(pl.col("kind").is_in(["discard", "rob_kong"]) & (pl.col("payer") >= 0))
+                .select("variant", "hand_id", pl.col("payer").alias("seat")).unique()
+                .with_columns(pl.lit(True).alias("_dealt_in")))
+    player_rows = players.join(dealt_in, on=["variant", "hand_id", "seat"], how="left")
+    parts = [
+        _shares(hands, {"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
+                        **{f"winners={k}": pl.col("n_winners") == k for k in range(4)}}, "hand", level),
+        _means(hands, {"winners per hand": pl.col("n_winners"), "turns per hand": pl.col("turns"),
+                       "kongs per hand": pl.col("n_kongs")}, "hand", level),
+        _shares(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
+                           "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", level),
+        _shares(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", level),
+        _shares(wins, {"self-draw share": pl.col("kind") == "self_draw",
+                       "discard-win share": pl.col("kind") == "discard",
+                       "rob-kong share": pl.col("kind") == "rob_kong",
+                       "cap binds": pl.col("capped_fan") < pl.col("fan")}, "win", level),
+        _means(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", level),
+        _means(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
+                             "huazhu (花猪) rate": pl.col("huazhu"),
+                             "declined a win": pl.col("declined_wins") > 0,
+                             "declined wins per player": pl.col("declined_wins")}, "player-hand", level),
+    ]
+    order = {v: i for i, v in enumerate(run.variants)}
+    out = pl.concat(parts).with_row_index("_i")
+    return (out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
+            .sort("_v", "_i").drop("_v", "_i"))
+
+
+def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
+    """Players who declined at least one win (``declined``) vs those who declined none, per variant and group.
+
+    Rows: ``variant, <by…>, declined, quantity, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
+    of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
+    ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null) with
+    ``se = √(se₁² + se₀²)`` and ``n_obs`` = both groups (``n_hands`` null: the groups share hands). This is observational: a player who declined held a winnable hand, so the
+    comparison is not causal — a paired comparison against a variant whose bot never declines answers that."""
+    run = as_run(run)
+    cols = group_columns(by)
+    keys = ["variant", *cols, "declined"]
+    players = run.players().with_columns((pl.col("declined_wins") > 0).alias("declined"),
+                                         pl.col("won").cast(pl.Float64).alias("won_f"))
+    allp = cluster_means(players, keys, ["won_f", "score_total"], level=level)
+    fans = cluster_means(players.filter(pl.col("won")), keys, ["capped_fan"], level=level)
+    out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
+    z = z_value(level)
+    yes = out.filter(pl.col("declined")).drop("declined")
+    no = out.filter(~pl.col("declined")).drop("declined")
+    diff = (yes.join(no, on=["variant", *cols, "quantity"], suffix="_0")
+            .select("variant", *cols, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity",
+                    pl.lit(None, dtype=pl.Int64).alias("n_hands"), pl.col("n_obs") + pl.col("n_obs_0"),
+                    (pl.col("mean") - pl.col("mean_0")).alias("mean"),
+                    (pl.col("se") ** 2 + pl.col("se_0") ** 2).sqrt().alias("se"))
+            .with_columns((pl.col("mean") - z * pl.col("se")).alias("ci_lo"),
+                          (pl.col("mean") + z * pl.col("se")).alias("ci_hi")))
+    order = {v: i for i, v in enumerate(run.variants)}
+    qorder = {"won": 0, "capped_fan": 1, "score_total": 2}
+    return (pl.concat([out.select(diff.columns), diff])
+            .with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"),
+                          pl.col("quantity").replace_strict(qorder, return_dtype=pl.Int64).alias("_q"),
+                          pl.col("declined").cast(pl.Int8).fill_null(2).alias("_d"))
+            .sort("_v", *cols, "_q", "_d").drop("_v", "_q", "_d"))

@@ -1,0 +1,282 @@
+"""Statistical building blocks: Wilson intervals, clustered means, paired-design sizes, cluster bootstrap.
+
+Conventions used throughout ``analysis``:
+
+- Intervals are two-sided at ``LEVEL`` (95%); ``z = Φ⁻¹(0.975) ≈ 1.95996``.
+- A proportion of independent trials (hands, wins) gets a **Wilson score interval**.
+- A mean gets a normal-approximation interval ``mean ± z·se``. When several observations come from the same
+  hand (e.g. every seat played by one bot), the hand is the independent unit: the mean is the ratio estimator
+  ``ΣS_h / Σm_h`` (``S_h`` = sum of the hand's observations, ``m_h`` = their number) and its standard error is
+  the cluster-robust (linearisation) one,
+  ``se² = n/(n−1) · Σ_h (S_h − mean·m_h)² / (Σ_h m_h)²`` over the ``n`` hands. With one observation per hand
+  this is exactly ``sd/√n`` (sample SD, ddof 1).
+- Quantiles are the inverse of the empirical CDF (numpy ``method="inverted_cdf"``): the smallest observed value
+  ``x`` with ``F(x) ≥ p``, so a reported quantile is always a score that actually occurred.
+- CVaR (expected shortfall) at level ``α`` of the loss ``L = −score`` is the mean of the worst ``(1−α)`` share of
+  outcomes, ``CVaR_α = (1/k)·Σ`` of the ``k = (1−α)·n`` largest losses, the boundary observation counted with
+  its fractional weight (the coherent Acerbi–Tasche definition).
+- Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **hands** with
+  replacement (all of a hand's observations move together), seeded with ``numpy.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+LEVEL = 0.95
+POWER = 0.80
+Seed = int | np.random.SeedSequence
+
+
+def z_value(level: float = LEVEL) -> float:
+    """Two-sided normal critical value: ``Φ⁻¹((1 + level)/2)`` (1.959964 for 95%)."""
+    return NormalDist().inv_cdf((1.0 + level) / 2.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Proportions
+
+
+def wilson_interval(k: np.ndarray | float, n: np.ndarray | float, level: float = LEVEL
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for ``k`` successes in ``n`` trials (vectorised; NaN where ``n == 0``)."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    z = z_value(level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denom = 1.0 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = np.where(k > 0, np.clip(centre - half, 0.0, 1.0), 0.0)  # exact bounds at k = 0 and k = n
+    hi = np.where(k < n, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return np.where(n > 0, lo, np.nan), np.where(n > 0, hi, np.nan)
+
+
+def wilson_exprs(k: str | pl.Expr, n: str | pl.Expr, prefix: str = "p", level: float = LEVEL) -> list[pl.Expr]:
+    """Polars expressions ``prefix`` (= k/n), ``prefix_lo``, ``prefix_hi``: the Wilson interval; null if n = 0."""
+    k = pl.col(k) if isinstance(k, str) else k
+    n = pl.col(n) if isinstance(n, str) else n
+    z2 = z_value(level) ** 2
+    kf, nf = k.cast(pl.Float64), n.cast(pl.Float64)
+    p = kf / nf
+    denom = 1.0 + z2 / nf
+    centre = (p + z2 / (2 * nf)) / denom
+    half = (z2 ** 0.5) * (p * (1 - p) / nf + z2 / (4 * nf * nf)).sqrt() / denom
+    ok = nf > 0
+    # k = 0 and k = n have exact bounds 0 and 1 (the formula leaves rounding dust such as 1e-19)
+    return [pl.when(ok).then(p).alias(prefix),
+            pl.when(ok).then(pl.when(kf > 0).then((centre - half).clip(0.0, 1.0)).otherwise(0.0))
+            .alias(f"{prefix}_lo"),
+            pl.when(ok).then(pl.when(kf < nf).then((centre + half).clip(0.0, 1.0)).otherwise(1.0))
+            .alias(f"{prefix}_hi")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Means clustered by hand
+
+
+def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
+                    cluster: str = "hand_id") -> pl.LazyFrame:
+    """Per group of ``by``: ``n`` clusters, ``n_obs``, and for each value column ``v`` the moments
+    ``v__T = ΣS``, ``v__SS = ΣS²``, ``v__SM = ΣS·m`` with ``S`` the cluster sum; plus ``_MM = Σm²``."""
+    by = list(by)
+    per_cluster = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"),
+                                                  *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
+    aggs = [pl.len().alias("n"), pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+            (pl.col("_m") ** 2).sum().alias("_MM")]
+    for v in values:
+        aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
+                 (pl.col(v) * pl.col("_m")).sum().alias(f"{v}__SM")]
+    return per_cluster.group_by(by).agg(aggs)
+
+
+def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Expr, n: pl.Expr,
+                     level: float = LEVEL) -> list[pl.Expr]:
+    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2)."""
+    mean = T / M
+    var = (SS - 2 * mean * SM + mean * mean * MM).clip(lower_bound=0.0) / (M * M) * n / (n - 1)
+    se = pl.when(n > 1).then(var.sqrt())
+    z = z_value(level)
+    return [mean.alias("mean"), se.alias("se"), (mean - z * se).alias("ci_lo"), (mean + z * se).alias("ci_hi")]
+
+
+def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
+                  level: float = LEVEL, name: str = "quantity") -> pl.DataFrame:
+    """Long table ``by…, <name>, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value column per
+    group with its cluster-robust SE (clusters = ``cluster``, hands by default), in ``values`` order."""
+    mom = cluster_moments(lf, by, values, cluster).collect()
+    n, M, MM = pl.col("n").cast(pl.Float64), pl.col("n_obs").cast(pl.Float64), pl.col("_MM")
+    frames = []
+    for i, v in enumerate(values):
+        frames.append(mom.select(
+            *by, pl.lit(v).alias(name), pl.lit(i).alias("_order"), pl.col("n").cast(pl.Int64).alias("n_hands"),
+            "n_obs", *ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n,
+                                       level)))
+    out = pl.concat(frames) if frames else pl.DataFrame()
+    return out.sort([*by, "_order"]).drop("_order") if frames else out
+
+
+def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster: str = "hand_id",
+                        level: float = LEVEL) -> pl.DataFrame:
+    """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_hands, p, se, p_lo, p_hi``.
+
+    ``p`` = share of the group's observations taking that value; its SE is cluster-robust (hands are the
+    independent unit) and the interval is ``p ± z·se`` clipped to [0, 1]."""
+    by = list(by)
+    sizes = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
+    totals = sizes.group_by(by).agg(pl.len().alias("n_hands"), pl.col("_m").sum().alias("_M"),
+                                    (pl.col("_m") ** 2).sum().alias("_MM"))
+    counts = (lf.group_by([*by, cluster, value]).agg(pl.len().cast(pl.Float64).alias("_c"))
+              .join(sizes, on=[*by, cluster], how="inner")
+              .group_by([*by, value]).agg(pl.col("_c").sum().alias("_T"), (pl.col("_c") ** 2).sum().alias("_SS"),
+                                          (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+    n = pl.col("n_hands").cast(pl.Float64)
+    est = ratio_mean_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"), n, level)
+    out = (counts.join(totals, on=by, how="inner")
+           .with_columns(est)
+           .select(*by, value, pl.col("_T").cast(pl.Int64).alias("k"), pl.col("_M").cast(pl.Int64).alias("n_obs"),
+                   pl.col("n_hands").cast(pl.Int64), pl.col("mean").alias("p"), "se",
+                   pl.col("ci_lo").clip(0.0, 1.0).alias("p_lo"), pl.col("ci_hi").clip(0.0, 1.0).alias("p_hi"))
+           .sort([*by, value]))
+    return out.collect()
+
+
+def hands_needed(se: np.ndarray | float, n: np.ndarray | float, d: float, level: float = LEVEL,
+                 power: float = POWER) -> np.ndarray:
+    """Hands needed to detect a true mean difference ``d`` (two-sided test at ``level``, given ``power``):
+    ``⌈((z_{(1+level)/2} + z_power) · σ / d)²⌉`` with the per-hand SD ``σ = se·√n`` estimated from the data;
+    NaN when ``σ`` is 0 or unknown (no variation observed: the question has no answer from these data)."""
+    sigma = np.asarray(se, dtype=float) * np.sqrt(np.asarray(n, dtype=float))
+    zsum = z_value(level) + NormalDist().inv_cdf(power)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.ceil((zsum * sigma / abs(d)) ** 2)
+    return np.where(np.isfinite(need) & (sigma > 0), need, np.nan)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tail statistics of a score sample, with a cluster bootstrap
+
+
+def risk_kernel(v: np.ndarray, w: np.ndarray, probs: Sequence[float], thresholds: Sequence[float],
+                alpha: float) -> dict[str, np.ndarray]:
+    """Weighted risk statistics of samples sorted ascending along the last axis, one row per replicate.
+
+    ``v``: values sorted ascending, shape ``(n,)`` (shared) or ``(r, n)``; ``w``: non-negative weights
+    ``(r, n)`` (ones = the plain sample, bootstrap counts = a resample). Returns arrays of length ``r``:
+    ``mean``, ``sd`` (ddof 1 on total weight), ``q<p>`` (inverse empirical CDF), ``p_loss_gt_<x>``
+    (share of weight with ``v < −x``) and ``cvar`` (mean loss ``−v`` of the worst ``(1−α)`` of the weight)."""
+    w = np.asarray(w, dtype=float)
+    v = np.broadcast_to(np.asarray(v, dtype=float), w.shape)
+    tot = w.sum(axis=1)
+    mean = (w * v).sum(axis=1) / tot
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = ((w * (v - mean[:, None]) ** 2).sum(axis=1)) / (tot - 1)
+    cum = np.cumsum(w, axis=1)
+    out: dict[str, np.ndarray] = {"mean": mean, "sd": np.sqrt(var)}
+    probs_a = np.asarray(probs, dtype=float)
+    neg_x = -np.asarray(thresholds, dtype=float)
+    quant = np.empty((w.shape[0], probs_a.size))
+    below = np.empty((w.shape[0], neg_x.size))
+    for i in range(w.shape[0]):  # rows are few (a chunk of replicates); each search is O(log n)
+        # inverse empirical CDF: first position whose cumulative weight reaches p·total (float tolerance)
+        idx = np.searchsorted(cum[i], probs_a * tot[i] - 1e-9 * tot[i], side="left")
+        quant[i] = v[i, np.minimum(idx, v.shape[1] - 1)]
+        j = np.searchsorted(v[i], neg_x, side="left")  # values < -x are the first j (sorted ascending)
+        below[i] = np.where(j > 0, cum[i, np.maximum(j - 1, 0)], 0.0) / tot[i]
+    for c, p in enumerate(probs_a):
+        out[f"q{p:g}"] = quant[:, c]
+    for c, x in enumerate(thresholds):
+        out[f"p_loss_gt_{x:g}"] = below[:, c]
+    k = (1.0 - alpha) * tot
+    part = np.clip(k[:, None] - (cum - w), 0.0, w)
+    out["cvar"] = (part * -v).sum(axis=1) / k
+    return out
+
+
+def _chunks(total: int, size: int) -> Iterator[int]:
+    while total > 0:
+        step = min(size, total)
+        yield step
+        total -= step
+
+
+def cluster_bootstrap_risk(values: np.ndarray, clusters: np.ndarray, *, probs: Sequence[float],
+                           thresholds: Sequence[float], alpha: float = LEVEL, n_boot: int = 200, seed: Seed = 0,
+                           level: float = LEVEL, budget: int = 4_000_000) -> dict[str, tuple[float, float, float]]:
+    """Risk statistics of ``values`` (see :func:`risk_kernel`) with percentile-bootstrap intervals.
+
+    ``clusters``: the hand of each value (any integer labels); a replicate draws as many hands as there are,
+    with replacement, and keeps all of each drawn hand's values. Returns ``{stat: (estimate, lo, hi)}``;
+    ``lo``/``hi`` are NaN when ``n_boot == 0``. ``budget`` bounds the replicate×observation matrix size."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    _, codes = np.unique(np.asarray(clusters)[order], return_inverse=True)
+    n_cl = int(codes.max()) + 1 if codes.size else 0
+    point = risk_kernel(v, np.ones((1, v.size)), probs, thresholds, alpha)
+    reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
+    rng = np.random.default_rng(seed)
+    for r in _chunks(n_boot if n_cl else 0, max(1, budget // max(v.size, n_cl, 1))):
+        draws = rng.integers(0, n_cl, size=(r, n_cl)) + (np.arange(r) * n_cl)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=r * n_cl).reshape(r, n_cl)
+        for key, val in risk_kernel(v, counts[:, codes], probs, thresholds, alpha).items():
+            reps[key].append(val)
+    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
+    out = {}
+    for key, est in point.items():
+        if reps[key]:
+            sample = np.concatenate(reps[key])
+            lo, hi = np.nanquantile(sample, [lo_q, hi_q])
+        else:
+            lo = hi = np.nan
+        out[key] = (float(est[0]), float(lo), float(hi))
+    return out
+
+
+def session_totals(values: np.ndarray, clusters: np.ndarray, hands: int, n_sessions: int,
+                   rng: np.random.Generator, resample_hands: bool = False) -> np.ndarray:
+    """Totals of ``n_sessions`` simulated sessions of ``hands`` hands for one player.
+
+    Each hand of a session is an independent draw of a logged hand (uniform), then of one of that hand's
+    observations (uniform), i.e. one player's score in that hand. With ``resample_hands`` the logged hands are
+    first resampled with replacement (one outer bootstrap replicate)."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(np.asarray(clusters), kind="stable")
+    vals = values[order]
+    _, start, size = np.unique(np.asarray(clusters)[order], return_index=True, return_counts=True)
+    n_cl = start.size
+    pool = rng.integers(0, n_cl, size=n_cl) if resample_hands else None
+    pick = rng.integers(0, n_cl, size=(n_sessions, hands))
+    if pool is not None:
+        pick = pool[pick]
+    obs = start[pick] + np.floor(rng.random((n_sessions, hands)) * size[pick]).astype(np.int64)
+    return vals[obs].sum(axis=1)
+
+
+def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs: Sequence[float],
+                 thresholds: Sequence[float], alpha: float = LEVEL, n_sessions: int = 20_000,
+                 n_boot: int = 100, boot_sessions: int = 2_000, seed: Seed = 0, level: float = LEVEL
+                 ) -> dict[str, tuple[float, float, float]]:
+    """Risk statistics of the total over a session of ``hands`` hands: ``{stat: (estimate, lo, hi)}``.
+
+    The estimate uses ``n_sessions`` simulated sessions drawn from the logged hands; the interval is the
+    percentile interval over ``n_boot`` outer replicates that resample the logged hands and then simulate
+    ``boot_sessions`` sessions each (so it includes both sampling and simulation error)."""
+    rng = np.random.default_rng(seed)
+    tot = np.sort(session_totals(values, clusters, hands, n_sessions, rng))
+    point = risk_kernel(tot, np.ones((1, tot.size)), probs, thresholds, alpha)
+    reps = [np.sort(session_totals(values, clusters, hands, boot_sessions, rng, resample_hands=True))
+            for _ in range(n_boot)]
+    out = {}
+    if reps:
+        mat = np.stack(reps)
+        boot = risk_kernel(mat, np.ones_like(mat), probs, thresholds, alpha)
+    for key, est in point.items():
+        lo, hi = (np.nanquantile(boot[key], [(1 - level) / 2, (1 + level) / 2]) if reps else (np.nan, np.nan))
+        out[key] = (float(est[0]), float(lo), float(hi))
+    return out

@@ -1,0 +1,92 @@
+"""Bots: compiled policies chosen per seat by integer id (``rules.BOT_INDEX``) inside the engine's loop.
+
+The engine owns legality (it passes the mask of legal discards and which claims are allowed); a bot only
+chooses. Each decision has one dispatcher here:
+
+- ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
+- ``planning_void`` — the suit a bot treats as dead (its declared void, or under ``void_suit: none`` the suit
+  it currently finds cheapest to drop, so that bots clear a third suit and avoid ending as 花猪);
+- ``bot_discard``; ``bot_claim`` (0 pass, 1 pung, 2 exposed kong); ``bot_self_kong`` (kind or −1);
+- ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock).
+
+Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
+Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from simulator.bots.common import plan_void
+from simulator.bots.defensive import defensive_discard
+from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
+from simulator.bots.random_bot import random_discard, random_exchange, random_void
+from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
+from simulator.rules import BOT_INDEX, P_VOID_SUIT, VOID_SUITS
+
+BOT_RANDOM = BOT_INDEX["random"]
+BOT_GREEDY = BOT_INDEX["greedy"]
+BOT_VALUE = BOT_INDEX["value"]
+BOT_DEFENSIVE = BOT_INDEX["defensive"]
+BP_DECLINE_BELOW, BP_DECLINE_WALL, BP_DEFEND_WALL, BP_STEER = range(4)  # BotSpec.to_row order
+VOID_NONE = VOID_SUITS.index("none")
+
+
+@njit(cache=True)
+def bot_exchange(bot, rng, conc, out) -> None:
+    if bot == BOT_RANDOM:
+        random_exchange(conc, rng, out)
+    else:
+        greedy_exchange(conc, out)
+
+
+@njit(cache=True)
+def bot_void(bot, rng, table, conc, mk, mt, nm) -> int:
+    if bot == BOT_RANDOM:
+        return random_void(rng)
+    return plan_void(table, conc, mk, mt, nm)
+
+
+@njit(cache=True)
+def planning_void(params, declared, table, conc, mk, mt, nm) -> int:
+    if params[P_VOID_SUIT] != VOID_NONE:
+        return declared
+    return plan_void(table, conc, mk, mt, nm)
+
+
+@njit(cache=True)
+def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                visible, sh_buf, tiles_left) -> int:
+    if bot == BOT_RANDOM:
+        return random_discard(conc, legal, rng)
+    if bot == BOT_VALUE:
+        return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
+    if bot == BOT_DEFENSIVE:
+        return defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                                 visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
+    return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+
+
+@njit(cache=True)
+def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
+    if bot == BOT_RANDOM:
+        return 0
+    if bot == BOT_VALUE:
+        return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
+    return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
+
+
+@njit(cache=True)
+def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts) -> int:
+    if bot == BOT_RANDOM or opts == 0:
+        return -1
+    if bot == BOT_VALUE:
+        return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
+    return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
+
+
+@njit(cache=True)
+def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left) -> bool:
+    if bot == BOT_VALUE:
+        return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
+    return True

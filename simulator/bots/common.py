@@ -1,0 +1,213 @@
+"""Heuristics shared by the bots: legal discards, shanten per discard, acceptance, claims, kongs, void choice.
+
+Every function is compiled and works on one seat's plain arrays (``conc: uint8[27]``, ``mk, mt: int8[4]``,
+``nm``); hands are modified in place only temporarily and always restored. Shanten and completeness come from
+:mod:`simulator.evaluate` (never re-implemented here); ``void`` below is the suit a bot plans to drop: the
+declared void, or under ``void_suit: none`` the suit it currently finds cheapest to drop (``plan_void``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, shanten
+from simulator.state import N_KINDS
+
+NO_TILE = -1
+BIG = 1 << 30
+
+
+@njit(cache=True)
+def suit_count(conc, s) -> int:
+    n = 0
+    for r in range(9):
+        n += conc[9 * s + r]
+    return n
+
+
+@njit(cache=True)
+def plan_void(table, conc, mk, mt, nm) -> int:
+    """The suit whose dropping leaves the lowest 缺一门 shanten; ties go to the suit with fewer tiles, then the
+    lower suit. Used to declare 定缺 and, under ``void_suit: none``, as the suit a bot clears first."""
+    best = -1
+    best_sh = BIG
+    best_n = BIG
+    for s in range(3):
+        sh = shanten(table, conc, mk, mt, nm, s)
+        n = suit_count(conc, s)
+        if sh < best_sh or (sh == best_sh and n < best_n):
+            best, best_sh, best_n = s, sh, n
+    return best
+
+
+@njit(cache=True)
+def legal_discard_mask(conc, void, strict) -> int:
+    """Kinds this seat may discard: under strict 定缺 only void tiles while any is held, else any held kind."""
+    held = 0
+    vmask = 0
+    for k in range(N_KINDS):
+        if conc[k] > 0:
+            held |= 1 << k
+            if void >= 0 and k // 9 == void:
+                vmask |= 1 << k
+    if strict and vmask != 0:
+        return vmask
+    return held
+
+
+@njit(cache=True)
+def unseen(conc, visible, k) -> int:
+    """Copies of kind k this seat has not seen (not in its hand, not discarded, not in a meld)."""
+    u = 4 - np.int64(conc[k]) - np.int64(visible[k])
+    return u if u > 0 else 0
+
+
+@njit(cache=True)
+def near_held(conc, k) -> bool:
+    """Kind k is held or within two ranks of a held tile of its suit (only such draws can lower shanten,
+    apart from seven-pairs draws, which need a held kind anyway)."""
+    s = k // 9
+    r = k % 9
+    for d in range(-2, 3):
+        rr = r + d
+        if 0 <= rr < 9 and conc[9 * s + rr] > 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def acceptance(table, conc, mk, mt, nm, void, sh, visible) -> int:
+    """Unseen tiles that lower the shanten ``sh`` of this 13-tile-shaped hand (kept suits only)."""
+    acc = 0
+    for k in range(N_KINDS):
+        if k // 9 == void or conc[k] >= 4 or not near_held(conc, k):
+            continue
+        u = unseen(conc, visible, k)
+        if u == 0:
+            continue
+        conc[k] += 1
+        s2 = shanten(table, conc, mk, mt, nm, void)
+        conc[k] -= 1
+        if s2 < sh:
+            acc += u
+    return acc
+
+
+@njit(cache=True)
+def connectivity(conc, k) -> int:
+    """How well tile k fits its neighbours (copies, adjacent and one-gap tiles): low = isolated."""
+    s = k // 9
+    r = k % 9
+    score = 4 * (np.int64(conc[k]) - 1)
+    for d in (-2, -1, 1, 2):
+        rr = r + d
+        if 0 <= rr < 9:
+            score += (3 - abs(d)) * np.int64(conc[9 * s + rr])
+    return score
+
+
+@njit(cache=True)
+def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
+    """``out[k]`` = shanten after discarding k (``BIG`` when k is not a legal discard); returns the minimum.
+
+    A tile of the planned void suit is dead, so discarding it never changes shanten: all of them share the
+    value of the first one, saving calls."""
+    best = BIG
+    dead_sh = BIG
+    for k in range(N_KINDS):
+        if not (legal >> k) & 1:
+            out[k] = BIG
+            continue
+        if k // 9 == void and dead_sh != BIG:
+            out[k] = dead_sh
+            continue
+        conc[k] -= 1
+        sh = shanten(table, conc, mk, mt, nm, void)
+        conc[k] += 1
+        out[k] = sh
+        if k // 9 == void:
+            dead_sh = sh
+        if sh < best:
+            best = sh
+    return best
+
+
+@njit(cache=True)
+def pick_among(table, conc, mk, mt, nm, void, cand, sh, visible) -> int:
+    """Best of the candidate discards ``cand`` (a kind mask) that all leave shanten ``sh``: a dead (void-suit)
+    tile first, the least connected one; otherwise the one leaving the most acceptance, ties to the least
+    connected tile."""
+    best = NO_TILE
+    best_c = BIG
+    for k in range(N_KINDS):
+        if (cand >> k) & 1 and k // 9 == void:
+            c = connectivity(conc, k)
+            if c < best_c:
+                best, best_c = k, c
+    if best != NO_TILE:
+        return best
+    if cand & (cand - 1) == 0:  # a single candidate
+        for k in range(N_KINDS):
+            if (cand >> k) & 1:
+                return k
+    best_acc = -1
+    for k in range(N_KINDS):
+        if not (cand >> k) & 1:
+            continue
+        conc[k] -= 1
+        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible)
+        conc[k] += 1
+        c = connectivity(conc, k)
+        if acc > best_acc or (acc == best_acc and c < best_c):
+            best, best_acc, best_c = k, acc, c
+    return best
+
+
+@njit(cache=True)
+def shanten_after_claim(table, conc, mk, mt, nm, void, tile, kong) -> int:
+    """Shanten after punging (``kong`` False) or exposed-konging ``tile`` from a discard. The trial meld is
+    written into slot ``nm``, beyond the ``nm`` melds in use, so nothing needs restoring there."""
+    take = 3 if kong else 2
+    conc[tile] -= take
+    mk[nm] = MELD_KONG if kong else MELD_PUNG
+    mt[nm] = tile
+    sh = shanten(table, conc, mk, mt, nm + 1, void)
+    conc[tile] += take
+    return sh
+
+
+@njit(cache=True)
+def self_kong_options(conc, mk, mt, nm, void, strict) -> int:
+    """Bit mask of kinds this seat may kong on its own turn: four concealed (暗杠) or a pung plus the fourth
+    in hand (加杠); under strict 定缺 never a void-suit kind."""
+    opts = 0
+    for k in range(N_KINDS):
+        if conc[k] == 4 and not (strict and k // 9 == void):
+            opts |= 1 << k
+    for i in range(nm):
+        k = np.int64(mt[i])
+        if mk[i] == MELD_PUNG and conc[k] >= 1 and not (strict and k // 9 == void):
+            opts |= 1 << k
+    return opts
+
+
+@njit(cache=True)
+def shanten_after_self_kong(table, conc, mk, mt, nm, void, k) -> int:
+    """Shanten after konging k on one's own turn (before the replacement draw)."""
+    if conc[k] == 4:
+        conc[k] = 0
+        mk[nm] = MELD_CKONG
+        mt[nm] = k
+        sh = shanten(table, conc, mk, mt, nm + 1, void)
+        conc[k] = 4
+        return sh
+    for i in range(nm):  # added kong: the pung becomes a kong
+        if mt[i] == k and mk[i] == MELD_PUNG:
+            conc[k] -= 1
+            mk[i] = MELD_KONG
+            sh = shanten(table, conc, mk, mt, nm, void)
+            mk[i] = MELD_PUNG
+            conc[k] += 1
+            return sh
+    return BIG

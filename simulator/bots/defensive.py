@@ -1,0 +1,103 @@
+"""``defensive``: greedy until danger, then it avoids discarding tiles likely to complete an opponent.
+
+Defence starts once any player has won, or once the wall holds at most ``defend_wall`` tiles while an
+opponent still in shows a meld. The danger of a tile is summed over the opponents still in, each weighted by
+1 + its melds set down. Against one opponent a tile is safe (0) when
+- it is of that opponent's dead suit (its declared void; under ``void_suit: none`` the suit missing from two
+  suits of melds it has set down), or
+- someone discarded that kind since the opponent's last draw and it did not win on it (现物-like),
+else it is 3 for ranks 3–7, 2 for ranks 2 and 8, 1 for terminals, minus 1 when the opponent has discarded the
+tile three ranks away in the same suit (筋-like), never below 1.
+While the bot is close (best shanten ≤ 1) it keeps its best shanten and picks the safest of those discards;
+further away it folds: the safest legal tile, then the lower shanten.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, pick_among
+from simulator.bots.greedy import greedy_discard
+from simulator.rules import P_VOID_SUIT, VOID_SUITS
+from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON
+
+VOID_NONE = VOID_SUITS.index("none")
+
+
+@njit(cache=True)
+def dead_suit(params, ps, mt, nm, q) -> int:
+    """The suit opponent q can be seen not to win with, or −1."""
+    if params[P_VOID_SUIT] != VOID_NONE:
+        return ps[q, PS_VOID]
+    used = 0
+    for i in range(nm[q]):
+        used |= 1 << (np.int64(mt[q, i]) // 9)
+    if used == 3:
+        return 2
+    if used == 5:
+        return 1
+    if used == 6:
+        return 0
+    return -1
+
+
+@njit(cache=True)
+def tile_danger(params, ps, mt, nm, seat, conc, visible, k) -> int:
+    """Summed danger of discarding kind k (see the module docstring)."""
+    r = k % 9
+    base = 3 if 2 <= r <= 6 else (2 if r == 1 or r == 7 else 1)
+    total = 0
+    for q in range(N_SEATS):
+        if q == seat or ps[q, PS_WON]:
+            continue
+        if k // 9 == dead_suit(params, ps, mt, nm, q) or (ps[q, PS_SAFE] >> k) & 1:
+            continue
+        d = base
+        suji = ((r >= 3 and (ps[q, PS_DISCARDED] >> (k - 3)) & 1) or
+                (r <= 5 and (ps[q, PS_DISCARDED] >> (k + 3)) & 1))
+        if suji and d > 1:
+            d -= 1
+        total += d * (1 + nm[q])
+    return total
+
+
+@njit(cache=True)
+def defending(g, ps, nm, seat, tiles_left, defend_wall) -> bool:
+    if g[G_NWON] > 0:
+        return True
+    if tiles_left > defend_wall:
+        return False
+    for q in range(N_SEATS):  # noqa: SIM110 (numba compiles no generator expressions)
+        if q != seat and not ps[q, PS_WON] and nm[q] > 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+                      sh_buf, tiles_left, defend_wall) -> int:
+    if not defending(g, ps, nm_all, seat, tiles_left, defend_wall):
+        return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+    best_sh = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
+    if best_sh <= 1:  # close to winning: keep the best shanten, take the safest such discard
+        least = BIG
+        cand = 0
+        for k in range(N_KINDS):
+            if sh_buf[k] == best_sh:
+                d = tile_danger(params, ps, mt_all, nm_all, seat, conc, visible, k)
+                if d < least:
+                    least = d
+                    cand = 0
+                if d == least:
+                    cand |= 1 << k
+        return pick_among(table, conc, mk, mt, nm, void, cand, best_sh, visible)
+    best = NO_TILE
+    bd = bs = bc = BIG
+    for k in range(N_KINDS):
+        if (legal >> k) & 1:
+            d = tile_danger(params, ps, mt_all, nm_all, seat, conc, visible, k)
+            c = connectivity(conc, k)
+            if (d, sh_buf[k], c) < (bd, bs, bc):
+                best, bd, bs, bc = k, d, sh_buf[k], c
+    return best

@@ -1,0 +1,87 @@
+"""``greedy`` (the default bot): 定缺 the cheapest suit to drop; discard to minimise 缺一门 shanten, ties broken
+by acceptance (unseen tiles that would improve the hand); pung/kong when that does not worsen shanten; always
+wins. ``value`` and ``defensive`` fall back on these functions whenever their own concern does not apply."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from simulator.bots.common import (
+    BIG,
+    NO_TILE,
+    connectivity,
+    discard_shantens,
+    pick_among,
+    shanten_after_claim,
+    shanten_after_self_kong,
+    suit_count,
+)
+from simulator.evaluate import shanten
+from simulator.state import N_KINDS
+
+
+@njit(cache=True)
+def greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf) -> int:
+    """Discard minimising 缺一门 shanten, ties broken by :func:`pick_among`."""
+    best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
+    cand = 0
+    for k in range(N_KINDS):
+        if sh_buf[k] == best:
+            cand |= 1 << k
+    return pick_among(table, conc, mk, mt, nm, void, cand, best, visible)
+
+
+@njit(cache=True)
+def greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
+    """0 = pass, 1 = pung, 2 = exposed kong: claim when it does not worsen shanten (kong preferred)."""
+    sh = shanten(table, conc, mk, mt, nm, void)
+    if can_kong and shanten_after_claim(table, conc, mk, mt, nm, void, tile, True) <= sh:
+        return 2
+    if can_pung and shanten_after_claim(table, conc, mk, mt, nm, void, tile, False) <= sh:
+        return 1
+    return 0
+
+
+@njit(cache=True)
+def greedy_self_kong(table, conc, mk, mt, nm, void, opts) -> int:
+    """The first kong among ``opts`` that does not worsen shanten, or ``NO_TILE``."""
+    if opts == 0:
+        return NO_TILE
+    sh = shanten(table, conc, mk, mt, nm, void)
+    for k in range(N_KINDS):
+        if (opts >> k) & 1 and shanten_after_self_kong(table, conc, mk, mt, nm, void, k) <= sh:
+            return k
+    return NO_TILE
+
+
+@njit(cache=True)
+def greedy_exchange(conc, out) -> None:
+    """换三张: three tiles of the suit with the fewest tiles (at least three), the least connected first.
+    Ties between suits go to the one whose tiles are less connected in total."""
+    best_s = -1
+    best_n = BIG
+    best_c = BIG
+    for s in range(3):
+        n = suit_count(conc, s)
+        if n < 3:
+            continue
+        c = 0
+        for r in range(9):
+            k = 9 * s + r
+            if conc[k] > 0:
+                c += conc[k] * connectivity(conc, k)
+        if n < best_n or (n == best_n and c < best_c):
+            best_s, best_n, best_c = s, n, c
+    for i in range(3):
+        pick = -1
+        pick_c = BIG
+        for r in range(9):
+            k = 9 * best_s + r
+            if conc[k] > 0:
+                c = connectivity(conc, k)
+                if c < pick_c:
+                    pick, pick_c = k, c
+        out[i] = pick
+        conc[pick] -= 1
+    for i in range(3):
+        conc[out[i]] += 1

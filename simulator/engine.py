@@ -1,0 +1,823 @@
+"""The compiled hand engine: one hand from seeds, dealer, params and bots to result arrays; batches of hands.
+
+The whole hand loop is ``@njit(cache=True)`` over the plain arrays of :mod:`simulator.state`; there is no
+Python object per tile or per turn. :func:`play_hands` is the Python boundary: it derives the per-deal seeds
+(``SeedSequence(seed, spawn_key=(deal_id,)).generate_state(2, uint64)`` → wall seed, bot seed), runs the
+compiled batch over preallocated output arrays and hands them to :mod:`simulator.records` for the log columns.
+
+Flow of a hand (RULES.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
+shuffle (wall stream) → deal (dealer 14, others 13) → 换三张 → 定缺 → dealer's first turn (天胡, 暗杠, discard)
+→ [draw → self-draw win? → kong? → discard → claims: win > kong/pung] … until three have won (``xuezhan``), the
+first win event (``single``) or the wall is empty (exhaustive draw → 退税, 查花猪, 查大叫).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator import records, state
+from simulator.bots import (
+    bot_claim,
+    bot_discard,
+    bot_exchange,
+    bot_self_kong,
+    bot_takes_win,
+    bot_void,
+    planning_void,
+)
+from simulator.bots.common import legal_discard_mask, self_kong_options
+from simulator.evaluate import (
+    CTX_AFTER_KONG,
+    CTX_DEALER,
+    CTX_FIRST_DRAW,
+    CTX_KONG_DISCARD,
+    CTX_LAST_TILE,
+    CTX_ROB_KONG,
+    CTX_SELF_DRAW,
+    MELD_CKONG,
+    MELD_KONG,
+    MELD_PUNG,
+    evaluate_win,
+    shanten,
+    wait_mask,
+)
+from simulator.rng import derive, randbelow, shuffle_int8
+from simulator.rules import (
+    EXCHANGES,
+    MODES,
+    P_AFTER_KONG_DEAL_IN,
+    P_EXCHANGE_THREE,
+    P_FORCED_WIN_LAST_TILES,
+    P_KONG_BLOOM_PAYER,
+    P_MODE,
+    P_MULTIPLE_RON,
+    P_PASS_RON_LOCK,
+    P_ROB_KONG,
+    P_VOID_SUIT,
+    PASS_LOCKS,
+    VOID_SUITS,
+    RuleSet,
+)
+from simulator.settlement import (
+    KK_ADDED,
+    KK_CONCEALED,
+    KK_DIRECT,
+    kong_payment,
+    mark_ready,
+    return_kong,
+    settle_exhaustive,
+    transfer_kong,
+)
+from simulator.state import (
+    C_WIN,
+    EV_DEAL,
+    EV_DECLINE,
+    EV_DISCARD,
+    EV_DRAW,
+    EV_END,
+    EV_EXCHANGE,
+    EV_LOCKED,
+    EV_PUNG,
+    EV_ROBBED,
+    EV_VOID,
+    EV_WIN,
+    G_CHAIN,
+    G_DEALER,
+    G_ENDED,
+    G_EXCHANGE,
+    G_EXHAUSTIVE,
+    G_HEAD,
+    G_INTERRUPTED,
+    G_NKONGS,
+    G_NWINS,
+    G_NWON,
+    G_TAIL,
+    G_TURNS,
+    G_WIN_EVENTS,
+    H_DEALER,
+    H_EV_OVERFLOW,
+    H_EXCHANGE,
+    H_EXHAUSTIVE,
+    H_N,
+    H_NKONGS,
+    H_NWINNERS,
+    H_NWINS,
+    H_TILES_LEFT,
+    H_TURNS,
+    KL_FEEDER,
+    KL_KIND,
+    KL_MAKER,
+    KL_STATUS,
+    KS_LIVE,
+    KS_REFUNDED,
+    N_KINDS,
+    N_SEATS,
+    PL_BOT,
+    PL_CAPPED,
+    PL_DECLINED,
+    PL_FAN,
+    PL_FLAGS,
+    PL_GEN,
+    PL_HAND_TYPE,
+    PL_HUAZHU,
+    PL_N,
+    PL_NKONGS,
+    PL_READY,
+    PL_SCORE,
+    PL_SEAT,
+    PL_START_SH,
+    PL_VOID,
+    PL_WIN_KIND,
+    PL_WIN_ORDER,
+    PL_WIN_TURN,
+    PL_WON,
+    PS_BOT,
+    PS_DECLINED,
+    PS_DISCARDED,
+    PS_EVOID,
+    PS_LOCK_FAN,
+    PS_LOCK_MASK,
+    PS_LOCKED,
+    PS_NDRAWS,
+    PS_NKONGS,
+    PS_SAFE,
+    PS_START_SH,
+    PS_VOID,
+    PS_WAITS,
+    PS_WIN_IDX,
+    PS_WIN_KIND,
+    PS_WIN_ORDER,
+    PS_WIN_TURN,
+    PS_WON,
+    W_CAPPED,
+    W_CTX,
+    W_FAN,
+    W_FLAGS,
+    W_GEN,
+    W_HAND_TYPE,
+    W_KIND,
+    W_NMELDS,
+    W_NPAYERS,
+    W_ORDER,
+    W_PAYER,
+    W_POINTS,
+    W_RECEIVED,
+    W_TILE,
+    W_TURN,
+    W_WINNER,
+    WK_DISCARD,
+    WK_ROB_KONG,
+    WK_SELF_DRAW,
+    log_event,
+    next_in,
+    pay,
+    tiles_left,
+)
+
+EX_RANDOM = EXCHANGES.index("random")
+EX_CLOCKWISE = EXCHANGES.index("clockwise")
+EX_COUNTER = EXCHANGES.index("counterclockwise")
+VOID_DECLARED = VOID_SUITS.index("declared")
+VOID_NONE = VOID_SUITS.index("none")
+MODE_SINGLE = MODES.index("single")
+LOCK_OFF, LOCK_SAME, LOCK_ALL, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in PASS_LOCKS)
+DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = 0, 1, 2   # rules.DEAL_INS order
+BLOOM_FEEDER = 1                                          # rules.BLOOM_PAYERS.index("feeder")
+EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
+MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
+
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Setup: shuffle, deal, 换三张, 定缺
+
+@njit(cache=True)
+def reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible) -> None:
+    for k in range(state.N_TILES):
+        wall[k] = k // 4
+    conc[:, :] = 0
+    mk[:, :] = 0
+    mt[:, :] = 0
+    nm[:] = 0
+    g[:] = 0
+    ps[:, :] = 0
+    score[:, :] = 0
+    kl[:, :] = 0
+    wins[:, :] = 0
+    wconc[:, :] = 0
+    wmk[:, :] = 0
+    wmt[:, :] = 0
+    visible[:] = 0
+
+
+@njit(cache=True)
+def deal(wall, conc, g, events, dealer) -> None:
+    """Seat dealer+i takes wall[13i : 13i+13]; the dealer also takes wall[52]. 55 tiles remain."""
+    for i in range(N_SEATS):
+        seat = (dealer + i) % N_SEATS
+        for j in range(state.HAND):
+            conc[seat, wall[state.HAND * i + j]] += 1
+    conc[dealer, wall[4 * state.HAND]] += 1
+    g[G_HEAD] = 4 * state.HAND + 1
+    g[G_TAIL] = state.N_TILES
+    for s in range(N_SEATS):
+        log_event(events, g, EV_DEAL, s, -1, 0, 14 if s == dealer else 13, 0)
+
+
+@njit(cache=True)
+def exchange_three(params, rngs, bots, conc, g, events) -> None:
+    """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
+    numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
+    opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
+    d = params[P_EXCHANGE_THREE]
+    if d == EX_RANDOM:
+        d = 1 + randbelow(rngs[0:1], 3)
+    g[G_EXCHANGE] = d
+    if d == 0:
+        return
+    off = 3 if d == EX_CLOCKWISE else (1 if d == EX_COUNTER else 2)
+    give = np.zeros((N_SEATS, 3), np.int64)
+    for s in range(N_SEATS):
+        bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
+    for s in range(N_SEATS):
+        to = (s + off) % N_SEATS
+        for i in range(3):
+            t = give[s, i]
+            conc[s, t] -= 1
+            conc[to, t] += 1
+            log_event(events, g, EV_EXCHANGE, s, t, 0, to, 0)
+
+
+@njit(cache=True)
+def declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events) -> None:
+    """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
+    for s in range(N_SEATS):
+        if params[P_VOID_SUIT] == VOID_NONE:
+            ps[s, PS_VOID] = -1
+        else:
+            ps[s, PS_VOID] = bot_void(bots[s], rngs[1 + s:2 + s], table, conc[s], mk[s], mt[s], nm[s])
+            log_event(events, g, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
+        ps[s, PS_EVOID] = ps[s, PS_VOID]
+        ps[s, PS_START_SH] = shanten(table, conc[s], mk[s], mt[s], nm[s], ps[s, PS_EVOID])
+        if s != g[G_DEALER]:  # a dealt ready hand can win on the dealer's first discard
+            refresh_waits(table, ps, conc, mk, mt, nm, s)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Wins
+
+@njit(cache=True)
+def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, payer, n_payers, ctx,
+               res, take_tile) -> int:
+    """Write win record for seat ``w`` (``conc[w]`` must already hold the winning tile) and take it out of
+    play. ``take_tile`` False for a 一炮多响 partner: the physical tile went to the first winner, so it is
+    removed again from this winner's live hand after the record is written."""
+    i = g[G_NWINS]
+    g[G_NWINS] = i + 1
+    fan, capped, flags, gen, ht, pts = res
+    wins[i, W_ORDER] = g[G_WIN_EVENTS]
+    wins[i, W_WINNER] = w
+    wins[i, W_PAYER] = payer
+    wins[i, W_NPAYERS] = n_payers
+    wins[i, W_KIND] = kind
+    wins[i, W_TILE] = tile
+    wins[i, W_CTX] = ctx
+    wins[i, W_HAND_TYPE] = ht
+    wins[i, W_FLAGS] = flags
+    wins[i, W_GEN] = gen
+    wins[i, W_FAN] = fan
+    wins[i, W_CAPPED] = capped
+    wins[i, W_POINTS] = pts
+    wins[i, W_RECEIVED] = pts * n_payers
+    wins[i, W_TURN] = g[G_TURNS]
+    wins[i, W_NMELDS] = nm[w]
+    wconc[i, :] = conc[w, :]
+    wmk[i, :] = mk[w, :]
+    wmt[i, :] = mt[w, :]
+    if not take_tile:
+        conc[w, tile] -= 1
+    ps[w, PS_WON] = 1
+    ps[w, PS_WIN_ORDER] = g[G_WIN_EVENTS]
+    ps[w, PS_WIN_TURN] = g[G_TURNS]
+    ps[w, PS_WIN_KIND] = kind
+    ps[w, PS_WIN_IDX] = i
+    g[G_NWON] += 1
+    g[G_INTERRUPTED] = 1
+    log_event(events, g, EV_WIN, w, tile, pts, kind, i)
+    return i
+
+
+@njit(cache=True)
+def hand_over(params, g) -> bool:
+    """After a win event: ``single`` ends at the first; ``xuezhan`` when three have won."""
+    return params[P_MODE] == MODE_SINGLE or g[G_NWON] >= N_SEATS - 1
+
+
+@njit(cache=True)
+def forced_win(params, g) -> bool:
+    """最后N张必胡: with at most N tiles in the wall a player who can win must."""
+    n = params[P_FORCED_WIN_LAST_TILES]
+    return n > 0 and tiles_left(g) <= n
+
+
+@njit(cache=True)
+def lock_blocks(params, ps, q, tile, capped) -> bool:
+    """过水不胡: does seat q's pass lock (set by a declined discard win, cleared by its next draw) forbid this
+    win on another player's tile?"""
+    mode = params[P_PASS_RON_LOCK]
+    if mode == LOCK_OFF or not ps[q, PS_LOCKED]:
+        return False
+    if mode == LOCK_SAME:
+        return (ps[q, PS_LOCK_MASK] >> tile) & 1 == 1
+    if mode == LOCK_ALL:
+        return True
+    return capped <= ps[q, PS_LOCK_FAN]
+
+
+@njit(cache=True)
+def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
+    """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
+    after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
+    unless ``multiple_ron``. Declines set the decliner's lock. Returns the count; winners go to ``out``."""
+    n = 0
+    for i in range(1, N_SEATS):
+        q = (src + i) % N_SEATS
+        if ps[q, PS_WON] or not (ps[q, PS_WAITS] >> tile) & 1:
+            continue
+        conc[q, tile] += 1
+        res = evaluate_win(table, conc[q], mk[q], mt[q], nm[q], ps[q, PS_EVOID], tile, ctx, params)
+        conc[q, tile] -= 1
+        if res[0] < 0:
+            continue
+        capped = res[1]
+        if lock_blocks(params, ps, q, tile, capped):
+            log_event(events, g, EV_LOCKED, q, tile, capped, params[P_PASS_RON_LOCK], 0)
+            continue
+        if forced_win(params, g) or bot_takes_win(bots[q], bpar[q], capped, False, tiles_left(g)):
+            out[n] = q
+            n += 1
+            if not params[P_MULTIPLE_RON]:
+                break
+        else:
+            ps[q, PS_DECLINED] += 1
+            ps[q, PS_LOCKED] = 1
+            ps[q, PS_LOCK_MASK] |= 1 << tile
+            if capped > ps[q, PS_LOCK_FAN]:
+                ps[q, PS_LOCK_FAN] = capped
+            kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
+            log_event(events, g, EV_DECLINE, q, tile, capped, kind, 0)
+    return n
+
+
+@njit(cache=True)
+def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, src, tile,
+               ctx, winners, n) -> None:
+    """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each winner), then apply
+    ``after_kong_deal_in`` to the kongs ``src`` made this turn if this was a 杠上炮."""
+    kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
+    g[G_WIN_EVENTS] += 1
+    for j in range(n):
+        w = winners[j]
+        conc[w, tile] += 1
+        res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, ctx, params)
+        record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, src, 1, ctx, res,
+                   j == 0)
+        pay(score, events, g, src, w, res[5], C_WIN)
+    if ctx & CTX_KONG_DISCARD:
+        mode = params[P_AFTER_KONG_DEAL_IN]
+        for i in range(g[G_CHAIN], g[G_NKONGS]):
+            if kl[i, KL_MAKER] != src or kl[i, KL_STATUS] != KS_LIVE:
+                continue
+            if mode == DEAL_IN_REFUND:
+                return_kong(g, score, kl, events, i, KS_REFUNDED)
+            elif mode == DEAL_IN_TRANSFER:
+                transfer_kong(g, score, kl, events, i, winners, n)
+
+
+@njit(cache=True)
+def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, w, tile,
+                     ctx, res) -> None:
+    """自摸: every player still in pays ``points``; a 杠上花 on the replacement of a 直杠 is paid entirely by
+    the feeder under ``kong_bloom_payer: feeder`` (the same total: points × players still in)."""
+    payers = 0
+    for q in range(N_SEATS):
+        if q != w and not ps[q, PS_WON]:
+            payers += 1
+    pts = res[5]
+    feeder = -1
+    if ctx & CTX_AFTER_KONG and params[P_KONG_BLOOM_PAYER] == BLOOM_FEEDER:
+        last = g[G_NKONGS] - 1
+        if last >= 0 and kl[last, KL_KIND] == KK_DIRECT and kl[last, KL_MAKER] == w:
+            feeder = kl[last, KL_FEEDER]
+    g[G_WIN_EVENTS] += 1
+    record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, WK_SELF_DRAW, feeder, payers,
+               ctx, res, True)
+    if feeder >= 0:
+        pay(score, events, g, feeder, w, pts * payers, C_WIN)
+    else:
+        for q in range(N_SEATS):
+            if q != w and not ps[q, PS_WON]:
+                pay(score, events, g, q, w, pts, C_WIN)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Turn actions
+
+@njit(cache=True)
+def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
+    """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
+    if from_tail:
+        g[G_TAIL] -= 1
+        t = np.int64(wall[g[G_TAIL]])
+    else:
+        t = np.int64(wall[g[G_HEAD]])
+        g[G_HEAD] += 1
+        g[G_CHAIN] = g[G_NKONGS]  # a new turn: no kongs made in it yet
+    conc[p, t] += 1
+    ps[p, PS_NDRAWS] += 1
+    ps[p, PS_LOCKED] = 0
+    ps[p, PS_LOCK_MASK] = 0
+    ps[p, PS_LOCK_FAN] = 0
+    ps[p, PS_SAFE] = 0
+    log_event(events, g, EV_DRAW, p, t, 0, 1 if from_tail else 0, 0)
+    return t
+
+
+@njit(cache=True)
+def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
+    """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
+    ev = ps[p, PS_EVOID]
+    if shanten(table, conc[p], mk[p], mt[p], nm[p], ev) == 0:
+        ps[p, PS_WAITS] = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ev)
+    else:
+        ps[p, PS_WAITS] = 0
+
+
+@njit(cache=True)
+def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
+    conc[p, t] -= 1
+    visible[t] += 1
+    g[G_TURNS] += 1
+    ps[p, PS_DISCARDED] |= 1 << t
+    for q in range(N_SEATS):
+        if q != p:
+            ps[q, PS_SAFE] |= 1 << t
+    log_event(events, g, EV_DISCARD, p, t, 0, 0, 0)
+    refresh_waits(table, ps, conc, mk, mt, nm, p)
+
+
+@njit(cache=True)
+def self_draw_ctx(g, ps, p, dealer, drew, from_tail, dealer_first) -> int:
+    ctx = CTX_SELF_DRAW
+    if from_tail:
+        ctx |= CTX_AFTER_KONG
+    if tiles_left(g) == 0:
+        ctx |= CTX_LAST_TILE
+    if dealer_first:
+        ctx |= CTX_FIRST_DRAW | CTX_DEALER
+    elif drew and not from_tail and p != dealer and ps[p, PS_NDRAWS] == 1 and not g[G_INTERRUPTED]:
+        ctx |= CTX_FIRST_DRAW  # 地胡: first draw, nobody has claimed, konged or won yet
+    return ctx
+
+
+@njit(cache=True)
+def first_held(conc, p, prefer) -> int:
+    """The dealer's 天胡 has no drawn tile: report its 14th dealt tile if still held, else its lowest kind."""
+    if conc[p, prefer] > 0:
+        return prefer
+    for k in range(N_KINDS):
+        if conc[p, k] > 0:
+            return k
+    return -1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The hand loop
+
+@njit(cache=True)
+def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc, mk, mt, nm, g, ps, score, kl,
+              wins, wconc, wmk, wmt, visible, events, dealt) -> None:
+    """Play one hand into the state arrays (reset first). ``bots: int64[4]`` and ``bpar: int64[4, 4]`` are the
+    bots seated at seats 0–3 (already rotated); ``dealt: uint8[4, 27]`` receives the deal before 换三张."""
+    reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible)
+    g[state.G_NEV] = 0
+    rngs = np.empty(1 + N_SEATS, np.uint64)
+    rngs[0] = wall_seed
+    for s in range(N_SEATS):
+        rngs[1 + s] = derive(bot_seed, s)
+        ps[s, PS_BOT] = bots[s]
+    shuffle_int8(wall, rngs[0:1])
+    g[G_DEALER] = dealer
+    deal(wall, conc, g, events, dealer)
+    dealt[:, :] = conc[:, :]
+    exchange_three(params, rngs, bots, conc, g, events)
+    declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events)
+    strict = params[P_VOID_SUIT] == VOID_DECLARED
+    winners = np.zeros(N_SEATS, np.int64)
+    sh_buf = np.zeros(N_KINDS, np.int64)
+
+    cur = dealer
+    drew = False        # this turn began with a draw (False: dealer's first turn, or after a pung)
+    from_tail = False   # that draw was a kong replacement
+    after_pung = False  # the player just punged: discard only
+    dealer_first = True
+    drawn = -1
+    for _ in range(MAX_STEPS):
+        if drew:
+            if tiles_left(g) == 0:
+                g[G_EXHAUSTIVE] = 1
+                break
+            drawn = draw_tile(g, ps, conc, wall, events, cur, from_tail)
+        else:
+            drawn = -1
+        ev = ps[cur, PS_EVOID]
+        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
+        if not after_pung:
+            # -- self-draw win (天胡 on the dealer's first turn)
+            win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
+            ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first)
+            res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
+            if res[0] >= 0:
+                if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g)):
+                    settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
+                                     events, cur, win_tile, ctx, res)
+                    if hand_over(params, g):
+                        break
+                    cur = next_in(ps, cur)
+                    drew, from_tail, after_pung, dealer_first = True, False, False, False
+                    continue
+                ps[cur, PS_DECLINED] += 1
+                log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
+            # -- own-turn kong (暗杠 / 加杠); every kong needs a replacement tile in the wall
+            if tiles_left(g) > 0:
+                opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
+                k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts)
+                if k >= 0:
+                    dealer_first = False
+                    g[G_INTERRUPTED] = 1
+                    if conc[cur, k] == 4:
+                        conc[cur, k] = 0
+                        mk[cur, nm[cur]] = MELD_CKONG
+                        mt[cur, nm[cur]] = k
+                        nm[cur] += 1
+                        visible[k] += 4
+                        kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
+                    else:
+                        # 加杠: others waiting on k may rob it (抢杠胡) before it pays anything
+                        if params[P_ROB_KONG]:
+                            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k,
+                                           CTX_ROB_KONG, winners)
+                            if n > 0:
+                                conc[cur, k] -= 1
+                                visible[k] += 1
+                                log_event(events, g, EV_ROBBED, cur, k, 0, 0, 0)
+                                refresh_waits(table, ps, conc, mk, mt, nm, cur)
+                                settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk,
+                                           wmt, events, cur, k, CTX_ROB_KONG, winners, n)
+                                if hand_over(params, g):
+                                    break
+                                cur = next_in(ps, winners[n - 1])
+                                drew, from_tail, after_pung = True, False, False
+                                continue
+                        conc[cur, k] -= 1
+                        for i in range(nm[cur]):
+                            if mt[cur, i] == k:
+                                mk[cur, i] = MELD_KONG
+                        visible[k] += 1
+                        kong_payment(params, g, ps, score, kl, events, cur, KK_ADDED, k, -1, drawn == k)
+                    ps[cur, PS_NKONGS] += 1
+                    drew, from_tail = True, True
+                    continue
+        # -- discard
+        legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
+        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
+                        mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
+        do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
+        dealer_first = False
+        after_pung = False
+        ctx = 0
+        if g[G_NKONGS] > g[G_CHAIN]:
+            ctx |= CTX_KONG_DISCARD
+        if tiles_left(g) == 0:
+            ctx |= CTX_LAST_TILE
+        # -- claims: wins first
+        n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
+        if n > 0:
+            visible[t] -= 1  # the tile left the discards for the winner's hand
+            settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t,
+                       ctx, winners, n)
+            if hand_over(params, g):
+                break
+            cur = next_in(ps, winners[n - 1])
+            drew, from_tail = True, False
+            continue
+        # -- then pung / exposed kong (at most one other seat can hold two or more of the discarded kind)
+        claimed = False
+        for i in range(1, N_SEATS):
+            q = (cur + i) % N_SEATS
+            if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
+                continue
+            can_kong = conc[q, t] == 3 and tiles_left(g) > 0
+            qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
+            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
+            if c == 0:
+                break
+            g[G_INTERRUPTED] = 1
+            take = 3 if c == 2 else 2
+            conc[q, t] -= take
+            mk[q, nm[q]] = MELD_KONG if c == 2 else MELD_PUNG
+            mt[q, nm[q]] = t
+            nm[q] += 1
+            visible[t] += take
+            ps[q, PS_WAITS] = 0
+            g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
+            if c == 2:
+                kong_payment(params, g, ps, score, kl, events, q, KK_DIRECT, t, cur, True)
+                ps[q, PS_NKONGS] += 1
+                drew, from_tail, after_pung = True, True, False
+            else:
+                log_event(events, g, EV_PUNG, q, t, 0, cur, 0)
+                drew, from_tail, after_pung = False, False, True
+            cur = q
+            claimed = True
+            break
+        if claimed:
+            continue
+        cur = next_in(ps, cur)
+        drew, from_tail = True, False
+
+    finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
+
+
+@njit(cache=True)
+def finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
+    """End of hand: readiness of the players still in, and the exhaustive-draw settlement."""
+    for p in range(N_SEATS):
+        if not ps[p, PS_WON]:
+            mark_ready(table, ps, conc, mk, mt, nm, p)
+    if g[G_EXHAUSTIVE]:
+        settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
+    g[G_ENDED] = 1
+    log_event(events, g, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Batches
+
+@njit(cache=True)
+def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, rotations, record, h_out, p_out,
+               dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out, ev_out):
+    """Play ``len(wall_seeds)`` hands into preallocated outputs; returns ``(win rows, event rows)`` written.
+
+    Seat s of hand i is played by bot spec ``(s + rotations[i]) % 4``. Outputs: ``h_out int64[n, H_N]``,
+    ``p_out int64[4n, PL_N]``, ``dealt_out uint8[4n, 27]``, ``w_out int64[3n, W_N]`` with ``w_hand`` (row of the
+    hand) and the winning hands ``wconc_out/wmk_out/wmt_out``; with ``record`` the events go to ``ev_out``
+    (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the event row count returned may exceed ``cap``,
+    in which case the caller retries with a larger buffer."""
+    (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record)
+    bots = np.empty(N_SEATS, np.int64)
+    bpar = np.empty((N_SEATS, bot_par.shape[1]), np.int64)
+    dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
+    nw = 0
+    ne = 0
+    for i in range(wall_seeds.shape[0]):
+        for s in range(N_SEATS):
+            b = (s + rotations[i]) % N_SEATS
+            bots[s] = bot_ids[b]
+            bpar[s, :] = bot_par[b, :]
+        play_hand(table, params, bots, bpar, wall_seeds[i], bot_seeds[i], dealers[i], wall, conc, mk, mt, nm, g,
+                  ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt)
+        write_hand(i, g, h_out)
+        for s in range(N_SEATS):
+            write_player(4 * i + s, s, g, ps, score, wins, p_out)
+            dealt_out[4 * i + s, :] = dealt[s, :]
+        for j in range(g[G_NWINS]):
+            w_out[nw, :] = wins[j, :]
+            w_hand[nw] = i
+            wconc_out[nw, :] = wconc[j, :]
+            wmk_out[nw, :] = wmk[j, :]
+            wmt_out[nw, :] = wmt[j, :]
+            nw += 1
+        if record:
+            for j in range(g[state.G_NEV]):
+                if ne < ev_out.shape[0]:
+                    ev_out[ne, 0] = i
+                    ev_out[ne, 1:] = events[j, :]
+                ne += 1
+    return nw, ne
+
+
+@njit(cache=True)
+def alloc(record):
+    e = state.E_MAX if record else 1
+    return (np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
+            np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64),
+            np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
+            np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
+            np.zeros((state.MAX_WINS, state.W_N), np.int64), np.zeros((state.MAX_WINS, N_KINDS), np.uint8),
+            np.zeros((state.MAX_WINS, 4), np.int8), np.zeros((state.MAX_WINS, 4), np.int8),
+            np.zeros(N_KINDS, np.int8), np.zeros((e, state.EV_W), np.int32))
+
+
+@njit(cache=True)
+def write_hand(i, g, h_out) -> None:
+    h_out[i, H_DEALER] = g[G_DEALER]
+    h_out[i, H_EXCHANGE] = g[G_EXCHANGE]
+    h_out[i, H_NWINNERS] = g[G_NWON]
+    h_out[i, H_EXHAUSTIVE] = g[G_EXHAUSTIVE]
+    h_out[i, H_TILES_LEFT] = tiles_left(g)
+    h_out[i, H_NKONGS] = g[G_NKONGS]
+    h_out[i, H_TURNS] = g[G_TURNS]
+    h_out[i, H_NWINS] = g[G_NWINS]
+    h_out[i, H_EV_OVERFLOW] = g[state.G_EV_OVERFLOW]
+
+
+@njit(cache=True)
+def write_player(row, s, g, ps, score, wins, p_out) -> None:
+    won = ps[s, PS_WON]
+    w = ps[s, PS_WIN_IDX]
+    p_out[row, PL_SEAT] = s
+    p_out[row, PL_BOT] = ps[s, PS_BOT]
+    p_out[row, PL_START_SH] = ps[s, PS_START_SH]
+    p_out[row, PL_VOID] = ps[s, PS_VOID]
+    p_out[row, PL_WON] = won
+    p_out[row, PL_WIN_ORDER] = ps[s, PS_WIN_ORDER] if won else -1
+    p_out[row, PL_WIN_KIND] = ps[s, PS_WIN_KIND] if won else -1
+    p_out[row, PL_WIN_TURN] = ps[s, PS_WIN_TURN] if won else -1
+    p_out[row, PL_HAND_TYPE] = wins[w, W_HAND_TYPE] if won else -1
+    p_out[row, PL_FLAGS] = wins[w, W_FLAGS] if won else 0
+    p_out[row, PL_GEN] = wins[w, W_GEN] if won else -1
+    p_out[row, PL_FAN] = wins[w, W_FAN] if won else -1
+    p_out[row, PL_CAPPED] = wins[w, W_CAPPED] if won else -1
+    p_out[row, PL_NKONGS] = ps[s, PS_NKONGS]
+    p_out[row, PL_HUAZHU] = ps[s, state.PS_HUAZHU]
+    p_out[row, PL_READY] = ps[s, state.PS_READY]
+    p_out[row, PL_DECLINED] = ps[s, PS_DECLINED]
+    for c in range(state.N_COMP):
+        p_out[row, PL_SCORE + c] = score[s, c]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Python boundary
+
+def deal_seeds(seed: int, deal_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(wall seeds, bot seeds)``, ``uint64[n]`` each: ``SeedSequence(seed, spawn_key=(deal_id,))``."""
+    out = np.empty((len(deal_ids), 2), np.uint64)
+    for i, d in enumerate(deal_ids.tolist()):
+        out[i] = np.random.SeedSequence(seed, spawn_key=(d,)).generate_state(2, np.uint64)
+    return out[:, 0].copy(), out[:, 1].copy()
+
+
+def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(deal_id, rotation)`` of each hand id: hand_id = 4·deal_id + rotation under ``duplicate``."""
+    if duplicate:
+        return hand_ids // 4, hand_ids % 4
+    return hand_ids.copy(), np.zeros_like(hand_ids)
+
+
+def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
+    """Run the compiled batch and return its raw arrays (before any string formatting)."""
+    from simulator.tables import suit_table
+
+    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    n = hand_ids.shape[0]
+    deal_ids, rotations = split_ids(hand_ids, duplicate)
+    wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
+    bot_ids, bot_par = rules.bot_arrays()
+    raw = {
+        "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
+        "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
+        "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
+        "w": np.zeros((state.MAX_WINS * n, state.W_N), np.int64), "w_hand": np.zeros(state.MAX_WINS * n, np.int64),
+        "wconc": np.zeros((state.MAX_WINS * n, N_KINDS), np.uint8),
+        "wmk": np.zeros((state.MAX_WINS * n, 4), np.int8), "wmt": np.zeros((state.MAX_WINS * n, 4), np.int8),
+    }
+    cap = EVENTS_PER_HAND * n if record else 1
+    while True:
+        events = np.zeros((cap, 1 + state.EV_W), np.int32)
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par.astype(np.int64), wall_seeds,
+                            bot_seeds, deal_ids % 4, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
+                            raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
+        if ne <= cap:
+            break
+        cap = ne  # rare: replay with a buffer that fits (the hands are deterministic)
+    for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
+        raw[key] = raw[key][:nw]
+    raw["events"] = events[:ne] if record else events[:0]
+    return raw
+
+
+def play_hands(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False,
+               record: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """Play hands and return the columns of the ``hands``, ``players`` and ``wins`` tables (schema names,
+    without ``variant``). ``hand_ids``: int64[n]; dealer = deal_id % 4. With ``record`` the result also has
+    ``"events"``: ``{"hand_row": int64[m], "type", "seat", "tile", "amount", "a", "b"}`` (see simulator.state)."""
+    raw = run_batch(rules, hand_ids, seed, duplicate=duplicate, record=record)
+    out = records.to_columns(raw)
+    if record:
+        out["events"] = records.event_columns(raw)
+    return out

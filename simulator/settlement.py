@@ -1,0 +1,193 @@
+"""Money: kong payments, win payments, 杠上炮 transfers/refunds and the exhaustive-draw settlement (RULES.md §4–§5).
+
+All compiled; every movement of money goes through :func:`simulator.state.pay`, so each hand is zero-sum by
+construction. Amounts are base units. The kong ledger ``kl`` remembers what each seat paid for each kong, which
+is what 呼叫转移 (transfer), 杠上炮 refunds and 退税 move back. Decisions where RULES.md is silent are listed in
+docs/rules.md ("Engine conventions").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.evaluate import held4_mask, max_ready_points, wait_mask
+from simulator.rules import (
+    HUAZHU_CAP,
+    NO_CAP,
+    P_ADDED_KONG_EACH,
+    P_ADDED_KONG_FRESH_ONLY,
+    P_CAP,
+    P_CHADAJIAO,
+    P_CONCEALED_KONG_EACH,
+    P_DISCARD_KONG_DISCARDER,
+    P_DISCARD_KONG_OTHERS,
+    P_HUAZHU_PAYS,
+    P_HUAZHU_PENALTY,
+    P_REFUND_KONGS_IF_NOT_READY,
+    P_VOID_SUIT,
+    UNCAPPED_HUAZHU_FAN,
+    VOID_SUITS,
+)
+from simulator.scoring import points_of
+from simulator.state import (
+    C_CHADAJIAO,
+    C_HUAZHU,
+    C_KONG,
+    C_REFUND,
+    C_TRANSFER,
+    EV_HUAZHU,
+    EV_KONG,
+    EV_READY,
+    G_NKONGS,
+    KL_FEEDER,
+    KL_KIND,
+    KL_MAKER,
+    KL_PAID,
+    KL_STATUS,
+    KL_TILE,
+    KS_LIVE,
+    KS_REFUNDED,
+    KS_RETURNED,
+    KS_TRANSFERRED,
+    N_SEATS,
+    PS_EVOID,
+    PS_HUAZHU,
+    PS_READY,
+    PS_VOID,
+    PS_WON,
+    log_event,
+    pay,
+)
+
+# Kong kinds in the ledger (KL_KIND) and in EV_KONG events
+KK_DIRECT, KK_ADDED, KK_CONCEALED = 1, 2, 3
+VOID_NONE = VOID_SUITS.index("none")
+HUAZHU_ALL = 1  # rules.HUAZHU_PAYERS.index("all")
+
+
+@njit(cache=True)
+def kong_payment(params, g, ps, score, kl, events, maker, kind, tile, feeder, fresh) -> int:
+    """Record a kong in the ledger and collect its payment from the players still in; returns its index.
+
+    直杠: the feeder pays ``discard_kong.discarder``, every other player still in ``discard_kong.others``;
+    加杠: each player still in pays ``added_kong.each`` (nothing under ``added_kong_fresh_only`` unless the
+    fourth tile was just drawn); 暗杠: each player still in pays ``concealed_kong.each``."""
+    i = g[G_NKONGS]
+    g[G_NKONGS] = i + 1
+    kl[i, KL_MAKER] = maker
+    kl[i, KL_KIND] = kind
+    kl[i, KL_TILE] = tile
+    kl[i, KL_STATUS] = KS_LIVE
+    kl[i, KL_FEEDER] = feeder
+    log_event(events, g, EV_KONG, maker, tile, 0, kind, feeder)
+    for q in range(N_SEATS):
+        kl[i, KL_PAID + q] = 0
+        if q == maker or ps[q, PS_WON]:
+            continue
+        if kind == KK_DIRECT:
+            amt = params[P_DISCARD_KONG_DISCARDER] if q == feeder else params[P_DISCARD_KONG_OTHERS]
+        elif kind == KK_ADDED:
+            amt = params[P_ADDED_KONG_EACH] if (fresh or not params[P_ADDED_KONG_FRESH_ONLY]) else 0
+        else:
+            amt = params[P_CONCEALED_KONG_EACH]
+        kl[i, KL_PAID + q] = amt
+        pay(score, events, g, q, maker, amt, C_KONG)
+    return i
+
+
+@njit(cache=True)
+def return_kong(g, score, kl, events, i, status) -> None:
+    """Give kong ``i``'s income back to the seats that paid it (杠上炮 refund or 退税)."""
+    maker = kl[i, KL_MAKER]
+    for q in range(N_SEATS):
+        pay(score, events, g, maker, q, kl[i, KL_PAID + q], C_REFUND)
+    kl[i, KL_STATUS] = status
+
+
+@njit(cache=True)
+def transfer_kong(g, score, kl, events, i, winners, n_winners) -> None:
+    """呼叫转移: kong ``i``'s income goes from its maker to the winner(s) of the 杠上炮. Split evenly; the
+    remainder of the integer division goes one unit each to the first winners in turn order."""
+    maker = kl[i, KL_MAKER]
+    total = 0
+    for q in range(N_SEATS):
+        total += kl[i, KL_PAID + q]
+    share = total // n_winners
+    extra = total - share * n_winners
+    for j in range(n_winners):
+        pay(score, events, g, maker, winners[j], share + (1 if j < extra else 0), C_TRANSFER)
+    kl[i, KL_STATUS] = KS_TRANSFERRED
+
+
+@njit(cache=True)
+def huazhu_penalty(params) -> int:
+    """查花猪 penalty per payee in base units: the configured number, or the points of a capped hand."""
+    pen = params[P_HUAZHU_PENALTY]
+    if pen != HUAZHU_CAP:
+        return pen
+    cap = params[P_CAP]
+    return points_of(UNCAPPED_HUAZHU_FAN if cap == NO_CAP else cap, params)
+
+
+@njit(cache=True)
+def is_huazhu(params, ps, conc, mk, mt, nm, p) -> bool:
+    """花猪: tiles of all three suits (``void_suit: none``) or any tile of the declared void suit."""
+    used = 0
+    for k in range(27):
+        if conc[p, k] > 0:
+            used |= 1 << (k // 9)
+    for i in range(nm[p]):
+        used |= 1 << (np.int64(mt[p, i]) // 9)
+    if params[P_VOID_SUIT] == VOID_NONE:
+        return used == 7
+    return (used >> ps[p, PS_VOID]) & 1 == 1
+
+
+@njit(cache=True)
+def mark_ready(table, ps, conc, mk, mt, nm, p) -> bool:
+    """Ready (下叫): some tile of a kind not already held four times completes a legal hand."""
+    w = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ps[p, PS_EVOID])
+    w &= ~held4_mask(conc[p], mk[p], mt[p], nm[p])
+    ps[p, PS_READY] = 1 if w != 0 else 0
+    return w != 0
+
+
+@njit(cache=True)
+def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
+    """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5)."""
+    for p in range(N_SEATS):
+        if not ps[p, PS_WON] and is_huazhu(params, ps, conc, mk, mt, nm, p):
+            ps[p, PS_HUAZHU] = 1
+            log_event(events, g, EV_HUAZHU, p, -1, 0, 0, 0)
+    # 退税: every not-ready player still in (a 花猪 is never ready) returns all its live kong income
+    if params[P_REFUND_KONGS_IF_NOT_READY]:
+        for i in range(g[G_NKONGS]):
+            m = kl[i, KL_MAKER]
+            if kl[i, KL_STATUS] == KS_LIVE and not ps[m, PS_WON] and not ps[m, PS_READY]:
+                return_kong(g, score, kl, events, i, KS_RETURNED)
+    # 查花猪: each 花猪 pays each other non-花猪 player still in (or every non-花猪 player under "all")
+    pen = huazhu_penalty(params)
+    for h in range(N_SEATS):
+        if not ps[h, PS_HUAZHU]:
+            continue
+        for q in range(N_SEATS):
+            if q == h or ps[q, PS_HUAZHU]:
+                continue
+            if ps[q, PS_WON] and params[P_HUAZHU_PAYS] != HUAZHU_ALL:
+                continue
+            pay(score, events, g, h, q, pen, C_HUAZHU)
+    # 查大叫: every not-ready, non-花猪 player still in pays every ready player still in its best hand
+    if params[P_CHADAJIAO]:
+        for r in range(N_SEATS):
+            if ps[r, PS_WON] or not ps[r, PS_READY]:
+                continue
+            pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], params)
+            log_event(events, g, EV_READY, r, -1, pts, 0, 0)
+            for q in range(N_SEATS):
+                if q != r and not ps[q, PS_WON] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:
+                    pay(score, events, g, q, r, pts, C_CHADAJIAO)
+
+
+__all__ = ["KK_ADDED", "KK_CONCEALED", "KK_DIRECT", "KS_REFUNDED", "huazhu_penalty", "kong_payment",
+           "return_kong", "settle_exhaustive", "transfer_kong"]

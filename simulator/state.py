@@ -1,0 +1,127 @@
+"""Layout of the compiled engine's per-hand state: plain numpy arrays and the integer slots that index them.
+
+One hand's state is a handful of arrays allocated once per batch and reset per hand (no allocation per turn):
+
+- ``wall: int8[108]`` — the shuffled wall; draws come from ``g[G_HEAD]`` upwards, kong replacements from
+  ``g[G_TAIL]`` downwards (no dead wall), so ``tiles_left = G_TAIL − G_HEAD``.
+- ``conc: uint8[4, 27]`` concealed counts; ``mk, mt: int8[4, 4]`` meld kinds/tiles; ``nm: int64[4]`` melds.
+- ``g: int64[G_N]`` hand-wide scalars (``G_*``); ``ps: int64[4, PS_N]`` per-seat scalars (``PS_*``).
+- ``score: int64[4, N_COMP]`` money by component (``C_*``), base units; every payment moves money between two
+  seats, so each column sums to zero.
+- ``kl: int64[K_MAX, KL_N]`` the kong ledger: who made each kong, what each seat paid for it, and whether its
+  income was later transferred or refunded.
+- ``wins: int64[MAX_WINS, W_N]`` plus ``wconc: uint8[MAX_WINS, 27]``, ``wmk, wmt: int8[MAX_WINS, 4]``: the wins.
+- ``visible: int8[27]`` tiles every player has seen (discards and melds), for bots' acceptance counts.
+- ``events: int32[E_MAX, EV_W]`` the optional event log (replay, tests); a one-row array disables it.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+N_SEATS = 4
+N_KINDS = 27
+N_TILES = 108
+HAND = 13
+MAX_WINS = 3          # at most three players win a hand (the fourth is always left)
+K_MAX = 28            # kongs per hand: at most one per kind (27), plus a spare slot
+
+# Hand-wide scalars g[...]
+(G_HEAD, G_TAIL, G_TURNS, G_NKONGS, G_NWINS, G_WIN_EVENTS, G_NWON, G_INTERRUPTED, G_NEV, G_EXHAUSTIVE,
+ G_DEALER, G_EXCHANGE, G_ENDED, G_CHAIN, G_EV_OVERFLOW) = range(15)
+G_N = 15
+# G_CHAIN: kong-ledger index of the first kong of the current player's turn (杠上炮 / 呼叫转移 scope)
+
+# Per-seat scalars ps[seat, ...]
+(PS_VOID, PS_EVOID, PS_WON, PS_WIN_ORDER, PS_LOCKED, PS_LOCK_MASK, PS_LOCK_FAN, PS_DECLINED, PS_NKONGS,
+ PS_NDRAWS, PS_WAITS, PS_BOT, PS_SAFE, PS_DISCARDED, PS_HUAZHU, PS_READY, PS_START_SH, PS_WIN_TURN,
+ PS_WIN_KIND, PS_WIN_IDX) = range(20)
+PS_N = 20
+# PS_VOID: declared void suit (−1 none); PS_EVOID: the void passed to evaluate (−1 under void_suit: none)
+# PS_SAFE: kinds discarded by someone else since this seat's last draw (this seat passed on them)
+
+# Score components (the players table's score_* columns, in schema.SCORE_COMPONENTS order)
+C_WIN, C_KONG, C_TRANSFER, C_HUAZHU, C_CHADAJIAO, C_REFUND = range(6)
+N_COMP = 6
+
+# Kong ledger kl[i, ...]
+KL_MAKER, KL_KIND, KL_TILE, KL_STATUS, KL_FEEDER, KL_PAID = range(6)   # KL_PAID..KL_PAID+3: paid per seat
+KL_N = KL_PAID + N_SEATS
+KS_LIVE, KS_TRANSFERRED, KS_REFUNDED, KS_RETURNED = range(4)  # RETURNED = 退税 at the exhaustive draw
+
+# Win kinds (schema "kind"/"win_kind"), in WIN_KINDS order
+WK_DISCARD, WK_SELF_DRAW, WK_ROB_KONG = range(3)
+WIN_KINDS = ("discard", "self_draw", "rob_kong")
+
+# Win records wins[i, ...]
+(W_ORDER, W_WINNER, W_PAYER, W_NPAYERS, W_KIND, W_TILE, W_CTX, W_HAND_TYPE, W_FLAGS, W_GEN, W_FAN, W_CAPPED,
+ W_POINTS, W_RECEIVED, W_TURN, W_NMELDS) = range(16)
+W_N = 16
+
+# Events: events[i] = (type, seat, tile, amount, a, b)
+EV_W = 6
+E_MAX = 1024
+(EV_DEAL, EV_EXCHANGE, EV_VOID, EV_DRAW, EV_DISCARD, EV_PUNG, EV_KONG, EV_PAY, EV_WIN, EV_DECLINE, EV_ROBBED,
+ EV_READY, EV_HUAZHU, EV_END, EV_LOCKED) = range(15)
+# EV_DEAL: seat, a = number of tiles (the tiles themselves are in the dealt arrays)
+# EV_EXCHANGE: seat gives tile to seat a          EV_VOID: seat declares suit a
+# EV_DRAW: seat draws tile, a = 1 from the tail  EV_DISCARD: seat discards tile
+# EV_PUNG: seat pungs tile from a                 EV_KONG: seat konged tile, a = meld kind, b = feeder or −1
+# EV_PAY: seat pays amount to a, b = component C_*
+# EV_WIN: seat wins on tile, a = win kind, b = win record index
+# EV_DECLINE: seat declines a win on tile worth amount capped fan, a = win kind
+# EV_ROBBED: seat's added kong of tile is robbed
+# EV_READY: seat is ready at the end, amount = 查大叫 points   EV_HUAZHU: seat is a 花猪 at the draw
+# EV_END: a = exhaustive draw (0/1), amount = tiles left
+# EV_LOCKED: seat could not win on tile because of pass_ron_lock (a = lock mode)
+
+
+# Per-hand result slots (hands table), per-player slots (players table)
+H_DEALER, H_EXCHANGE, H_NWINNERS, H_EXHAUSTIVE, H_TILES_LEFT, H_NKONGS, H_TURNS, H_NWINS, H_EV_OVERFLOW = range(9)
+H_N = 9
+(PL_SEAT, PL_BOT, PL_START_SH, PL_VOID, PL_WON, PL_WIN_ORDER, PL_WIN_KIND, PL_WIN_TURN, PL_HAND_TYPE, PL_FLAGS, PL_GEN,
+ PL_FAN, PL_CAPPED, PL_NKONGS, PL_HUAZHU, PL_READY, PL_DECLINED, PL_SCORE) = range(18)
+PL_N = PL_SCORE + N_COMP
+
+
+@njit(cache=True)
+def tiles_left(g) -> int:
+    return g[G_TAIL] - g[G_HEAD]
+
+
+@njit(cache=True)
+def log_event(events, g, typ, seat, tile, amount, a, b) -> None:
+    """Append one event when recording (``events`` has more than one row); overflow is flagged, not fatal."""
+    if events.shape[0] <= 1:
+        return
+    i = g[G_NEV]
+    if i >= events.shape[0]:
+        g[G_EV_OVERFLOW] = 1
+        return
+    events[i, 0] = typ
+    events[i, 1] = seat
+    events[i, 2] = tile
+    events[i, 3] = amount
+    events[i, 4] = a
+    events[i, 5] = b
+    g[G_NEV] = i + 1
+
+
+@njit(cache=True)
+def pay(score, events, g, payer, payee, amount, comp) -> None:
+    """Move ``amount`` base units from ``payer`` to ``payee`` under component ``comp`` (zero-sum by design)."""
+    if amount == 0 or payer == payee:
+        return
+    score[payer, comp] -= amount
+    score[payee, comp] += amount
+    log_event(events, g, EV_PAY, payer, -1, amount, payee, comp)
+
+
+@njit(cache=True)
+def next_in(ps, seat) -> int:
+    """The next seat in turn order after ``seat`` that has not won (``seat`` itself if all others have)."""
+    for i in range(1, N_SEATS + 1):
+        q = (seat + i) % N_SEATS
+        if ps[q, PS_WON] == 0:
+            return q
+    return seat

@@ -1,0 +1,173 @@
+"""analysis.stats against hand-computed values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from analysis.stats import (
+    cluster_bootstrap_risk,
+    cluster_means,
+    cluster_proportions,
+    hands_needed,
+    risk_kernel,
+    session_risk,
+    session_totals,
+    wilson_exprs,
+    wilson_interval,
+    z_value,
+)
+
+Z = 1.959963984540054
+
+
+def test_z_value():
+    assert z_value() == pytest.approx(Z, abs=1e-12)
+    assert z_value(0.90) == pytest.approx(1.6448536, abs=1e-6)
+
+
+def test_wilson_hand_computed():
+    # k=3, n=10: p=.3, z²=3.841459; centre=(.3+.192073)/1.384146=.355512;
+    # half=z·√(.021+.0096036)/1.384146=.247720
+    lo, hi = wilson_interval(3, 10)
+    assert lo == pytest.approx(0.1077913, abs=1e-6)
+    assert hi == pytest.approx(0.6032219, abs=1e-6)
+    # k=0: lo=0, hi=z²/(n+z²); k=n: lo=n/(n+z²), hi=1
+    lo, hi = wilson_interval(np.array([0, 7]), np.array([4, 7]))
+    assert lo[0] == 0 and hi[0] == pytest.approx(Z**2 / (4 + Z**2))
+    assert lo[1] == pytest.approx(7 / (7 + Z**2)) and hi[1] == 1
+    lo, hi = wilson_interval(0, 0)
+    assert np.isnan(lo) and np.isnan(hi)
+
+
+def test_wilson_exprs_match_numpy():
+    df = pl.DataFrame({"k": [0, 3, 7, 50, 0], "n": [4, 10, 7, 1000, 0]})
+    out = df.with_columns(wilson_exprs("k", "n", "p"))
+    lo, hi = wilson_interval(df["k"].to_numpy(), df["n"].to_numpy())
+    np.testing.assert_allclose(out["p_lo"].to_numpy()[:4], lo[:4], rtol=1e-12)
+    np.testing.assert_allclose(out["p_hi"].to_numpy()[:4], hi[:4], rtol=1e-12)
+    assert out["p"][1] == 0.3 and out["p"][4] is None and out["p_lo"][4] is None
+
+
+def test_cluster_means_one_per_hand_is_sd_over_sqrt_n():
+    # seat 0 scores 6, -16, -48, 2: mean -14; deviations 20,-2,-34,16 -> SS 1816, var 605.33, se √(605.33/4)
+    lf = pl.LazyFrame({"g": ["a"] * 4, "hand_id": [0, 1, 2, 3], "x": [6, -16, -48, 2]})
+    row = cluster_means(lf, ["g"], ["x"]).row(0, named=True)
+    assert (row["n_hands"], row["n_obs"], row["mean"]) == (4, 4, -14)
+    assert row["se"] == pytest.approx(math.sqrt(1816 / 3 / 4))
+    assert row["ci_lo"] == pytest.approx(-14 - Z * row["se"])
+
+
+def test_cluster_means_two_per_hand():
+    # two observations per hand, hand sums S = 6, -8, -32, 18 (m = 2): mean = -16/8 = -2;
+    # se² = 4/3 · Σ(S + 4)² / 8² = 4/3 · 1384/64 = 173/6
+    lf = pl.LazyFrame({"hand_id": [0, 0, 1, 1, 2, 2, 3, 3], "g": ["b"] * 8,
+                       "x": [6, 0, -16, 8, -48, 16, 2, 16]})
+    row = cluster_means(lf, ["g"], ["x"]).row(0, named=True)
+    assert (row["n_hands"], row["n_obs"], row["mean"]) == (4, 8, -2)
+    assert row["se"] == pytest.approx(math.sqrt(173 / 6))
+    # the same numbers treated as 8 independent players would give a different (wrong) SE
+    assert row["se"] != pytest.approx(np.std([6, 0, -16, 8, -48, 16, 2, 16], ddof=1) / math.sqrt(8))
+
+
+def test_cluster_means_single_hand_has_no_se():
+    row = cluster_means(pl.LazyFrame({"g": [1, 1], "hand_id": [5, 5], "x": [1.0, 3.0]}), ["g"], ["x"]).row(0, named=True)
+    assert row["mean"] == 2 and row["se"] is None
+
+
+def test_cluster_proportions_hand_computed():
+    # hands 0..3, two players each; value 16 appears twice in hand 2 (a cluster), once in hands 0 and 1 for "a"
+    lf = pl.LazyFrame({"g": ["v"] * 8, "hand_id": [0, 0, 1, 1, 2, 2, 3, 3], "s": [0, -6, 6, 2, 16, 16, 0, -18]})
+    out = cluster_proportions(lf, ["g"], "s")
+    r16 = out.filter(pl.col("s") == 16).row(0, named=True)
+    # p = 2/8; S_h = (0,0,2,0): se² = 4/3 · Σ(S − .5)² / 64 = 4/3 · (3·.25 + 2.25)/64 = 1/16
+    assert (r16["k"], r16["n_obs"], r16["n_hands"], r16["p"]) == (2, 8, 4, 0.25)
+    assert r16["se"] == pytest.approx(0.25)
+    assert out["p"].sum() == pytest.approx(1.0)
+    assert out["k"].sum() == 8
+
+
+def test_hands_needed_hand_computed():
+    # σ = se·√n = 12, d = 1: ⌈((1.959964 + 0.841621)·12)²⌉ = ⌈1130.2⌉
+    assert hands_needed(6.0, 4, 1.0) == 1131
+    assert hands_needed(6.0, 4, -1.0) == 1131
+    assert np.isnan(hands_needed(0.0, 4, 1.0))
+
+
+SAMPLE = np.array([-10.0, -4, -2, 0, 0, 1, 2, 3, 5, 9])
+
+
+def test_risk_kernel_tiny_sample():
+    out = risk_kernel(SAMPLE, np.ones((1, 10)), [0.05, 0.1, 0.11, 0.5, 0.95, 1.0], [0, 2, 3, 100], alpha=0.8)
+    assert out["mean"][0] == pytest.approx(0.4)
+    assert out["sd"][0] == pytest.approx(np.std(SAMPLE, ddof=1))
+    # inverse empirical CDF: q(p) = x_(⌈np⌉)
+    assert [out[f"q{p:g}"][0] for p in (0.05, 0.1, 0.11, 0.5, 0.95, 1.0)] == [-10, -10, -4, 0, 9, 9]
+    np.testing.assert_array_equal([out[f"q{p:g}"][0] for p in (0.05, 0.5, 0.95)],
+                                  np.quantile(SAMPLE, [0.05, 0.5, 0.95], method="inverted_cdf"))
+    # P(loss > x) = share with score < -x: three scores below 0, two below -2 (-2 itself is not), none below -100
+    assert [out[f"p_loss_gt_{x}"][0] for x in (0, 2, 3, 100)] == [0.3, 0.2, 0.2, 0.0]
+    # CVaR80: the worst 20% = 2 of 10 outcomes, losses 10 and 4
+    assert out["cvar"][0] == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize(("alpha", "expected"), [
+    (0.95, 10.0),            # k = 0.5: half of the worst outcome
+    (0.75, 15 / 2.5),        # k = 2.5: 10 + 4 + 0.5·2
+    (0.5, (10 + 4 + 2) / 5),  # k = 5: 10, 4, 2, 0, 0
+])
+def test_cvar_fractional_boundary(alpha, expected):
+    assert risk_kernel(SAMPLE, np.ones((1, 10)), [], [], alpha)["cvar"][0] == pytest.approx(expected)
+
+
+def test_risk_kernel_weights_equal_repetition():
+    w = np.array([[2, 0, 1, 3, 0, 1, 1, 0, 2, 1]], dtype=float)
+    rep = np.sort(np.repeat(SAMPLE, w[0].astype(int)))
+    a = risk_kernel(SAMPLE, w, [0.05, 0.3, 0.5, 0.9], [0, 3], 0.9)
+    b = risk_kernel(rep, np.ones((1, rep.size)), [0.05, 0.3, 0.5, 0.9], [0, 3], 0.9)
+    for key in a:
+        assert a[key][0] == pytest.approx(b[key][0]), key
+
+
+def test_bootstrap_reproducible_and_degenerate():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=200)
+    kw = {"probs": [0.5], "thresholds": [1.0], "n_boot": 50}
+    a = cluster_bootstrap_risk(x, np.arange(200), seed=9, **kw)
+    assert a == cluster_bootstrap_risk(x, np.arange(200), seed=9, **kw)
+    assert a != cluster_bootstrap_risk(x, np.arange(200), seed=10, **kw)
+    const = cluster_bootstrap_risk(np.full(30, 4.0), np.arange(30), **kw)
+    assert const["mean"] == (4.0, 4.0, 4.0) and const["sd"] == (0.0, 0.0, 0.0)
+    assert const["cvar"] == pytest.approx((-4.0, -4.0, -4.0))
+    none = cluster_bootstrap_risk(x, np.arange(200), probs=[], thresholds=[], n_boot=0)
+    assert math.isnan(none["mean"][1])
+
+
+def test_bootstrap_interval_width_and_clustering():
+    # N(0,1), n = 4000: percentile CI of the mean ≈ ±1.96/√n. If each value is repeated 4 times within a hand,
+    # the cluster bootstrap must keep the width of the 1000 independent hands (≈ ±1.96/√1000), not shrink it.
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=4000)
+    est, lo, hi = cluster_bootstrap_risk(x, np.arange(4000), probs=[], thresholds=[], n_boot=400, seed=1)["mean"]
+    assert (hi - lo) / 2 == pytest.approx(Z / math.sqrt(4000), rel=0.15)
+    y = np.repeat(rng.normal(size=1000), 4)
+    est, lo, hi = cluster_bootstrap_risk(y, np.arange(4000) // 4, probs=[], thresholds=[], n_boot=400, seed=1)["mean"]
+    assert (hi - lo) / 2 == pytest.approx(Z / math.sqrt(1000), rel=0.15)
+
+
+def test_sessions():
+    rng = np.random.default_rng(0)
+    assert np.all(session_totals(np.full(12, 3.0), np.arange(12) // 4, 40, 100, rng) == 120)
+    # one hand = one cluster of values {-1, +1}: a session picks one of them per hand
+    tot = session_totals(np.array([-1.0, 1.0]), np.array([0, 0]), 25, 20_000, rng)
+    assert set(np.unique(tot)) <= set(range(-25, 26, 2))
+    assert tot.mean() == pytest.approx(0, abs=0.15) and tot.std() == pytest.approx(5, rel=0.03)
+    x = rng.normal(1.0, 2.0, size=3000)
+    out = session_risk(x, np.arange(3000), hands=40, probs=[0.05], thresholds=[0], n_boot=40, seed=5)
+    est, lo, hi = out["mean"]
+    assert est == pytest.approx(40 * x.mean(), abs=0.5) and lo < 40 * x.mean() < hi
+    assert out["sd"][0] == pytest.approx(math.sqrt(40) * x.std(ddof=1), rel=0.03)
+    assert out == session_risk(x, np.arange(3000), hands=40, probs=[0.05], thresholds=[0], n_boot=40, seed=5)

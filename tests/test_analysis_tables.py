@@ -1,0 +1,287 @@
+"""analysis tables on the four-hand synthetic run of tests/analysis_synth.py, against hand-computed numbers.
+
+Scores per seat (base units) in variant ``base`` (花猪 16): seat 0: 6, -16, -48, 2; seat 1: 0, 8, 16, 16;
+seat 2: 0, 6, 16, 0; seat 3: -6, 2, 16, -18. ``alt`` (花猪 8) differs only in hand 2: seat 0 -24, others +8.
+Seats 0-1 are greedy, 2-3 value. Wins (7 per variant): hand 0 pinghu (self-draw) + duiduihu; hand 1 qingyise,
+qidui (self-draw), pinghu; hand 3 qingdui (5 fan capped at 4) + pinghu (rob kong).
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from analysis_synth import example_run
+
+from analysis import compare, economy, ev, fans, risk, shape
+from analysis.load import RunDirError, open_run
+from analysis.stats import wilson_interval
+from simulator.rules import FLAGS, HAND_TYPES
+
+Z = 1.959963984540054
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    return example_run(tmp_path_factory.mktemp("synth") / "run")
+
+
+def row(df: pl.DataFrame, **where) -> dict:
+    sub = df.filter(*[pl.col(k) == v for k, v in where.items()])
+    assert sub.height == 1, (where, sub)
+    return sub.row(0, named=True)
+
+
+# -- load ------------------------------------------------------------------------------------------------------
+
+def test_open_run(run_dir):
+    run = open_run(run_dir)
+    assert run.variants == ("base", "alt")  # study order, not alphabetical
+    assert run.baseline == "base"
+    assert run.base("alt") == 1 and run.economy("alt") == {"room_factor": 2.0, "rake": 1.0}
+    assert run.hand_counts().rows() == [("base", 4), ("alt", 4)]
+    players = run.players().collect()
+    assert players.height == 32 and players.schema["variant"] == pl.String and players.schema["bot"] == pl.String
+    assert run.wins("alt").collect().height == 7
+
+
+def test_bad_run_dirs(tmp_path):
+    with pytest.raises(RunDirError, match="not found"):
+        open_run(tmp_path / "missing")
+    with pytest.raises(RunDirError, match="no variant="):
+        open_run(tmp_path)
+    (tmp_path / "variant=x").mkdir()
+    (tmp_path / "variant=x" / "manifest.json").write_text("{not json")
+    with pytest.raises(RunDirError, match="malformed JSON"):
+        open_run(tmp_path)
+
+
+def test_unknown_variant(run_dir):
+    with pytest.raises(RunDirError, match="no variant 'nope'.*base, alt"):
+        open_run(run_dir).players("nope")
+
+
+# -- fans ------------------------------------------------------------------------------------------------------
+
+def test_hand_type_frequencies(run_dir):
+    df = fans.hand_type_frequencies(run_dir)
+    assert df.height == 2 * len(HAND_TYPES)
+    base = df.filter(pl.col("variant") == "base")
+    assert base["hand_type"].to_list() == list(HAND_TYPES)
+    assert base["k_wins"].sum() == 7 and (base["n_wins"] == 7).all() and (base["n_hands"] == 4).all()
+    r = row(base, hand_type="pinghu")
+    assert (r["k_wins"], r["k_hands"]) == (3, 3)  # hands 0, 1, 3
+    assert r["p_win"] == pytest.approx(3 / 7) and r["p_hand"] == 0.75
+    lo, hi = wilson_interval(3, 7)
+    assert (r["p_win_lo"], r["p_win_hi"]) == pytest.approx((float(lo), float(hi)))
+    assert row(base, hand_type="qingdui")["k_wins"] == 1
+    assert row(base, hand_type="tianhu")["k_wins"] == 0
+    assert row(base, hand_type="tianhu")["p_win_hi"] == pytest.approx(Z**2 / (7 + Z**2))
+
+
+def test_flag_frequencies(run_dir):
+    base = fans.flag_frequencies(run_dir).filter(pl.col("variant") == "base")
+    assert base["flag"].to_list() == list(FLAGS)
+    counts = dict(zip(base["flag"], base["k_wins"], strict=True))
+    assert counts["pinghu"] == 7  # every win
+    assert (counts["duiduihu"], counts["qingyise"], counts["qidui"], counts["zimo"], counts["qiangganghu"]) == \
+        (2, 2, 1, 2, 1)
+    assert counts["menqing"] == 2 and counts["tianhu"] == 0
+    assert row(base, flag="duiduihu")["k_hands"] == 2  # hands 0 and 3
+
+
+def test_fan_distribution_and_summary(run_dir):
+    dist = fans.fan_distribution(run_dir).filter(pl.col("variant") == "base")
+    fan = dict(zip(*dist.filter(pl.col("measure") == "fan").select("value", "k"), strict=True))
+    capped = dict(zip(*dist.filter(pl.col("measure") == "capped_fan").select("value", "k"), strict=True))
+    gen = dict(zip(*dist.filter(pl.col("measure") == "gen").select("value", "k"), strict=True))
+    assert fan == {0: 2, 1: 2, 2: 1, 3: 1, 4: 0, 5: 1}
+    assert capped == {0: 2, 1: 2, 2: 1, 3: 1, 4: 1, 5: 0}
+    assert gen == {0: 5, 1: 1, 2: 1, 3: 0, 4: 0, 5: 0}
+    for measure in ("fan", "capped_fan", "gen"):
+        assert dist.filter(pl.col("measure") == measure)["p"].sum() == pytest.approx(1.0)
+    summ = fans.fan_summary(run_dir).filter(pl.col("variant") == "base")
+    assert row(summ, quantity="fan")["mean"] == pytest.approx(12 / 7)
+    assert row(summ, quantity="capped_fan")["mean"] == pytest.approx(11 / 7)
+    wph = row(summ, quantity="wins_per_hand")
+    # winners 2, 3, 0, 2: mean 1.75, sample variance 4.75/3
+    assert wph["mean"] == 1.75 and wph["se"] == pytest.approx(math.sqrt(4.75 / 3 / 4))
+
+
+# -- expected value ----------------------------------------------------------------------------------------------
+
+def test_ev_by_seat(run_dir):
+    df = ev.expected_value(run_dir, "seat", components=False)
+    r = row(df, variant="base", seat=0)
+    assert (r["n_hands"], r["n_obs"], r["mean"]) == (4, 4, -14)
+    assert r["se"] == pytest.approx(math.sqrt(1816 / 3 / 4))
+    assert (r["ci_lo"], r["ci_hi"]) == pytest.approx((-14 - Z * r["se"], -14 + Z * r["se"]))
+    assert row(df, variant="alt", seat=0)["mean"] == -8
+    assert [row(df, variant="base", seat=s)["mean"] for s in range(4)] == [-14, 10, 5.5, -1.5]
+
+
+def test_ev_by_bot_clustered_with_components(run_dir):
+    df = ev.expected_value(run_dir, "bot").filter(pl.col("variant") == "base")
+    g = row(df, bot="greedy", component="score_total")
+    assert (g["n_hands"], g["n_obs"], g["mean"]) == (4, 8, -2)
+    assert g["se"] == pytest.approx(math.sqrt(173 / 6))
+    assert row(df, bot="value", component="score_total")["mean"] == 2
+    assert row(df, bot="greedy", component="score_huazhu")["mean"] == -4  # (-48 + 16) / 8
+    assert row(df, bot="greedy", component="score_win")["mean"] == 2.5  # (6 + 0 - 14 + 10 + 2 + 16) / 8
+    for bot in ("greedy", "value"):
+        parts = df.filter((pl.col("bot") == bot) & (pl.col("component") != "score_total"))["mean"].sum()
+        assert parts == pytest.approx(row(df, bot=bot, component="score_total")["mean"])
+
+
+def test_ev_bad_grouping(run_dir):
+    with pytest.raises(ValueError, match="group by"):
+        ev.expected_value(run_dir, "table")
+
+
+# -- risk ------------------------------------------------------------------------------------------------------
+
+def test_risk_table_points(run_dir):
+    df = risk.risk_table(run_dir, "seat", alpha=0.75, thresholds=(0, 10, 16), n_boot=50)
+    s0 = {r["statistic"]: r for r in df.filter((pl.col("variant") == "base") & (pl.col("seat") == 0)).iter_rows(named=True)}
+    # seat 0 scores sorted -48, -16, 2, 6
+    assert s0["mean"]["estimate"] == -14
+    assert s0["sd"]["estimate"] == pytest.approx(math.sqrt(1816 / 3))
+    assert s0["q(0.5)"]["estimate"] == -16 and s0["q(0.75)"]["estimate"] == 2 and s0["q(0.01)"]["estimate"] == -48
+    assert s0["P(loss>0)"]["estimate"] == 0.5 and s0["P(loss>16)"]["estimate"] == 0.25
+    assert s0["CVaR75 loss"]["estimate"] == 48  # worst 25% = one of four hands
+    assert all(r["n_hands"] == 4 and r["n_obs"] == 4 for r in s0.values())
+    assert all(r["ci_lo"] <= r["ci_hi"] for r in s0.values())
+
+
+def test_risk_by_bot_pools_seats(run_dir):
+    df = risk.risk_table(run_dir, "bot", alpha=0.75, n_boot=20).filter(pl.col("variant") == "base")
+    v = {r["statistic"]: r["estimate"] for r in df.filter(pl.col("bot") == "value").iter_rows(named=True)}
+    # value: -18, -6, 0, 0, 2, 6, 16, 16 -> CVaR75 = (18 + 6)/2, q(.25) = x_(2) = -6
+    assert v["mean"] == 2 and v["CVaR75 loss"] == 12 and v["q(0.25)"] == -6
+    assert v["P(loss>8)"] == 0.125
+    assert set(df.filter(pl.col("bot") == "value")["n_obs"]) == {8}
+
+
+def test_session_risk_table(run_dir):
+    df = risk.session_risk_table(run_dir, "seat", hands=3, n_sessions=4000, n_boot=10, boot_sessions=500)
+    r = row(df, variant="base", seat=1, statistic="mean")
+    assert r["estimate"] == pytest.approx(3 * 10, abs=1.5) and r["session_hands"] == 3
+    worst = row(df, variant="base", seat=0, statistic="q(0.01)")["estimate"]
+    assert worst == -144  # three 花猪 hands in a row: 3 × -48 (probability 1/64)
+
+
+def test_score_distribution(run_dir):
+    df = risk.score_distribution(run_dir, "seat")
+    sub = df.filter((pl.col("variant") == "base") & (pl.col("seat") == 0))
+    assert sub["score_total"].to_list() == [-48, -16, 2, 6]
+    assert sub["p"].to_list() == [0.25] * 4 and set(sub["n_obs"]) == {4}
+    # one observation per hand: se = sqrt(p(1-p)/(n-1))
+    assert sub["se"][0] == pytest.approx(math.sqrt(0.25 * 0.75 / 3))
+
+
+# -- game shape ------------------------------------------------------------------------------------------------
+
+def test_game_shape(run_dir):
+    df = shape.game_shape(run_dir).filter(pl.col("variant") == "base")
+    get = {r["metric"]: r for r in df.iter_rows(named=True)}
+    assert (get["exhaustive_draw (流局)"]["estimate"], get["exhaustive_draw (流局)"]["n"]) == (0.75, 4)
+    assert [get[f"winners={k}"]["estimate"] for k in range(4)] == [0.25, 0, 0.5, 0.25]
+    assert get["winners per hand"]["estimate"] == 1.75
+    assert get["huazhu (花猪) any"]["estimate"] == 0.25
+    assert get["chadajiao (查大叫) any"]["estimate"] == 0.5  # hands 0 and 3
+    assert get["kongs per hand"]["estimate"] == 0.5
+    assert (get["self-draw share"]["estimate"], get["self-draw share"]["n"]) == (2 / 7, 7)
+    assert get["rob-kong share"]["estimate"] == pytest.approx(1 / 7)
+    assert get["cap binds"]["estimate"] == pytest.approx(1 / 7) and get["cap binds (any win)"]["estimate"] == 0.25
+    assert get["win turn"]["estimate"] == 20  # (10 + 20 + 5 + 15 + 30 + 25 + 35) / 7
+    # deal-ins: hand 0 seat 2; hand 1 seat 0 (twice, counted once); hand 3 seats 3 and 2 -> 4 of 16,
+    # per-hand counts 1, 1, 0, 2: se² = 4/3 · Σ(c − 1)² / 16² = 4/3 · 2/256
+    dealin = get["deal-in rate"]
+    assert (dealin["estimate"], dealin["n"]) == (0.25, 16)
+    assert dealin["se"] == pytest.approx(math.sqrt(4 / 3 * 2 / 256))
+    assert get["declined a win"]["estimate"] == 1 / 16
+    assert get["huazhu (花猪) rate"]["estimate"] == 1 / 16
+    assert df.select(pl.col("se").is_not_null().all()).item()
+
+
+def test_decline_effect(run_dir):
+    df = shape.decline_effect(run_dir).filter((pl.col("variant") == "base") & (pl.col("bot") == "greedy"))
+    yes = row(df.filter(pl.col("declined") == True), quantity="capped_fan")  # noqa: E712
+    no = row(df.filter(pl.col("declined") == False), quantity="capped_fan")  # noqa: E712
+    assert (yes["mean"], yes["n_obs"]) == (4, 1)
+    assert (no["mean"], no["n_obs"]) == (1, 4)  # greedy non-decliners' wins: 0, 1, 2, 1
+    diff = row(df.filter(pl.col("declined").is_null()), quantity="capped_fan")
+    assert diff["mean"] == 3 and diff["n_obs"] == 5
+    won = row(df.filter(pl.col("declined") == False), quantity="won")  # noqa: E712
+    assert won["mean"] == pytest.approx(4 / 7)
+
+
+# -- paired comparison -------------------------------------------------------------------------------------------
+
+def test_paired_by_seat_hand_computed(run_dir):
+    df = compare.paired_comparison(run_dir, "alt", "base", by="seat", detect=1.0)
+    r = row(df, seat=0)
+    # d = 0, 0, +24, 0: mean 6, sd 12, paired se 6; unpaired var (605.33 + 205.33)/4 = 202.67
+    assert (r["n_hands"], r["mean"], r["mean_baseline"], r["diff"]) == (4, -8, -14, 6)
+    assert r["se_paired"] == pytest.approx(6.0)
+    assert (r["ci_lo"], r["ci_hi"]) == pytest.approx((6 - Z * 6, 6 + Z * 6))
+    assert r["se_unpaired"] == pytest.approx(math.sqrt((1816 / 3 + 616 / 3) / 4))
+    assert r["vrf"] == pytest.approx((1816 / 3 + 616 / 3) / 4 / 36)
+    assert r["hands_paired"] == 1131  # ⌈(2.80159·12)²⌉
+    assert r["p_value"] == pytest.approx(0.3173105, abs=1e-6)
+    assert row(df, seat=3)["diff"] == -2
+
+
+def test_paired_by_bot_and_components(run_dir):
+    df = compare.paired_comparison(run_dir, "alt", "base", by="bot", components=["score_total", "score_huazhu",
+                                                                                 "score_win"])
+    g = row(df, bot="greedy", component="score_total")
+    # per-hand sums of d over the two greedy seats: 0, 0, 16, 0 (m = 2): mean 2, se² = 4/3 · (3·16 + 144)/64 = 4
+    assert (g["bot_baseline"], g["n_obs"], g["diff"]) == ("greedy", 8, 2)
+    assert g["se_paired"] == pytest.approx(2.0)
+    assert row(df, bot="greedy", component="score_huazhu")["diff"] == 2
+    w = row(df, bot="value", component="score_win")
+    assert w["diff"] == 0 and w["se_paired"] == 0 and w["hands_paired"] is None
+
+
+def test_paired_against_itself_is_zero(run_dir):
+    df = compare.paired_comparison(run_dir, "base", "base", by="seat")
+    assert (df["diff"] == 0).all() and (df["se_paired"] == 0).all()
+
+
+def test_paired_hand_metrics(run_dir):
+    df = compare.paired_hand_metrics(run_dir, "alt")  # baseline defaults to the study's
+    assert set(df["baseline"]) == {"base"}
+    moved = row(df, metric="points exchanged")
+    # Σ|score|/2 per hand: base 6, 16, 48, 18 (mean 22); alt 6, 16, 24, 18: d = 0, 0, -24, 0
+    assert moved["mean_baseline"] == 22 and moved["mean"] == 16 and moved["diff"] == -6
+    assert moved["se_paired"] == pytest.approx(6.0)
+    assert row(df, metric="huazhu (花猪) any")["diff"] == 0
+
+
+def test_compare_unknown_variant(run_dir):
+    with pytest.raises(RunDirError, match="no variant 'x'"):
+        compare.paired_comparison(run_dir, "x")
+    with pytest.raises(ValueError, match="unknown score component"):
+        compare.paired_comparison(run_dir, "alt", components=["score_bogus"])
+
+
+# -- economy ---------------------------------------------------------------------------------------------------
+
+def test_economy_from_manifest_and_override(run_dir):
+    df = economy.economy_table(run_dir, "seat")
+    r = row(df, variant="alt", seat=0, quantity="coins")
+    # alt: N = 2, A = 1: coins = 2·score − 1; seat 0 scores 6, -16, -24, 2
+    assert (r["room_factor"], r["rake"], r["house_per_hand"]) == (2, 1, 4)
+    assert r["mean"] == 2 * -8 - 1
+    assert r["se"] == pytest.approx(2 * math.sqrt(616 / 3 / 4))
+    assert row(df, variant="alt", seat=1, quantity="coin_loss")["mean"] == 0.25  # 2·0 − 1 < 0 in hand 0
+    base = row(df, variant="base", seat=0, quantity="coins")
+    assert base["mean"] == -14 and base["room_factor"] == 1 and base["rake"] == 0
+    over = economy.economy_table(run_dir, "bot", room_factor=200, rake=400)
+    g = row(over, variant="base", bot="greedy", quantity="coins")
+    assert g["mean"] == 200 * -2 - 400 and g["house_per_hand"] == 1600
+    # all four players together: the house takes exactly 4·A per hand
+    both = over.filter((pl.col("variant") == "base") & (pl.col("quantity") == "coins"))
+    assert (both["mean"] * both["n_obs"]).sum() / 4 == pytest.approx(-4 * 400)

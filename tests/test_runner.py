@@ -1,0 +1,329 @@
+"""Batch runner: determinism across jobs/backends/chunking, resume after kill -9, refusals, Parquet read-back."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from simulator import cli, runner
+from simulator.rules import load_rules
+from simulator.schema import TABLES
+
+HANDS = 6000      # reference run: enough chunks to interleave, and long enough (~1 s) to interrupt
+CHUNK = 200
+SEED = 7
+XUEZHAN = Path(sys.executable).parent / "xuezhan"
+
+
+def make_variant(config: str = "chengdu", name: str | None = None, overrides=None) -> runner.Variant:
+    return runner.Variant.load(config, overrides, name)  # as the CLI does, so manifests compare equal
+
+
+def run(out: Path, *, hands: int = HANDS, chunk: int | None = CHUNK, jobs: int = 1, seed: int = SEED,
+        variant: runner.Variant | None = None, **kw) -> runner.RunSummary:
+    spec = runner.RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk, progress=False, **kw)
+    return runner.simulate(variant or make_variant(), out, spec)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of a run (manifest and Parquet parts) by relative path, lock file excluded."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != runner.LOCK_NAME}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """A clean single-process run: the bytes every other way of running must reproduce."""
+    out = tmp_path_factory.mktemp("ref")
+    run(out, jobs=1)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Plans and encoding
+
+def test_plan_chunks_cover_every_hand_once():
+    plan = runner.plan_chunks(1050, 100)
+    assert plan[0] == (0, 99) and plan[-1] == (1000, 1049) and len(plan) == 11
+    ids = np.concatenate([np.arange(f, last + 1) for f, last in plan])
+    assert np.array_equal(ids, np.arange(1050))
+
+
+def test_part_names_sort_by_hand_id():
+    names = [runner.part_name(f, last) for f, last in runner.plan_chunks(250_000, 9_999)]
+    assert names == sorted(names)
+
+
+def test_categorical_outside_vocabulary_is_an_error():
+    fld = TABLES["wins"].field("kind")
+    with pytest.raises(ValueError, match="'ron'"):
+        runner._categorical(np.array(["discard", "ron"], dtype=object), fld, runner.VOCABULARIES["kind"])
+
+
+def test_integer_overflow_is_an_error_not_a_wrap():
+    with pytest.raises(pa.ArrowInvalid):
+        runner._column(np.array([200], dtype=np.int64), TABLES["hands"].field("tiles_left"), 1, "x")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Determinism
+
+def test_layout_and_manifest(reference: Path):
+    vdir = reference / "variant=chengdu"
+    manifest = json.loads((vdir / "manifest.json").read_text())
+    rules = load_rules("chengdu")
+    assert manifest["digest"] == rules.digest() and manifest["rules"] == rules.resolved()
+    assert (manifest["seed"], manifest["hands"], manifest["hands_done"], manifest["complete"]) == (
+        SEED, HANDS, HANDS, True)
+    assert [c["status"] for c in manifest["chunks"]] == ["done"] * (HANDS // CHUNK)
+    for table in TABLES:
+        files = sorted(p.name for p in (vdir / table).iterdir())
+        assert files == [runner.part_name(f, last) for f, last in runner.plan_chunks(HANDS, CHUNK)]
+    assert manifest["rows"]["hands"] == HANDS and manifest["rows"]["players"] == 4 * HANDS
+
+
+def test_two_jobs_give_identical_bytes(reference: Path, tmp_path: Path):
+    run(tmp_path, jobs=2)
+    assert snapshot(tmp_path) == snapshot(reference)
+
+
+def test_dask_backend_gives_identical_bytes(reference: Path, tmp_path: Path):
+    run(tmp_path, jobs=2, backend="dask")
+    assert snapshot(tmp_path) == snapshot(reference)
+
+
+def test_chunk_size_changes_files_not_rows(reference: Path, tmp_path: Path):
+    run(tmp_path, chunk=300, jobs=2)
+    for table in TABLES:
+        a = pq.read_table(reference / "variant=chengdu" / table)
+        b = pq.read_table(tmp_path / "variant=chengdu" / table)
+        assert a.num_rows == b.num_rows and a.equals(b), table
+
+
+def test_seed_changes_the_hands(reference: Path, tmp_path: Path):
+    run(tmp_path, hands=CHUNK, seed=SEED + 1)
+    a = pq.read_table(reference / "variant=chengdu" / "players" / runner.part_name(0, CHUNK - 1))
+    b = pq.read_table(tmp_path / "variant=chengdu" / "players" / runner.part_name(0, CHUNK - 1))
+    assert not a.column("dealt").equals(b.column("dealt"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Interruption and resume
+
+def _start(out: Path, *extra: str) -> subprocess.Popen:
+    args = [str(XUEZHAN), "simulate", "chengdu", "--hands", str(HANDS), "--chunk-size", str(CHUNK),
+            "--seed", str(SEED), "--out", str(out), "--quiet", *extra]
+    # SIGINT back to default in the child: a parent started in the background may ignore it, and Python only
+    # installs its KeyboardInterrupt handler when SIGINT is not ignored.
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _wait_for_chunks(proc: subprocess.Popen, manifest: Path, timeout: float = 120) -> int:
+    """Poll the manifest until at least one chunk is done; return hands done."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if manifest.exists():
+            done = json.loads(manifest.read_text())["hands_done"]
+            if done > 0:
+                return done
+        assert proc.poll() is None, f"run ended early: {proc.communicate()[1]}"
+        time.sleep(0.01)
+    proc.kill()
+    raise AssertionError("no chunk finished in time")
+
+
+def _assert_no_debris(vdir: Path) -> None:
+    """Every visible part file is a complete Parquet file; the manifest's done chunks are all on disk."""
+    manifest = json.loads((vdir / "manifest.json").read_text())
+    for table in TABLES:
+        for p in (vdir / table).glob("part-*.parquet"):
+            pq.read_metadata(p)  # raises on a truncated file
+    for c in manifest["chunks"]:
+        if c["status"] == "done":
+            assert all((vdir / t / c["file"]).is_file() for t in TABLES)
+
+
+def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
+    proc = _start(tmp_path, "--jobs", "1")
+    done = _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "manifest.json")
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    vdir = tmp_path / "variant=chengdu"
+    assert done < HANDS, "the run finished before it could be killed; raise HANDS"
+    _assert_no_debris(vdir)
+    with pytest.raises(runner.RunError, match="--resume"):
+        run(tmp_path)
+    summary = run(tmp_path, resume=True, jobs=2)
+    assert 0 < summary.hands_run < HANDS
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert snapshot(tmp_path) == snapshot(reference)
+
+
+def test_ctrl_c_exits_cleanly_and_resumes(reference: Path, tmp_path: Path):
+    proc = _start(tmp_path, "--jobs", "2")
+    _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "manifest.json")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip().splitlines()[-1].startswith("error: interrupted")
+    assert not list(tmp_path.rglob("*.tmp"))
+    _assert_no_debris(tmp_path / "variant=chengdu")
+    run(tmp_path, resume=True, jobs=1)
+    assert snapshot(tmp_path) == snapshot(reference)
+
+
+def test_resume_with_more_hands_extends_the_run(tmp_path: Path):
+    small, more, fresh = tmp_path / "small", tmp_path / "more", tmp_path / "fresh"
+    run(small, hands=10, chunk=4)
+    assert run(small, hands=18, chunk=None, resume=True).hands_run == 10  # redoes the partial chunk 8-9
+    run(fresh, hands=18, chunk=4)
+    assert snapshot(small) == snapshot(fresh)
+    run(more, hands=18, chunk=4)
+    with pytest.raises(runner.RunError, match="would drop"):
+        run(more, hands=10, chunk=4, resume=True)
+
+
+def test_resume_of_a_complete_run_does_nothing(tmp_path: Path):
+    run(tmp_path, hands=8, chunk=4)
+    before = snapshot(tmp_path)
+    assert run(tmp_path, hands=8, chunk=4, resume=True).hands_run == 0
+    assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Refusals: mixing runs, bad arguments
+
+def test_refuses_to_mix_rule_sets_seeds_and_chunking(tmp_path: Path):
+    run(tmp_path, hands=8, chunk=4)
+    before = snapshot(tmp_path)
+    other = make_variant("cap3", name="chengdu")
+    digests = (load_rules("chengdu").digest()[:12], other.rules.digest()[:12])
+    for kw in ({}, {"resume": True}):
+        with pytest.raises(runner.RunError) as exc:
+            run(tmp_path, hands=8, chunk=4, variant=other, **kw)
+        assert all(d in str(exc.value) for d in digests)
+    with pytest.raises(runner.RunError, match="seed 7, not 8"):
+        run(tmp_path, hands=8, chunk=4, seed=8, resume=True)
+    with pytest.raises(runner.RunError, match="chunks of 4"):
+        run(tmp_path, hands=8, chunk=2, resume=True)
+    with pytest.raises(runner.RunError, match="pass --resume"):
+        run(tmp_path, hands=8, chunk=4)
+    assert snapshot(tmp_path) == before
+
+
+def test_refuses_a_foreign_non_empty_directory(tmp_path: Path):
+    vdir = tmp_path / "variant=chengdu"
+    vdir.mkdir()
+    (vdir / "notes.txt").write_text("mine")
+    with pytest.raises(runner.RunError, match="no manifest.json"):
+        run(tmp_path, hands=8, chunk=4)
+    assert [p.name for p in vdir.iterdir()] == ["notes.txt"]
+
+
+def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
+    old = sys.argv
+    sys.argv = ["xuezhan", *argv]
+    try:
+        with pytest.raises(SystemExit) as exc:
+            cli.main()
+    finally:
+        sys.argv = old
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+BAD_ARGS = [
+    (["--hands", "0"], "--hands must be positive"),
+    (["--hands", "-5"], "--hands must be positive"),
+    (["--hands", "8", "--jobs", "0"], "--jobs must be at least 1"),
+    (["--hands", "8", "--backend", "spark"], "--backend 'spark'"),
+    (["--hands", "8", "--scheduler", "tcp://127.0.0.1:1"], "needs --backend dask"),
+    (["--hands", "8", "--chunk-size", "0"], "--chunk-size"),
+    (["--hands", "8", "--seed", "-1"], "--seed"),
+    (["--hands", "8", "--set", "scoring.cap=banana"], "scoring.cap"),
+    (["--hands", "8", "--set", "nonsense"], "KEY=VALUE"),
+    (["--hands", "8", "--set", "no_such_rule=1"], "unknown key"),
+    (["--hands", "8", "--name", "../escape"], "variant name"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_ARGS)
+def test_bad_arguments_one_line_and_nothing_written(args, message, tmp_path: Path, capsys):
+    code, out, err = cli_run(["simulate", "chengdu", "--out", str(tmp_path / "out"), *args], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_config_and_bad_out_dir(tmp_path: Path, capsys):
+    code, _, err = cli_run(["simulate", "no_such_rules", "--hands", "8", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.startswith("error: ") and "no_such_rules" in err and err.count("\n") == 1
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--out", str(blocker / "run")], capsys)
+    assert code == 2 and "not a directory" in err and err.count("\n") == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+
+
+def test_cli_simulate_writes_and_summarises(tmp_path: Path, capsys):
+    code, out, _ = cli_run(["simulate", "cap3", "--hands", "8", "--chunk-size", "4", "--jobs", "1", "--quiet",
+                            "--set", "scoring.cap=5", "--name", "cap5ish", "--out", str(tmp_path)], capsys)
+    assert code == 0 and "cap5ish: 8 hands" in out
+    manifest = json.loads((tmp_path / "variant=cap5ish" / "manifest.json").read_text())
+    assert manifest["rules"]["scoring"]["cap"] == 5 and manifest["source"]["set"] == ["scoring.cap=5"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading the logs back
+
+EXPECTED_PANDAS = {pa.int8(): "int8", pa.int16(): "int16", pa.int32(): "int32", pa.int64(): "int64",
+                   pa.bool_(): "bool"}
+EXPECTED_POLARS = {pa.int8(): pl.Int8, pa.int16(): pl.Int16, pa.int32(): pl.Int32, pa.int64(): pl.Int64,
+                   pa.bool_(): pl.Boolean, pa.string(): pl.String}
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_parquet_reads_back_with_the_documented_schema(reference: Path, table: str):
+    vdir = reference / "variant=chengdu"
+    schema = TABLES[table]
+    arrow = pq.read_table(vdir / table)
+    assert arrow.schema.equals(schema, check_metadata=False)
+    frame = pd.read_parquet(vdir / table)
+    lazy = pl.scan_parquet(str(vdir / table / "*.parquet"))
+    pl_schema = lazy.collect_schema()
+    for fld in schema:
+        if pa.types.is_dictionary(fld.type):
+            assert isinstance(frame[fld.name].dtype, pd.CategoricalDtype), fld.name
+            assert pl_schema[fld.name] == pl.Categorical, fld.name
+        elif pa.types.is_string(fld.type):  # object before pandas 3, the str dtype from pandas 3 on
+            assert pd.api.types.is_string_dtype(frame[fld.name].dtype), fld.name
+        else:
+            assert str(frame[fld.name].dtype) == EXPECTED_PANDAS[fld.type], fld.name
+            assert pl_schema[fld.name] == EXPECTED_POLARS[fld.type], fld.name
+    df = lazy.collect()
+    assert df.height == json.loads((vdir / "manifest.json").read_text())["rows"][table]
+    assert df["variant"].cast(pl.String).unique().to_list() == ["chengdu"]
+    assert df["hand_id"].is_sorted()  # files in name order are in hand-id order
+
+
+def test_tables_are_consistent(reference: Path):
+    vdir = reference / "variant=chengdu"
+    hands = pl.read_parquet(vdir / "hands" / "*.parquet")
+    players = pl.read_parquet(vdir / "players" / "*.parquet")
+    wins = pl.read_parquet(vdir / "wins" / "*.parquet")
+    assert hands["hand_id"].to_list() == list(range(HANDS))
+    assert players.group_by("hand_id").len()["len"].unique().to_list() == [4]
+    assert wins.height == hands["n_winners"].cast(pl.Int64).sum()
+    assert players["score_total"].cast(pl.Int64).sum() == 0  # money only moves between players
