@@ -55,7 +55,7 @@ def _finish(stats: pl.DataFrame, keys: list[str], variant: str, baseline: str, d
     diff = wide["diff"].to_numpy().astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = np.where(se_p > 0, np.abs(diff) / se_p, np.nan)
-    pval = np.array([2 * (1 - NormalDist().cdf(v)) if np.isfinite(v) else np.nan for v in zstat])
+    pval = np.array([2 * NormalDist().cdf(-v) if np.isfinite(v) else np.nan for v in zstat])
     extra = pl.DataFrame({
         "p_value": pl.Series(pval, dtype=pl.Float64, nan_to_null=True),
         "hands_paired": pl.Series(hands_needed(se_p, n, detect, level, power), nan_to_null=True),

@@ -70,6 +70,10 @@ class Run:
         """``scoring.base`` of a variant: score units per base unit (1 if the manifest does not say)."""
         return int(self.rules(variant).get("scoring", {}).get("base", 1))
 
+    def bots(self, variant: str) -> list[str]:
+        """The bot seated at each seat 0-3 (from the rule set; ``[]`` when the manifest has none)."""
+        return [s.get("bot", "?") if isinstance(s, dict) else str(s) for s in self.rules(variant).get("seats", [])]
+
     def economy(self, variant: str) -> dict[str, float]:
         """``{room_factor, rake}`` of a variant (manifest top level, else its rule set; defaults 1 and 0)."""
         eco = self.manifests[self.check(variant)].get("economy") or self.rules(variant).get("economy") or {}

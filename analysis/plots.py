@@ -139,7 +139,7 @@ def component_stack(ev: pl.DataFrame) -> Figure:
 
 def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
     """Per-hand score distribution from :func:`analysis.risk.score_distribution`: one panel per group, one
-    step line per variant (share of player-hands at each score, base units)."""
+    marker series per variant (share of player-hands at each observed score, base units)."""
     cols = [c for c in ("seat", "bot") if c in dist.columns]
     groups = list(dict.fromkeys(_label(r, cols) for r in dist.iter_rows(named=True)))
     variants = _variants(dist)
@@ -151,8 +151,8 @@ def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
     for ax, g in zip(axes, groups, strict=False):
         for i, v in enumerate(variants):
             sub = df.filter((pl.col("_g") == g) & (pl.col("variant") == v))
-            ax.step(sub["score_total"].to_numpy(), sub["p"].to_numpy(), where="mid", color=COLORS[i % len(COLORS)],
-                    label=v)
+            ax.plot(sub["score_total"].to_numpy(), sub["p"].to_numpy(), "o", ms=3, alpha=0.7,
+                    color=COLORS[i % len(COLORS)], label=v)
         ax.set_title(g, fontsize="small")
         if log:
             ax.set_yscale("log")
@@ -184,7 +184,8 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> 
 
 def risk_quantiles(risk: pl.DataFrame) -> Figure:
     """Quantiles of the score (per hand or per session) from :mod:`analysis.risk` as a box of q(0.05)–q(0.95),
-    whiskers q(0.01)–q(0.99), median tick and CVaR mark, per variant and group."""
+    whiskers q(0.01)–q(0.99), median tick and CVaR mark, per variant and group (parts whose quantiles were
+    not computed are left out)."""
     cols = [c for c in ("seat", "bot") if c in risk.columns]
     keys = risk.select("variant", *cols).unique(maintain_order=True)
     fig = Figure(figsize=(7, 1.2 + 0.45 * max(keys.height, 1)))
@@ -193,9 +194,12 @@ def risk_quantiles(risk: pl.DataFrame) -> Figure:
         sub = risk.join(pl.DataFrame([row]).cast({c: risk.schema[c] for c in row}), on=list(row))
         est = dict(zip(sub["statistic"], sub["estimate"], strict=True))
         cvar = next((v for k, v in est.items() if k.startswith("CVaR")), None)
-        ax.plot([est.get("q(0.01)"), est.get("q(0.99)")], [y, y], color="grey", lw=1)
-        ax.barh(y, est["q(0.95)"] - est["q(0.05)"], left=est["q(0.05)"], height=0.5, color=COLORS[0], alpha=0.5)
-        ax.plot([est["q(0.5)"]] * 2, [y - 0.25, y + 0.25], color="black")
+        if "q(0.01)" in est and "q(0.99)" in est:
+            ax.plot([est["q(0.01)"], est["q(0.99)"]], [y, y], color="grey", lw=1)
+        if "q(0.05)" in est and "q(0.95)" in est:
+            ax.barh(y, est["q(0.95)"] - est["q(0.05)"], left=est["q(0.05)"], height=0.5, color=COLORS[0], alpha=0.5)
+        if "q(0.5)" in est:
+            ax.plot([est["q(0.5)"]] * 2, [y - 0.25, y + 0.25], color="black")
         if cvar is not None:
             ax.plot(-cvar, y, "v", color=COLORS[1], label="−CVaR" if y == 0 else None)
     ax.set_yticks(range(keys.height), labels=[f"{r['variant']}: {_label(r, cols)}" for r in keys.iter_rows(named=True)])

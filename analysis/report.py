@@ -145,8 +145,7 @@ def header_table(run: Run, baseline: str) -> pl.DataFrame:
             "hands_logged": counts.get(v, 0), "hands_planned": man.get("hands"),
             "complete": man.get("complete"), "seed": man.get("seed"), "duplicate": man.get("duplicate"),
             "base": run.base(v), "room_factor": eco["room_factor"], "rake": eco["rake"],
-            "seats": ", ".join(str(s.get("bot", s)) if isinstance(s, dict) else str(s)
-                               for s in run.rules(v).get("seats", [])),
+            "seats": ", ".join(run.bots(v)),
             "rules vs baseline": rule_differences(run, v, baseline)})
     return pl.DataFrame(rows, infer_schema_length=None)
 
@@ -172,7 +171,8 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     """Compute every table and figure of the report."""
     sections = []
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
-    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", header_table(run, baseline))
+    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts",
+               header_table(run, baseline))
     incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
     if incomplete:
         head.text += (f" Warning: {', '.join(incomplete)} did not finish (see hands_logged); paired comparisons "
@@ -219,7 +219,11 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     s.table("Per-hand score distribution", dist)
     sections.append(s)
 
-    s = Section("Economy", economy.__doc__.split("\n\n")[1].strip() if economy.__doc__ else "")
+    s = Section("Economy", "Platform coins (RULES.md §6): coins per player per hand = room_factor · base · "
+                "score_total − rake, charged to every player in every hand (流局 included), so the house keeps "
+                "4·rake per hand. room_factor and rake come from each variant's manifest (economy); with the "
+                "default 1 and 0, coins equal the score. coin_loss = share of player-hands with a negative "
+                "delta.")
     s.table("Coins per player per hand, by bot", economy.economy_table(run, "bot"))
     sections.append(s)
 
@@ -304,7 +308,8 @@ def _atomic_write_text(path: Path, text: str) -> Path:
 
 def write_report(run_dir: Path, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
                  session_hands: int = 40, seed: int = 0) -> Path:
-    """Write ``out`` (default ``run_dir/report.html``) and ``report.md`` beside it; return the HTML path.
+    """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
+    the default name, else ``out`` with the suffix ``.md``); return the HTML path.
 
     ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). A bad run
     directory or unknown variant raises :class:`analysis.load.RunDirError` before anything is written."""
@@ -324,7 +329,7 @@ def write_report(run_dir: Path, baseline: str | None = None, out: Path | None = 
 
     subtitle = (f"{len(run.variants)} variant(s): {', '.join(run.variants)}; baseline {base}. "
                 f"Generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by xuezhan {__version__}.")
-    md_path = out.with_name("report.md") if out.name == "report.html" else out.with_suffix(".md")
+    md_path = out.with_suffix(".md")
     tmp_html = _atomic_write_text(out, render_html(title, sections, subtitle))
     try:
         tmp_md = _atomic_write_text(md_path, render_markdown(title, sections, subtitle, out.name))

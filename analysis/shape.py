@@ -91,9 +91,10 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
 
     Rows: ``variant, <by…>, declined, quantity, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
     of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
-    ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null) with
-    ``se = √(se₁² + se₀²)`` and ``n_obs`` = both groups (``n_hands`` null: the groups share hands). This is observational: a player who declined held a winnable hand, so the
-    comparison is not causal — a paired comparison against a variant whose bot never declines answers that."""
+    ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null)
+    with ``se = √(se₁² + se₀²)`` and ``n_obs`` = both groups (``n_hands`` null: the groups share hands).
+    This is observational: a player who declined held a winnable hand, so the comparison is not causal — a
+    paired comparison against a variant whose bot never declines answers that."""
     run = as_run(run)
     cols = group_columns(by)
     keys = ["variant", *cols, "declined"]

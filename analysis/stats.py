@@ -238,6 +238,30 @@ def cluster_bootstrap_risk(values: np.ndarray, clusters: np.ndarray, *, probs: S
     return out
 
 
+def _by_hand(values: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Values grouped by hand: (values in hand order, start, size, per-hand mean, per-hand mean of squares)."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(np.asarray(clusters), kind="stable")
+    vals = values[order]
+    _, start, size = np.unique(np.asarray(clusters)[order], return_index=True, return_counts=True)
+    mean = np.add.reduceat(vals, start) / size
+    mean2 = np.add.reduceat(vals * vals, start) / size
+    return vals, start, size, mean, mean2
+
+
+def _sessions(tab: tuple[np.ndarray, ...], hands: int, n_sessions: int, rng: np.random.Generator,
+              resample_hands: bool) -> tuple[np.ndarray, float, float]:
+    """Simulated session totals plus the exact mean and SD of a session total under the same draw."""
+    vals, start, size, hmean, hmean2 = tab
+    n_cl = start.size
+    pool = rng.integers(0, n_cl, size=n_cl) if resample_hands else np.arange(n_cl)
+    pick = pool[rng.integers(0, n_cl, size=(n_sessions, hands))]
+    obs = start[pick] + np.floor(rng.random((n_sessions, hands)) * size[pick]).astype(np.int64)
+    # one draw = a uniform hand of the pool, then a uniform observation of that hand
+    m1, m2 = hmean[pool].mean(), hmean2[pool].mean()
+    return vals[obs].sum(axis=1), hands * m1, float(np.sqrt(max(hands * (m2 - m1 * m1), 0.0)))
+
+
 def session_totals(values: np.ndarray, clusters: np.ndarray, hands: int, n_sessions: int,
                    rng: np.random.Generator, resample_hands: bool = False) -> np.ndarray:
     """Totals of ``n_sessions`` simulated sessions of ``hands`` hands for one player.
@@ -245,17 +269,7 @@ def session_totals(values: np.ndarray, clusters: np.ndarray, hands: int, n_sessi
     Each hand of a session is an independent draw of a logged hand (uniform), then of one of that hand's
     observations (uniform), i.e. one player's score in that hand. With ``resample_hands`` the logged hands are
     first resampled with replacement (one outer bootstrap replicate)."""
-    values = np.asarray(values, dtype=float)
-    order = np.argsort(np.asarray(clusters), kind="stable")
-    vals = values[order]
-    _, start, size = np.unique(np.asarray(clusters)[order], return_index=True, return_counts=True)
-    n_cl = start.size
-    pool = rng.integers(0, n_cl, size=n_cl) if resample_hands else None
-    pick = rng.integers(0, n_cl, size=(n_sessions, hands))
-    if pool is not None:
-        pick = pool[pick]
-    obs = start[pick] + np.floor(rng.random((n_sessions, hands)) * size[pick]).astype(np.int64)
-    return vals[obs].sum(axis=1)
+    return _sessions(_by_hand(values, clusters), hands, n_sessions, rng, resample_hands)[0]
 
 
 def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs: Sequence[float],
@@ -264,18 +278,22 @@ def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs:
                  ) -> dict[str, tuple[float, float, float]]:
     """Risk statistics of the total over a session of ``hands`` hands: ``{stat: (estimate, lo, hi)}``.
 
-    The estimate uses ``n_sessions`` simulated sessions drawn from the logged hands; the interval is the
-    percentile interval over ``n_boot`` outer replicates that resample the logged hands and then simulate
-    ``boot_sessions`` sessions each (so it includes both sampling and simulation error)."""
+    ``mean`` and ``sd`` are exact for the session model (``K·μ`` and ``√K·σ`` of one draw, σ with ddof 0);
+    the other statistics use ``n_sessions`` simulated sessions. Intervals: percentile interval over ``n_boot``
+    outer replicates that resample the logged hands (and simulate ``boot_sessions`` sessions each, so the
+    interval includes the simulation error)."""
     rng = np.random.default_rng(seed)
-    tot = np.sort(session_totals(values, clusters, hands, n_sessions, rng))
+    tab = _by_hand(values, clusters)
+    tot, mean, sd = _sessions(tab, hands, n_sessions, rng, False)
+    tot = np.sort(tot)
     point = risk_kernel(tot, np.ones((1, tot.size)), probs, thresholds, alpha)
-    reps = [np.sort(session_totals(values, clusters, hands, boot_sessions, rng, resample_hands=True))
-            for _ in range(n_boot)]
-    out = {}
+    point["mean"], point["sd"] = np.array([mean]), np.array([sd])
+    reps = [_sessions(tab, hands, boot_sessions, rng, True) for _ in range(n_boot)]
     if reps:
-        mat = np.stack(reps)
+        mat = np.sort(np.stack([r[0] for r in reps]), axis=1)
         boot = risk_kernel(mat, np.ones_like(mat), probs, thresholds, alpha)
+        boot["mean"], boot["sd"] = np.array([r[1] for r in reps]), np.array([r[2] for r in reps])
+    out = {}
     for key, est in point.items():
         lo, hi = (np.nanquantile(boot[key], [(1 - level) / 2, (1 + level) / 2]) if reps else (np.nan, np.nan))
         out[key] = (float(est[0]), float(lo), float(hi))

@@ -96,9 +96,11 @@ _INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to co
 
 def _print_summaries(summaries) -> None:
     for s in summaries:
-        rate = s.hands_run / s.seconds if s.seconds > 0 else 0.0
-        typer.echo(f"{s.name}: {s.hands:,} hands in {s.path} ({s.hands_run:,} simulated now, "
-                   f"{rate:,.0f} hands/s; {s.rows['players']:,} player rows, {s.rows['wins']:,} wins)")
+        typer.echo(f"{s.name}: {s.hands:,} hands in {s.path} ({s.hands_run:,} simulated now; "
+                   f"{s.rows['wins']:,} wins)")
+    ran, seconds = sum(s.hands_run for s in summaries), summaries[0].seconds
+    if ran:
+        typer.echo(f"simulated {ran:,} hands in {seconds:.1f} s ({ran / seconds:,.0f} hands/s)")
 
 
 @app.command()
@@ -179,7 +181,7 @@ def report(
     from analysis.report import write_report
 
     path = write_report(run_dir, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
-    typer.echo(f"report: {path}")
+    typer.echo(f"report: {path}\nsummary: {path.with_suffix('.md')}")
 
 
 @app.command()
@@ -187,7 +189,8 @@ def compare(
     run_dir: Path = typer.Argument(..., help="Run directory holding both variants."),
     a: str = typer.Argument(..., help="Baseline variant A."),
     b: str = typer.Argument(..., help="Variant B, compared with A on the same hands (differences are B − A)."),
-    by: str = typer.Option("bot", "--by", help="Group players by 'bot' or 'seat'."),
+    by: str | None = typer.Option(None, "--by", help="Group players by 'bot' or 'seat' (default: bot when the "
+                                  "seats hold different bots, else seat)."),
     component: list[str] | None = typer.Option(None, "--component", "-c", help="Score column(s) to compare "
                                                "(default score_total), e.g. -c score_huazhu; repeatable."),
     detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for hands needed."),
@@ -199,7 +202,7 @@ def compare(
     from analysis.ev import COMPONENTS
     from analysis.load import open_run
 
-    if by not in ("bot", "seat"):
+    if by not in (None, "bot", "seat"):
         raise fail(f"--by {by!r}: expected 'bot' or 'seat'")
     components = component or ["score_total"]
     bad = [c for c in components if c not in COMPONENTS]
@@ -208,6 +211,8 @@ def compare(
     if detect <= 0:
         raise fail(f"--detect must be positive, got {detect}")
     run = open_run(run_dir)
+    if by is None:
+        by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
     scores = paired_comparison(run, b, a, by, components, detect=detect)
     metrics = paired_hand_metrics(run, b, a)
     label = ["bot", "bot_baseline"] if by == "bot" else ["seat"]
@@ -217,6 +222,9 @@ def compare(
     what = components[0] if len(components) == 1 else "score"
     console.print(rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label))
     console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
+    console.print("n = paired hands; se = paired SE (hands are the unit); p = two-sided normal test; vrf = unpaired "
+                  "/ paired variance; hands p/u = hands needed to detect d (95% two-sided, 80% power), paired / "
+                  "unpaired. Shares are 0/1 means.")
 
 
 def main() -> None:

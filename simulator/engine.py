@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import records, state
+from simulator import numba_cache, records, state
 from simulator.bots import (
     bot_claim,
     bot_discard,
@@ -39,11 +39,14 @@ from simulator.evaluate import (
     MELD_KONG,
     MELD_PUNG,
     evaluate_win,
+    is_complete,
     shanten,
     wait_mask,
 )
 from simulator.rng import derive, randbelow, shuffle_int8
 from simulator.rules import (
+    BLOOM_PAYERS,
+    DEAL_INS,
     EXCHANGES,
     MODES,
     P_AFTER_KONG_DEAL_IN,
@@ -175,6 +178,8 @@ from simulator.state import (
     tiles_left,
 )
 
+numba_cache.drop_stale_caches()
+
 EX_RANDOM = EXCHANGES.index("random")
 EX_CLOCKWISE = EXCHANGES.index("clockwise")
 EX_COUNTER = EXCHANGES.index("counterclockwise")
@@ -182,10 +187,11 @@ VOID_DECLARED = VOID_SUITS.index("declared")
 VOID_NONE = VOID_SUITS.index("none")
 MODE_SINGLE = MODES.index("single")
 LOCK_OFF, LOCK_SAME, LOCK_ALL, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in PASS_LOCKS)
-DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = 0, 1, 2   # rules.DEAL_INS order
-BLOOM_FEEDER = 1                                          # rules.BLOOM_PAYERS.index("feeder")
+DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
+BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
+NOT_A_WIN = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))  # evaluate_win's
 
 
 
@@ -533,12 +539,15 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
         else:
             drawn = -1
         ev = ps[cur, PS_EVOID]
-        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
+        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur], tiles_left(g))
         if not after_pung:
             # -- self-draw win (天胡 on the dealer's first turn)
             win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
             ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first)
-            res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
+            # is_complete first: evaluate_win does the pattern work even for hands that are not complete
+            complete = is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev)
+            res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params) \
+                if complete else NOT_A_WIN
             if res[0] >= 0:
                 if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g)):
                     settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
@@ -620,7 +629,7 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
             if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
                 continue
             can_kong = conc[q, t] == 3 and tiles_left(g) > 0
-            qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
+            qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q], tiles_left(g))
             c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
             if c == 0:
                 break

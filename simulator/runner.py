@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -252,7 +253,10 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def _manifest_bytes(manifest: dict) -> bytes:
-    return (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode()
+    """Indented JSON with one line per chunk: readable, and small enough to rewrite after every chunk."""
+    head = json.dumps({k: v for k, v in manifest.items() if k != "chunks"}, indent=1, ensure_ascii=False)
+    chunks = ",\n  ".join(json.dumps(c, ensure_ascii=False) for c in manifest["chunks"])
+    return f'{head[:-2]},\n "chunks": [\n  {chunks}\n ]\n}}\n'.encode()
 
 
 def read_manifest(vdir: Path) -> dict:
@@ -506,9 +510,16 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any) -> N
     by_name = {r.plan.variant.name: r for r in runs}
     results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate) for r, first, last in tasks)
-    for res in results:
-        by_name[res.variant].commit(res)
-        progress.advance(res.variant, res.last - res.first + 1)
+    try:
+        for res in results:
+            by_name[res.variant].commit(res)
+            progress.advance(res.variant, res.last - res.first + 1)
+    finally:
+        # On Ctrl-C joblib warns, in several lines, that running tasks were cancelled; finished chunks are
+        # already durable and the CLI says how to resume, so close the generator quietly.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            results.close()
 
 
 def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec) -> list[RunSummary]:

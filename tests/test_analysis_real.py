@@ -94,7 +94,7 @@ def test_frequencies_add_up(run_dir):
 
 def test_ev_components_and_zero_sum(run_dir):
     df = ev.expected_value(run_dir, "bot")
-    for (v, bot), part in df.group_by("variant", "bot"):
+    for _, part in df.group_by("variant", "bot"):
         total = part.filter(pl.col("component") == "score_total")["mean"].item()
         assert part.filter(pl.col("component") != "score_total")["mean"].sum() == pytest.approx(total)
     totals = df.filter(pl.col("component") == "score_total")

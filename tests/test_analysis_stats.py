@@ -74,7 +74,8 @@ def test_cluster_means_two_per_hand():
 
 
 def test_cluster_means_single_hand_has_no_se():
-    row = cluster_means(pl.LazyFrame({"g": [1, 1], "hand_id": [5, 5], "x": [1.0, 3.0]}), ["g"], ["x"]).row(0, named=True)
+    lf = pl.LazyFrame({"g": [1, 1], "hand_id": [5, 5], "x": [1.0, 3.0]})
+    row = cluster_means(lf, ["g"], ["x"]).row(0, named=True)
     assert row["mean"] == 2 and row["se"] is None
 
 
@@ -168,6 +169,10 @@ def test_sessions():
     x = rng.normal(1.0, 2.0, size=3000)
     out = session_risk(x, np.arange(3000), hands=40, probs=[0.05], thresholds=[0], n_boot=40, seed=5)
     est, lo, hi = out["mean"]
-    assert est == pytest.approx(40 * x.mean(), abs=0.5) and lo < 40 * x.mean() < hi
-    assert out["sd"][0] == pytest.approx(math.sqrt(40) * x.std(ddof=1), rel=0.03)
+    assert est == pytest.approx(40 * x.mean()) and lo < est < hi  # exact: K·mean
+    assert out["sd"][0] == pytest.approx(math.sqrt(40) * x.std(ddof=0))
+    assert (hi - lo) / 2 == pytest.approx(Z * 40 * x.std() / math.sqrt(3000), rel=0.3)
+    # simulated quantile of the session total vs the normal approximation (40 draws: close to normal)
+    q05 = out["q0.05"][0]
+    assert q05 == pytest.approx(40 * x.mean() - 1.6449 * math.sqrt(40) * x.std(), rel=0.05)
     assert out == session_risk(x, np.arange(3000), hands=40, probs=[0.05], thresholds=[0], n_boot=40, seed=5)

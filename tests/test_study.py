@@ -173,7 +173,8 @@ def test_cli_runs_the_shipped_quickstart(tmp_path: Path, capsys):
     code, out, _ = cli_run(["study", "quickstart", "--hands", "12", "--jobs", "1", "--no-report", "--quiet",
                             "--out", str(tmp_path)], capsys)
     assert code == 0
-    assert [line.split(":")[0] for line in out.splitlines()] == ["chengdu", "cap3", "uncapped"]
+    assert [line.split(":")[0] for line in out.splitlines()[:3]] == ["chengdu", "cap3", "uncapped"]
+    assert out.splitlines()[3].startswith("simulated 36 hands in ")
     assert json.loads((tmp_path / "study.json").read_text())["hands"] == 12
 
 

@@ -54,6 +54,8 @@ def tile_danger(params, ps, mt, nm, seat, conc, visible, k) -> int:
         if k // 9 == dead_suit(params, ps, mt, nm, q) or (ps[q, PS_SAFE] >> k) & 1:
             continue
         d = base
+        if (ps[q, PS_DISCARDED] >> k) & 1:  # it let this kind go once: unlikely (not impossible) to wait on it
+            d = 1
         suji = ((r >= 3 and (ps[q, PS_DISCARDED] >> (k - 3)) & 1) or
                 (r <= 5 and (ps[q, PS_DISCARDED] >> (k + 3)) & 1))
         if suji and d > 1:

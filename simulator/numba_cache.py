@@ -1,0 +1,40 @@
+"""Keep numba's on-disk caches honest for the engine.
+
+numba keys the cache of a compiled function on that function's own source file, yet the cached machine code
+embeds every compiled callee (evaluate, scoring, bots, ...). After an edit in a callee's file a cached engine
+would silently keep running the old callee. :func:`drop_stale_caches` (called when :mod:`simulator.engine` is
+imported, before anything is compiled or loaded) deletes the package's cache files whenever one of the sources
+the engine embeds has changed since they were written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+_COMPILED_SOURCES = ("rules", "tiles", "tables", "scoring", "evaluate", "rng", "state", "settlement", "engine",
+                     "records")  # + bots/*: every module whose compiled code (or constants) the engine embeds
+
+
+def drop_stale_caches() -> None:
+    """Delete the package's numba cache files if an embedded source changed (the next call recompiles, about
+    a minute); a stamp of the sources' hash in ``simulator/__pycache__`` records the state the caches match."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for src in sorted([*(root / f"{m}.py" for m in _COMPILED_SOURCES), *(root / "bots").glob("*.py")]):
+        digest.update(src.name.encode())
+        digest.update(src.read_bytes())
+    stamp = root / "__pycache__" / "numba_sources.sha256"
+    try:
+        if stamp.read_text() == digest.hexdigest():
+            return
+    except OSError:
+        pass
+    for pattern in ("*.nbi", "*.nbc"):
+        for f in root.rglob(f"__pycache__/{pattern}"):
+            f.unlink(missing_ok=True)
+    try:
+        stamp.parent.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:
+        pass  # read-only install: caches cannot be written either
