@@ -47,6 +47,8 @@ DEFAULT_CHUNK_SIZE = 5_000
 BACKENDS = ("loky", "dask")
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
+_MANIFEST_KEYS = {"version", "variant", "digest", "rules", "seed", "duplicate", "hands", "chunk_size", "hands_done",
+                  "chunks"}
 LOCK_NAME = ".lock"
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -67,7 +69,7 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
 }
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
 _PART_RE = re.compile(r"part-\d+-\d+\.parquet\Z")
-_TEMP_RE = re.compile(r"\..*\.tmp\Z")
+_TEMP_RE = re.compile(r"\.(part-\d+-\d+\.parquet|manifest\.json)\.\d+\.tmp\Z")  # atomic_write's temporaries
 
 
 class RunError(UserError):
@@ -118,7 +120,6 @@ class ChunkResult:
     last: int
     blobs: dict[str, bytes]
     rows: dict[str, int]
-    seconds: float
 
 
 @dataclass
@@ -217,13 +218,12 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
     """Worker task: play hands ``first..last`` and return their three Parquet files as bytes."""
     from simulator.engine import play_hands  # imported in the worker: numba-compiled, heavy
 
-    start = time.perf_counter()
     ids = np.arange(first, last + 1, dtype=np.int64)
     tables = encode_tables(play_hands(variant.rules, ids, seed, duplicate=duplicate), variant.name)
     _check_chunk(tables, ids)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}
-    return ChunkResult(variant.name, first, last, blobs, rows, time.perf_counter() - start)
+    return ChunkResult(variant.name, first, last, blobs, rows)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -270,6 +270,9 @@ def read_manifest(vdir: Path) -> dict:
         raise RunError(f"{path}: unreadable manifest ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         raise RunError(f"{path}: not a format-{MANIFEST_FORMAT} xuezhan manifest")
+    missing = sorted(_MANIFEST_KEYS - data.keys())
+    if missing:
+        raise RunError(f"{path}: manifest lacks {', '.join(missing)}")
     return data
 
 
@@ -364,9 +367,16 @@ class _Plan:
     done: dict[tuple[int, int], dict]         # finished chunks kept: (first, last) -> rows per table
 
 
+def _is_debris(p: Path) -> bool:
+    """Our lock, a temporary, or a table directory holding only temporaries."""
+    if p.is_dir():
+        return p.name in TABLES and all(_TEMP_RE.match(q.name) for q in p.iterdir())
+    return p.name == LOCK_NAME or bool(_TEMP_RE.match(p.name))
+
+
 def _own_files_only(vdir: Path) -> bool:
-    """True when a directory holds nothing but our lock and temporaries (a run killed before its manifest)."""
-    return all(p.name == LOCK_NAME or _TEMP_RE.match(p.name) for p in vdir.iterdir())
+    """True when a directory holds nothing but debris of a run killed before it wrote its manifest."""
+    return all(_is_debris(p) for p in vdir.iterdir())
 
 
 def _done_chunks(manifest: dict, vdir: Path, plan: set[tuple[int, int]]) -> dict[tuple[int, int], dict]:
@@ -427,19 +437,21 @@ class _Run:
     manifest: dict
     pending: list[tuple[int, int]]
     hands_run: int = 0
-    seconds: float = 0.0
 
     def commit(self, res: ChunkResult) -> None:
         """Make a finished chunk durable: its files first, then the manifest that lists it as done."""
         name = part_name(res.first, res.last)
-        for table, blob in res.blobs.items():
-            atomic_write(self.plan.vdir / table / name, blob)
         entry = next(c for c in self.manifest["chunks"] if c["first"] == res.first and c["last"] == res.last)
-        entry["status"], entry["rows"] = "done", res.rows
-        _refresh_totals(self.manifest)
-        atomic_write(self.plan.vdir / MANIFEST, _manifest_bytes(self.manifest))
+        try:
+            for table, blob in res.blobs.items():
+                atomic_write(self.plan.vdir / table / name, blob)
+            entry["status"], entry["rows"] = "done", res.rows
+            _refresh_totals(self.manifest)
+            atomic_write(self.plan.vdir / MANIFEST, _manifest_bytes(self.manifest))
+        except OSError as exc:  # disk full, directory removed under us, ...
+            raise RunError(f"cannot write {exc.filename or self.plan.vdir}: {exc.strerror}; finished chunks are "
+                           "kept, rerun with --resume") from None
         self.hands_run += res.last - res.first + 1
-        self.seconds += res.seconds
 
 
 def _clean(vdir: Path, done: dict[tuple[int, int], dict]) -> None:
@@ -451,12 +463,24 @@ def _clean(vdir: Path, done: dict[tuple[int, int], dict]) -> None:
                 p.unlink()
 
 
+def _make_dirs(vdir: Path) -> None:
+    """Create the variant directory and its table directories; on failure remove what was created."""
+    missing = [p for p in (*reversed(vdir.parents), vdir) if not p.exists()]
+    missing += [vdir / t for t in TABLES if not (vdir / t).exists()]
+    try:
+        for p in missing:
+            p.mkdir()
+    except OSError as exc:
+        for p in reversed(missing):
+            if p.is_dir():
+                p.rmdir()
+        raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
+
+
 def _open(plan: _Plan, spec: RunSpec, stack: ExitStack) -> _Run:
     vdir = plan.vdir
-    vdir.mkdir(parents=True, exist_ok=True)
+    _make_dirs(vdir)
     _lock(vdir, stack)
-    for table in TABLES:
-        (vdir / table).mkdir(exist_ok=True)
     _clean(vdir, plan.done)
     manifest = _new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:

@@ -54,7 +54,7 @@ class VariantRef(RulesRef):
 class StudyFile(_Strict):
     """The schema of ``configs/studies/*.yaml``."""
 
-    name: str
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]  # the default output directory name
     description: str = ""
     baseline: RulesRef
     variants: Annotated[list[VariantRef], Field(min_length=1)]

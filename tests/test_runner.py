@@ -232,6 +232,28 @@ def test_refuses_a_foreign_non_empty_directory(tmp_path: Path):
     assert [p.name for p in vdir.iterdir()] == ["notes.txt"]
 
 
+def test_debris_of_a_run_killed_before_its_manifest_is_cleaned(tmp_path: Path):
+    vdir = tmp_path / "variant=chengdu"
+    (vdir / "hands").mkdir(parents=True)
+    (vdir / runner.LOCK_NAME).touch()
+    debris = vdir / "hands" / f".{runner.part_name(0, 3)}.999.tmp"
+    debris.write_bytes(b"half a file")
+    run(tmp_path, hands=8, chunk=4)
+    assert not debris.exists()
+    assert runner.read_manifest(vdir)["complete"]
+
+
+def test_unreadable_manifest_is_refused(tmp_path: Path):
+    vdir = tmp_path / "variant=chengdu"
+    vdir.mkdir()
+    (vdir / "manifest.json").write_text("{")
+    with pytest.raises(runner.RunError, match="unreadable manifest"):
+        run(tmp_path, hands=8, chunk=4, resume=True)
+    (vdir / "manifest.json").write_text('{"format": 1}')
+    with pytest.raises(runner.RunError, match="manifest lacks"):
+        run(tmp_path, hands=8, chunk=4, resume=True)
+
+
 def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
     old = sys.argv
     sys.argv = ["xuezhan", *argv]
@@ -275,6 +297,9 @@ def test_unknown_config_and_bad_out_dir(tmp_path: Path, capsys):
     code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--out", str(blocker / "run")], capsys)
     assert code == 2 and "not a directory" in err and err.count("\n") == 1
     assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+    if Path("/proc/self").is_dir():  # a directory nobody, not even root, can create entries in
+        code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--out", "/proc/xuezhan-test"], capsys)
+        assert code == 2 and "cannot create /proc/xuezhan-test" in err and err.count("\n") == 1
 
 
 def test_cli_simulate_writes_and_summarises(tmp_path: Path, capsys):

@@ -141,6 +141,7 @@ def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
 BAD_STUDIES = [
     (CRN_STUDY + "colour: red\n", "colour: unknown key"),
     (CRN_STUDY.replace("name: crn\n", ""), "name: Field required"),
+    (CRN_STUDY.replace("name: crn\n", "name: ../up\n"), "name: String should match pattern"),
     ("name: x\nbaseline: chengdu\nhands: 10\n", "variants: Field required"),
     ("name: x\nbaseline: chengdu\nvariants: []\nhands: 10\n", "variants"),
     ("name: x\nbaseline: chengdu\nvariants: [{rules: cap3}]\nhands: 10\n", "variants.0.name"),

@@ -5,8 +5,9 @@ opponent still in shows a meld. The danger of a tile is summed over the opponent
 1 + its melds set down. Against one opponent a tile is safe (0) when
 - it is of that opponent's dead suit (its declared void; under ``void_suit: none`` the suit missing from two
   suits of melds it has set down), or
-- someone discarded that kind since the opponent's last draw and it did not win on it (现物-like),
-else it is 3 for ranks 3–7, 2 for ranks 2 and 8, 1 for terminals, minus 1 when the opponent has discarded the
+- someone discarded that kind since the opponent's last draw and it did not win on it (现物-like);
+1 for a kind the opponent once discarded itself (no furiten here, but bots rarely wait on what they let go);
+else 3 for ranks 3–7, 2 for ranks 2 and 8, 1 for terminals, minus 1 when the opponent has discarded the
 tile three ranks away in the same suit (筋-like), never below 1.
 While the bot is close (best shanten ≤ 1) it keeps its best shanten and picks the safest of those discards;
 further away it folds: the safest legal tile, then the lower shanten.
@@ -23,6 +24,7 @@ from simulator.rules import P_VOID_SUIT, VOID_SUITS
 from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON
 
 VOID_NONE = VOID_SUITS.index("none")
+FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
 
 @njit(cache=True)
@@ -82,7 +84,7 @@ def defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, 
     if not defending(g, ps, nm_all, seat, tiles_left, defend_wall):
         return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
     best_sh = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
-    if best_sh <= 1:  # close to winning: keep the best shanten, take the safest such discard
+    if best_sh <= FOLD_SHANTEN:  # close to winning: keep the best shanten, take the safest such discard
         least = BIG
         cand = 0
         for k in range(N_KINDS):
