@@ -186,14 +186,13 @@ EX_COUNTER = EXCHANGES.index("counterclockwise")
 VOID_DECLARED = VOID_SUITS.index("declared")
 VOID_NONE = VOID_SUITS.index("none")
 MODE_SINGLE = MODES.index("single")
-LOCK_OFF, LOCK_SAME, LOCK_ALL, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in PASS_LOCKS)
+LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
-NOT_A_WIN = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))  # evaluate_win's
-
-
+# What a step of the turn loop leads to
+GO_DISCARD, NEXT_DRAW, KONG_DRAW, PUNG_DISCARD, HAND_OVER = range(5)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -503,12 +502,135 @@ def first_held(conc, p, prefer) -> int:
 # The hand loop
 
 @njit(cache=True)
+def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
+             winners, cur, drawn, pv, strict):
+    """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
+    (抢杠胡) before it pays anything. Returns ``(outcome, next seat)``."""
+    if tiles_left(g) == 0:
+        return GO_DISCARD, cur
+    opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
+    k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts)
+    if k < 0:
+        return GO_DISCARD, cur
+    g[G_INTERRUPTED] = 1
+    if conc[cur, k] == 4:
+        conc[cur, k] = 0
+        mk[cur, nm[cur]] = MELD_CKONG
+        mt[cur, nm[cur]] = k
+        nm[cur] += 1
+        visible[k] += 4
+        kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
+    else:
+        if params[P_ROB_KONG]:
+            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k, CTX_ROB_KONG,
+                           winners)
+            if n > 0:
+                conc[cur, k] -= 1
+                visible[k] += 1
+                log_event(events, g, EV_ROBBED, cur, k, 0, 0, 0)
+                refresh_waits(table, ps, conc, mk, mt, nm, cur)
+                settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur,
+                           k, CTX_ROB_KONG, winners, n)
+                return after_win(params, g, ps, winners[n - 1])
+        conc[cur, k] -= 1
+        for i in range(nm[cur]):
+            if mt[cur, i] == k:
+                mk[cur, i] = MELD_KONG
+        visible[k] += 1
+        kong_payment(params, g, ps, score, kl, events, cur, KK_ADDED, k, -1, drawn == k)
+    ps[cur, PS_NKONGS] += 1
+    return KONG_DRAW, cur
+
+
+@njit(cache=True)
+def after_win(params, g, ps, last_winner):
+    """The hand ends, or play resumes with the next player still in after the last winner."""
+    if hand_over(params, g):
+        return HAND_OVER, last_winner
+    return NEXT_DRAW, next_in(ps, last_winner)
+
+
+@njit(cache=True)
+def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
+             wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
+    """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
+    Returns ``(outcome, next seat)``."""
+    ev = ps[cur, PS_EVOID]
+    win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
+    ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first)
+    # is_complete first: evaluate_win does the pattern work even for hands that are not complete
+    if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
+        res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
+        if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g)):
+            settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events,
+                             cur, win_tile, ctx, res)
+            return after_win(params, g, ps, cur)
+        ps[cur, PS_DECLINED] += 1
+        log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
+    return own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible,
+                    events, winners, cur, drawn, pv, strict)
+
+
+@njit(cache=True)
+def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
+    """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
+    Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong)."""
+    for i in range(1, N_SEATS):
+        q = (cur + i) % N_SEATS
+        if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
+            continue
+        can_kong = conc[q, t] == 3 and tiles_left(g) > 0
+        qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q], tiles_left(g))
+        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
+        if c == 0:
+            break
+        g[G_INTERRUPTED] = 1
+        take = 3 if c == 2 else 2
+        conc[q, t] -= take
+        mk[q, nm[q]] = MELD_KONG if c == 2 else MELD_PUNG
+        mt[q, nm[q]] = t
+        nm[q] += 1
+        visible[t] += take
+        ps[q, PS_WAITS] = 0
+        g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
+        if c == 2:
+            kong_payment(params, g, ps, score, kl, events, q, KK_DIRECT, t, cur, True)
+            ps[q, PS_NKONGS] += 1
+            return KONG_DRAW, q
+        log_event(events, g, EV_PUNG, q, t, 0, cur, 0)
+        return PUNG_DISCARD, q
+    return NEXT_DRAW, next_in(ps, cur)
+
+
+@njit(cache=True)
+def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
+                 visible, events, winners, sh_buf, cur, pv, strict):
+    """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
+    legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
+    t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
+                    mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
+    do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
+    ctx = 0
+    if g[G_NKONGS] > g[G_CHAIN]:
+        ctx |= CTX_KONG_DISCARD
+    if tiles_left(g) == 0:
+        ctx |= CTX_LAST_TILE
+    n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
+    if n > 0:
+        visible[t] -= 1  # the tile left the discards for the winner's hand
+        settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t, ctx,
+                   winners, n)
+        return after_win(params, g, ps, winners[n - 1])
+    return claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t,
+                      strict)
+
+
+@njit(cache=True)
 def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc, mk, mt, nm, g, ps, score, kl,
               wins, wconc, wmk, wmt, visible, events, dealt) -> None:
     """Play one hand into the state arrays (reset first). ``bots: int64[4]`` and ``bpar: int64[4, 4]`` are the
     bots seated at seats 0–3 (already rotated); ``dealt: uint8[4, 27]`` receives the deal before 换三张."""
     reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible)
-    g[state.G_NEV] = 0
     rngs = np.empty(1 + N_SEATS, np.uint64)
     rngs[0] = wall_seed
     for s in range(N_SEATS):
@@ -525,138 +647,32 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
     sh_buf = np.zeros(N_KINDS, np.int64)
 
     cur = dealer
-    drew = False        # this turn began with a draw (False: dealer's first turn, or after a pung)
-    from_tail = False   # that draw was a kong replacement
-    after_pung = False  # the player just punged: discard only
+    outcome = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
+    drew = from_tail = False
     dealer_first = True
-    drawn = -1
     for _ in range(MAX_STEPS):
+        drawn = -1
         if drew:
             if tiles_left(g) == 0:
                 g[G_EXHAUSTIVE] = 1
                 break
             drawn = draw_tile(g, ps, conc, wall, events, cur, from_tail)
-        else:
-            drawn = -1
-        ev = ps[cur, PS_EVOID]
         pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur], tiles_left(g))
-        if not after_pung:
-            # -- self-draw win (天胡 on the dealer's first turn)
-            win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
-            ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first)
-            # is_complete first: evaluate_win does the pattern work even for hands that are not complete
-            complete = is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev)
-            res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params) \
-                if complete else NOT_A_WIN
-            if res[0] >= 0:
-                if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g)):
-                    settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
-                                     events, cur, win_tile, ctx, res)
-                    if hand_over(params, g):
-                        break
-                    cur = next_in(ps, cur)
-                    drew, from_tail, after_pung, dealer_first = True, False, False, False
-                    continue
-                ps[cur, PS_DECLINED] += 1
-                log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
-            # -- own-turn kong (暗杠 / 加杠); every kong needs a replacement tile in the wall
-            if tiles_left(g) > 0:
-                opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
-                k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts)
-                if k >= 0:
-                    dealer_first = False
-                    g[G_INTERRUPTED] = 1
-                    if conc[cur, k] == 4:
-                        conc[cur, k] = 0
-                        mk[cur, nm[cur]] = MELD_CKONG
-                        mt[cur, nm[cur]] = k
-                        nm[cur] += 1
-                        visible[k] += 4
-                        kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
-                    else:
-                        # 加杠: others waiting on k may rob it (抢杠胡) before it pays anything
-                        if params[P_ROB_KONG]:
-                            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k,
-                                           CTX_ROB_KONG, winners)
-                            if n > 0:
-                                conc[cur, k] -= 1
-                                visible[k] += 1
-                                log_event(events, g, EV_ROBBED, cur, k, 0, 0, 0)
-                                refresh_waits(table, ps, conc, mk, mt, nm, cur)
-                                settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk,
-                                           wmt, events, cur, k, CTX_ROB_KONG, winners, n)
-                                if hand_over(params, g):
-                                    break
-                                cur = next_in(ps, winners[n - 1])
-                                drew, from_tail, after_pung = True, False, False
-                                continue
-                        conc[cur, k] -= 1
-                        for i in range(nm[cur]):
-                            if mt[cur, i] == k:
-                                mk[cur, i] = MELD_KONG
-                        visible[k] += 1
-                        kong_payment(params, g, ps, score, kl, events, cur, KK_ADDED, k, -1, drawn == k)
-                    ps[cur, PS_NKONGS] += 1
-                    drew, from_tail = True, True
-                    continue
-        # -- discard
-        legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
-        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
-                        mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
-        do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
-        dealer_first = False
-        after_pung = False
-        ctx = 0
-        if g[G_NKONGS] > g[G_CHAIN]:
-            ctx |= CTX_KONG_DISCARD
-        if tiles_left(g) == 0:
-            ctx |= CTX_LAST_TILE
-        # -- claims: wins first
-        n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
-        if n > 0:
-            visible[t] -= 1  # the tile left the discards for the winner's hand
-            settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t,
-                       ctx, winners, n)
-            if hand_over(params, g):
-                break
-            cur = next_in(ps, winners[n - 1])
-            drew, from_tail = True, False
-            continue
-        # -- then pung / exposed kong (at most one other seat can hold two or more of the discarded kind)
-        claimed = False
-        for i in range(1, N_SEATS):
-            q = (cur + i) % N_SEATS
-            if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
-                continue
-            can_kong = conc[q, t] == 3 and tiles_left(g) > 0
-            qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q], tiles_left(g))
-            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
-            if c == 0:
-                break
-            g[G_INTERRUPTED] = 1
-            take = 3 if c == 2 else 2
-            conc[q, t] -= take
-            mk[q, nm[q]] = MELD_KONG if c == 2 else MELD_PUNG
-            mt[q, nm[q]] = t
-            nm[q] += 1
-            visible[t] += take
-            ps[q, PS_WAITS] = 0
-            g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
-            if c == 2:
-                kong_payment(params, g, ps, score, kl, events, q, KK_DIRECT, t, cur, True)
-                ps[q, PS_NKONGS] += 1
-                drew, from_tail, after_pung = True, True, False
-            else:
-                log_event(events, g, EV_PUNG, q, t, 0, cur, 0)
-                drew, from_tail, after_pung = False, False, True
-            cur = q
-            claimed = True
+        if outcome != PUNG_DISCARD:
+            outcome, nxt = own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk,
+                                    wmt, visible, events, wall, winners, cur, dealer, drawn, drew, from_tail,
+                                    dealer_first, pv, strict)
+        if outcome in (GO_DISCARD, PUNG_DISCARD):
+            outcome, nxt = discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins,
+                                        wconc, wmk, wmt, visible, events, winners, sh_buf, cur, pv, strict)
+        if outcome == HAND_OVER:
             break
-        if claimed:
-            continue
-        cur = next_in(ps, cur)
-        drew, from_tail = True, False
-
+        cur = nxt
+        drew = outcome != PUNG_DISCARD
+        from_tail = outcome == KONG_DRAW
+        dealer_first = False
+    else:
+        raise RuntimeError("engine: the turn loop did not end (a bug)")
     finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
 
 
@@ -814,6 +830,8 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
         if ne <= cap:
             break
         cap = ne  # rare: replay with a buffer that fits (the hands are deterministic)
+    if record and raw["h"][:, H_EV_OVERFLOW].any():
+        raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
     for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
         raw[key] = raw[key][:nw]
     raw["events"] = events[:ne] if record else events[:0]

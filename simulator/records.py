@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import state as E  # result slots H_*/P_*
 from simulator import state as S
 from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_KONG_DISCARD, CTX_LAST_TILE
 from simulator.rules import BOTS, EXCHANGES, FLAGS, HAND_TYPES
@@ -106,36 +105,36 @@ def to_columns(raw: dict) -> dict[str, dict[str, np.ndarray]]:
     h, p, w = raw["h"], raw["p"], raw["w"]
     hands = {
         "hand_id": hand_ids, "deal_id": deal_ids, "rotation": rot.astype(np.int8),
-        "dealer": h[:, E.H_DEALER].astype(np.int8),
-        "exchange": _lookup(EXCHANGES, h[:, E.H_EXCHANGE]),
-        "n_winners": h[:, E.H_NWINNERS].astype(np.int8),
-        "exhaustive_draw": h[:, E.H_EXHAUSTIVE].astype(bool),
-        "tiles_left": h[:, E.H_TILES_LEFT].astype(np.int8),
-        "n_kongs": h[:, E.H_NKONGS].astype(np.int8),
-        "turns": h[:, E.H_TURNS].astype(np.int16),
+        "dealer": h[:, S.H_DEALER].astype(np.int8),
+        "exchange": _lookup(EXCHANGES, h[:, S.H_EXCHANGE]),
+        "n_winners": h[:, S.H_NWINNERS].astype(np.int8),
+        "exhaustive_draw": h[:, S.H_EXHAUSTIVE].astype(bool),
+        "tiles_left": h[:, S.H_TILES_LEFT].astype(np.int8),
+        "n_kongs": h[:, S.H_NKONGS].astype(np.int8),
+        "turns": h[:, S.H_TURNS].astype(np.int16),
     }
-    won = p[:, E.PL_WON].astype(bool)
-    scores = p[:, E.PL_SCORE:E.PL_SCORE + S.N_COMP]
+    won = p[:, S.PL_WON].astype(bool)
+    scores = p[:, S.PL_SCORE:S.PL_SCORE + S.N_COMP]
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
-        "seat": p[:, E.PL_SEAT].astype(np.int8),
-        "bot": _lookup(BOTS, p[:, E.PL_BOT]),
+        "seat": p[:, S.PL_SEAT].astype(np.int8),
+        "bot": _lookup(BOTS, p[:, S.PL_BOT]),
         "dealt": notation(raw["dealt"]),
-        "start_shanten": p[:, E.PL_START_SH].astype(np.int8),
-        "void_suit": _lookup(tuple(SUITS), p[:, E.PL_VOID]),
+        "start_shanten": p[:, S.PL_START_SH].astype(np.int8),
+        "void_suit": _lookup(tuple(SUITS), p[:, S.PL_VOID]),
         "won": won,
-        "win_order": p[:, E.PL_WIN_ORDER].astype(np.int8),
-        "win_kind": _lookup(S.WIN_KINDS, p[:, E.PL_WIN_KIND]),
-        "win_turn": p[:, E.PL_WIN_TURN].astype(np.int16),
-        "hand_type": _lookup(HAND_TYPES, p[:, E.PL_HAND_TYPE]),
-        **_flag_columns(p[:, E.PL_FLAGS]),
-        "gen": p[:, E.PL_GEN].astype(np.int8),
-        "fan": p[:, E.PL_FAN].astype(np.int8),
-        "capped_fan": p[:, E.PL_CAPPED].astype(np.int8),
-        "n_kongs": p[:, E.PL_NKONGS].astype(np.int8),
-        "huazhu": p[:, E.PL_HUAZHU].astype(bool),
-        "ready": p[:, E.PL_READY].astype(bool),
-        "declined_wins": p[:, E.PL_DECLINED].astype(np.int8),
+        "win_order": p[:, S.PL_WIN_ORDER].astype(np.int8),
+        "win_kind": _lookup(S.WIN_KINDS, p[:, S.PL_WIN_KIND]),
+        "win_turn": p[:, S.PL_WIN_TURN].astype(np.int16),
+        "hand_type": _lookup(HAND_TYPES, p[:, S.PL_HAND_TYPE]),
+        **_flag_columns(p[:, S.PL_FLAGS]),
+        "gen": p[:, S.PL_GEN].astype(np.int8),
+        "fan": p[:, S.PL_FAN].astype(np.int8),
+        "capped_fan": p[:, S.PL_CAPPED].astype(np.int8),
+        "n_kongs": p[:, S.PL_NKONGS].astype(np.int8),
+        "huazhu": p[:, S.PL_HUAZHU].astype(bool),
+        "ready": p[:, S.PL_READY].astype(bool),
+        "declined_wins": p[:, S.PL_DECLINED].astype(np.int8),
         **{name: scores[:, c].astype(np.int32) for c, name in enumerate(
             ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund"))},
         "score_total": scores.sum(axis=1).astype(np.int32),

@@ -47,7 +47,6 @@ from simulator.state import (
     KL_STATUS,
     KL_TILE,
     KS_LIVE,
-    KS_REFUNDED,
     KS_RETURNED,
     KS_TRANSFERRED,
     N_SEATS,
@@ -188,6 +187,3 @@ def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
                 if q != r and not ps[q, PS_WON] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:
                     pay(score, events, g, q, r, pts, C_CHADAJIAO)
 
-
-__all__ = ["KK_ADDED", "KK_CONCEALED", "KK_DIRECT", "KS_REFUNDED", "huazhu_penalty", "kong_payment",
-           "return_kong", "settle_exhaustive", "transfer_kong"]
