@@ -12,14 +12,15 @@ For each group (seat, or bot pair ``bot``/``bot_baseline``) and quantity:
 - ``se_unpaired`` = ``√(se_a² + se_b²)``, the SE the same number of hands would give from independent runs;
 - ``vrf`` = ``se_unpaired² / se_paired²``, the variance-reduction factor of pairing (how many times more hands
   an unpaired design needs for the same precision);
-- ``hands_paired`` / ``hands_unpaired`` = hands needed to detect a true difference of ``detect`` (base units,
-  or the metric's own unit) with a two-sided test at 95% and 80% power:
-  ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` with ``σ = se·√n`` of the respective design (per arm when unpaired).
+- ``hands_paired`` / ``hands_unpaired`` = hands needed to detect a true difference of ``detect`` with a
+  two-sided test at 95% and 80% power: ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` with ``σ = se·√n`` of the
+  respective design (per arm when unpaired). ``detect`` is in the quantity's own unit: :data:`DETECT` base
+  units for scores, :data:`HAND_DETECT` per hand metric; every row carries the ``detect`` it used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -33,9 +34,10 @@ DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
 
 
-def _finish(stats: pl.DataFrame, keys: list[str], variant: str, baseline: str, detect: float, level: float,
-            power: float) -> pl.DataFrame:
-    """From long cluster means of x, x_base, d to one row per key with the paired statistics."""
+def _finish(stats: pl.DataFrame, keys: list[str], variant: str, baseline: str, detect: float | Mapping[str, float],
+            level: float, power: float) -> pl.DataFrame:
+    """From long cluster means of x, x_base, d to one row per key with the paired statistics (``detect``: one
+    number, or one per ``metric`` key)."""
     def pick(q: str, names: dict[str, str]) -> pl.DataFrame:
         return stats.filter(pl.col("_q") == q).select(*keys, *[pl.col(a).alias(b) for a, b in names.items()])
 
@@ -53,17 +55,21 @@ def _finish(stats: pl.DataFrame, keys: list[str], variant: str, baseline: str, d
     se_p = wide["se_paired"].to_numpy().astype(float)
     se_u = wide["se_unpaired"].to_numpy().astype(float)
     diff = wide["diff"].to_numpy().astype(float)
+    if isinstance(detect, Mapping):
+        d = wide["metric"].replace_strict(dict(detect), return_dtype=pl.Float64).to_numpy()
+    else:
+        d = np.full(wide.height, float(detect))
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = np.where(se_p > 0, np.abs(diff) / se_p, np.nan)
     pval = np.array([2 * NormalDist().cdf(-v) if np.isfinite(v) else np.nan for v in zstat])
     extra = pl.DataFrame({
         "p_value": pl.Series(pval, dtype=pl.Float64, nan_to_null=True),
-        "hands_paired": pl.Series(hands_needed(se_p, n, detect, level, power), nan_to_null=True),
-        "hands_unpaired": pl.Series(hands_needed(se_u, n, detect, level, power), nan_to_null=True),
+        "detect": pl.Series(d, dtype=pl.Float64),
+        "hands_paired": pl.Series(hands_needed(se_p, n, d, level, power), nan_to_null=True),
+        "hands_unpaired": pl.Series(hands_needed(se_u, n, d, level, power), nan_to_null=True),
     })
     return (pl.concat([wide, extra], how="horizontal")
             .with_columns(pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline"),
-                          pl.lit(detect, dtype=pl.Float64).alias("detect"),
                           pl.col("hands_paired", "hands_unpaired").cast(pl.Int64))
             .select("variant", "baseline", *keys, "n_hands", "n_obs", "mean", "mean_baseline", "diff",
                     "se_paired", "ci_lo", "ci_hi", "p_value", "se_unpaired", "vrf", "detect", "hands_paired",
@@ -124,6 +130,20 @@ HAND_METRICS: dict[str, pl.Expr] = {
 """Hand-level metrics of :func:`paired_hand_metrics`; ``points exchanged`` = ``Σ|score_total|/2`` over the four
 players (base units moved from losers to winners in the hand)."""
 
+HAND_DETECT: dict[str, float] = {
+    "exhaustive_draw (流局)": 0.01,
+    "winners": 0.05,
+    "turns": 0.5,
+    "kongs": 0.05,
+    "huazhu (花猪) any": 0.01,
+    "chadajiao (查大叫) any": 0.01,
+    "cap binds (any win)": 0.01,
+    "points exchanged": 0.1,
+}
+"""Default difference to detect per hand metric, in the metric's own unit: one percentage point (0.01) for the
+shares, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of points exchanged (as :data:`DETECT`
+for scores)."""
+
 
 def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
     players = (run.players(variant).group_by("hand_id")
@@ -135,14 +155,20 @@ def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
             .select("hand_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 
-def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None, detect: float = 0.01,
-                        level: float = LEVEL, power: float = POWER) -> pl.DataFrame:
+def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None,
+                        detect: float | Mapping[str, float] | None = None, level: float = LEVEL,
+                        power: float = POWER) -> pl.DataFrame:
     """Paired comparison of hand-level metrics (:data:`HAND_METRICS`, shares as 0/1 means): one row per
-    ``metric`` with the same statistics as :func:`paired_comparison` (``detect`` in the metric's unit, default
-    0.01 = one percentage point for shares)."""
+    ``metric`` with the same statistics as :func:`paired_comparison`. ``detect``, in each metric's own unit:
+    None = :data:`HAND_DETECT`; a mapping overrides some metrics' defaults; one number applies to all."""
     run = as_run(run)
     variant, baseline = _variants(run, variant, baseline)
     names = list(HAND_METRICS)
+    if detect is None or isinstance(detect, Mapping):
+        bad = [k for k in (detect or {}) if k not in HAND_METRICS]
+        if bad:
+            raise ValueError(f"unknown hand metric(s) {bad} in detect; expected some of {names}")
+        detect = {**HAND_DETECT, **(detect or {})}
 
     def long(v: str) -> pl.LazyFrame:
         return _hand_frame(run, v).unpivot(index="hand_id", on=names, variable_name="metric", value_name="x")
@@ -154,12 +180,12 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
             .sort("_m").drop("_m"))
 
 
-
 def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     """A compact :class:`rich.table.Table` of a comparison frame for the terminal: one row per group (the
     ``label`` columns joined; ``bot`` shown as ``B-bot/A-bot`` when the pair differs), ``n`` hands, the two
     means, ``B−A`` with its 95% CI, paired SE, p-value, variance-reduction factor and hands needed (paired /
-    unpaired) to detect ``detect``."""
+    unpaired) to detect ``detect`` — named in the header when every row uses the same ``detect``, else in a
+    ``d`` column per row."""
     from rich.table import Table
 
     from analysis.report import fmt
@@ -175,13 +201,16 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
                 parts.append(f"seat {r[c]}" if c == "seat" else str(r[c]))
         return " ".join(parts)
 
+    per_row = df["detect"].n_unique() > 1
     detect = fmt(df["detect"][0]) if df.height else "—"
     table = Table(title=title, title_justify="left")
     table.add_column("group")
-    for c in ("n", "B", "A", "B−A [95% CI]", "se", "p", "vrf", f"hands p/u (d={detect})"):
+    hands = "hands p/u" if per_row else f"hands p/u (d={detect})"
+    for c in ("n", "B", "A", "B−A [95% CI]", "se", "p", "vrf", *(["d"] if per_row else []), hands):
         table.add_column(c, justify="right")
     for r in df.iter_rows(named=True):
         table.add_row(name(r), fmt(r["n_hands"]), fmt(r["mean"]), fmt(r["mean_baseline"]),
                       f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]", fmt(r["se_paired"]),
-                      fmt(r["p_value"]), fmt(r["vrf"]), f"{fmt(r['hands_paired'])}/{fmt(r['hands_unpaired'])}")
+                      fmt(r["p_value"]), fmt(r["vrf"]), *([fmt(r["detect"])] if per_row else []),
+                      f"{fmt(r['hands_paired'])}/{fmt(r['hands_unpaired'])}")
     return table

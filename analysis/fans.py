@@ -6,8 +6,13 @@ Read from the ``wins`` table (one row per win). Per variant:
 - ``p_hand`` = share of hands with at least one such win (``k_hands`` of ``n_hands``, all hands played,
   including 流局 without a win).
 
-Both carry Wilson 95% intervals. Every hand type of ``simulator.rules.HAND_TYPES`` and every flag of
-``simulator.rules.FLAGS`` gets a row per variant, zeros included, in that canonical order.
+Wins are not independent trials (血战到底 has several wins per hand; the hand is the independent unit), so
+``p_win`` is the ratio estimator ``Σ_h k_h / Σ_h m_h`` over the hands with at least one win with the
+cluster-robust SE ``p_win_se`` and the interval ``p_win ± z·se`` clipped to [0, 1], null when the SE is 0
+(``k_wins = 0`` or ``k_wins = n_wins``; see :func:`analysis.stats.cluster_share_exprs`). ``p_hand`` has one
+observation per hand and a Wilson 95% interval. :func:`fan_distribution` treats its shares of wins like
+``p_win``. Every hand type of ``simulator.rules.HAND_TYPES`` and every flag of ``simulator.rules.FLAGS`` gets a
+row per variant, zeros included, in that canonical order.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_means, wilson_exprs
+from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments, wilson_exprs
 from simulator.rules import FLAGS, HAND_TYPES
 
 FAN_MEASURES = ("fan", "capped_fan", "gen")
@@ -27,27 +32,36 @@ def _totals(run: Run) -> pl.DataFrame:
             .with_columns(pl.col("n_wins").fill_null(0)))
 
 
+def _win_shares(grid: pl.DataFrame, counts: pl.LazyFrame, totals: pl.LazyFrame, on: list[str], k: str,
+                prefix: str, level: float) -> pl.DataFrame:
+    """Join the :func:`analysis.stats.share_moments` of wins onto ``grid`` (zeros where nothing occurred) and
+    add ``prefix, prefix_se, prefix_lo, prefix_hi``."""
+    out = (grid.join(counts.rename({"k": k}).collect(), on=on, how="left")
+           .join(totals.select("variant", pl.col("n_hands").alias("_nc"), "_MM").collect(), on="variant", how="left")
+           .with_columns(pl.col(k, "k_hands").fill_null(0), pl.col("_SS", "_SM", "_MM", "_nc").fill_null(0)))
+    return out.with_columns(cluster_share_exprs(pl.col(k), pl.col("_SS"), pl.col("_SM"), pl.col("n_wins"),
+                                                pl.col("_MM"), pl.col("_nc"), prefix, level))
+
+
 def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
     """``long`` has one row per (win, key value): columns variant, hand_id, <key>."""
-    counts = long.group_by("variant", key).agg(pl.len().cast(pl.Int64).alias("k_wins"),
-                                               pl.col("hand_id").n_unique().cast(pl.Int64).alias("k_hands")
-                                               ).collect()
-    extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
+    counts, totals = share_moments(long, run.wins().select("variant", "hand_id"), ["variant"], key)
+    seen = counts.select(key).collect()[key]
+    extra = sorted(set(seen.drop_nulls().to_list()) - set(keys))
     grid = _totals(run).join(pl.DataFrame({key: list(keys) + extra,
                                            "_order": range(len(keys) + len(extra))}), how="cross")
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
-    return (grid.join(counts, on=["variant", key], how="left")
-            .with_columns(pl.col("k_wins", "k_hands").fill_null(0))
-            .with_columns(*wilson_exprs("k_wins", "n_wins", "p_win", level),
-                          *wilson_exprs("k_hands", "n_hands", "p_hand", level))
+    return (_win_shares(grid, counts, totals, ["variant", key], "k_wins", "p_win", level)
+            .with_columns(*wilson_exprs("k_hands", "n_hands", "p_hand", level))
             .join(vorder, on="variant").sort("_vorder", "_order")
-            .select("variant", key, "k_wins", "n_wins", "p_win", "p_win_lo", "p_win_hi",
+            .select("variant", key, "k_wins", "n_wins", "p_win", "p_win_se", "p_win_lo", "p_win_hi",
                     "k_hands", "n_hands", "p_hand", "p_hand_lo", "p_hand_hi"))
 
 
 def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
-    """Per variant and hand type (``simulator.rules.HAND_TYPES`` order): ``k_wins, n_wins, p_win(_lo/_hi),
-    k_hands, n_hands, p_hand(_lo/_hi)`` — share of wins with that label and share of hands with such a win."""
+    """Per variant and hand type (``simulator.rules.HAND_TYPES`` order): ``k_wins, n_wins, p_win(_se/_lo/_hi),
+    k_hands, n_hands, p_hand(_lo/_hi)`` — share of wins with that label (clustered by hand) and share of hands
+    with such a win (Wilson)."""
     run = as_run(run)
     return _frequencies(run, run.wins().select("variant", "hand_id", "hand_type"), "hand_type", HAND_TYPES, level)
 
@@ -64,23 +78,26 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Distribution over wins of ``fan`` (before the cap), ``capped_fan`` and ``gen`` (根, as scored):
-    ``variant, measure, value, k, n_wins, p, p_lo, p_hi`` (Wilson), every value from 0 to the largest seen."""
+    ``variant, measure, value, k, n_wins, p, se, p_lo, p_hi``, every value from 0 to the largest seen. ``p`` is
+    a share of wins, clustered by hand like ``p_win`` (cluster-robust SE; ``p ± z·se`` clipped to [0, 1], null
+    when the SE is 0)."""
     run = as_run(run)
-    long = (run.wins().select("variant", *FAN_MEASURES)
-            .unpivot(index="variant", on=list(FAN_MEASURES), variable_name="measure", value_name="value")
+    long = (run.wins().select("variant", "hand_id", *FAN_MEASURES)
+            .unpivot(index=["variant", "hand_id"], on=list(FAN_MEASURES), variable_name="measure",
+                     value_name="value")
             .with_columns(pl.col("value").cast(pl.Int64)))
-    counts = long.group_by("variant", "measure", "value").agg(pl.len().cast(pl.Int64).alias("k")).collect()
-    top = int(counts["value"].max() or 0) if counts.height else 0
+    counts, totals = share_moments(long, run.wins().select("variant", "hand_id"), ["variant"], ["measure", "value"])
+    top = counts.select(pl.col("value").max()).collect().item()
+    top = int(top) if top is not None else 0
     grid = (_totals(run).select("variant", "n_wins")
             .join(pl.DataFrame({"measure": list(FAN_MEASURES), "_m": range(len(FAN_MEASURES))}), how="cross")
             .join(pl.DataFrame({"value": range(0, top + 1)}, schema={"value": pl.Int64}), how="cross"))
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
-    return (grid.join(counts, on=["variant", "measure", "value"], how="left")
-            .with_columns(pl.col("k").fill_null(0))
+    return (_win_shares(grid, counts, totals, ["variant", "measure", "value"], "k", "p", level)
+            .rename({"p_se": "se"})
             .join(vorder, on="variant")
-            .with_columns(*wilson_exprs("k", "n_wins", "p", level))
             .sort("_vorder", "_m", "value")
-            .select("variant", "measure", "value", "k", "n_wins", "p", "p_lo", "p_hi"))
+            .select("variant", "measure", "value", "k", "n_wins", "p", "se", "p_lo", "p_hi"))
 
 
 def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:

@@ -43,9 +43,10 @@ def _variants(df: pl.DataFrame) -> list[str]:
 
 
 def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Asymmetric error-bar array from an interval (nulls → 0)."""
-    est, lo, hi = (np.nan_to_num(np.asarray(a, dtype=float), nan=0.0) for a in (est, lo, hi))
-    lo = np.where(np.isnan(lo), est, lo)
+    """Asymmetric error-bar array from an interval (a null estimate counts as 0; a null bound draws no bar)."""
+    est = np.nan_to_num(np.asarray(est, dtype=float), nan=0.0)
+    lo, hi = (np.asarray(a, dtype=float) for a in (lo, hi))
+    lo, hi = np.where(np.isnan(lo), est, lo), np.where(np.isnan(hi), est, hi)
     return np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
 
 
@@ -66,7 +67,8 @@ def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -
 
 def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True) -> Figure:
     """Grouped bars of :func:`analysis.fans.hand_type_frequencies` or ``flag_frequencies``: share of wins
-    (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one bar per variant, Wilson 95% bars."""
+    (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one bar per variant, with the tables' 95%
+    intervals (clustered by hand for shares of wins, Wilson for shares of hands)."""
     key = "hand_type" if "hand_type" in freq.columns else "flag"
     col = f"p_{per}"
     df = freq
@@ -78,7 +80,7 @@ def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = T
     ax = fig.add_subplot()
     if df.height:
         _grouped_hbars(ax, df, key, col, f"{col}_lo", f"{col}_hi")
-    ax.set_xlabel(f"share of {per}s (95% Wilson interval)")
+    ax.set_xlabel(f"share of {per}s (95% interval, " + ("clustered by hand)" if per == "win" else "Wilson)"))
     ax.set_title(f"{key.replace('_', ' ')} frequency per {per}")
     return fig
 

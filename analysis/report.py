@@ -29,18 +29,23 @@ from analysis.stats import LEVEL
 METHODS = f"""\
 Units: every money amount is in base units (the table's 底; multiply by scoring.base for score units). Each
 player-hand is one player's net result in one hand.
-Intervals are two-sided {LEVEL:.0%}. Shares of independent hands or wins: Wilson score intervals. Means: normal
-intervals mean ± 1.96·SE. When a group has several observations per hand (e.g. a bot at several seats), hands
-are the independent unit: mean = Σ score / Σ player-hands with a cluster-robust SE (= sd/√n for one seat).
+Intervals are two-sided {LEVEL:.0%}. Hands are the independent unit. Shares of hands (one observation per
+hand): Wilson score intervals. Means: normal intervals mean ± 1.96·SE. When a group has several observations
+per hand (a bot at several seats, the wins of one hand), mean = Σ values / Σ observations with a
+cluster-robust SE over hands (= sd/√n for one observation per hand). Shares of wins (p_win, the fan
+distribution, per-win game-shape shares) are such clustered means of 0/1: p ± 1.96·SE clipped to [0, 1], no
+interval when the SE is 0. The declined − not difference has the hand-clustered SE of the group coefficient of
+an OLS on the group indicator (the two groups share hands).
 Quantiles q(p): the smallest observed score with empirical CDF ≥ p. P(loss>x): share of player-hands with score
 < −x. CVaR95 loss: mean loss over the worst 5% of player-hands (expected shortfall, boundary observation
 weighted fractionally). Risk intervals: percentile bootstrap over hands (seeded; all seats of a hand resampled
-together). Sessions of K hands: K independent draws of a logged player-hand of the group, summed; intervals
-from an outer bootstrap over hands.
+together). Sessions of K hands for one player of a group: each hand is a uniform draw of a logged hand, then of
+one of the group's player-hands in it (every deal counts once, however many seats the group held); K draws
+summed; intervals from an outer bootstrap over hands.
 Paired comparisons use common random numbers: the same hand_id was dealt the same wall and bot streams in
 every variant; differences are taken hand by hand (joined on hand_id and seat). vrf = unpaired variance /
-paired variance; hands_paired / hands_unpaired = hands needed to detect a true difference of `detect` with a
-two-sided 5% test at 80% power.
+paired variance; hands_paired / hands_unpaired = hands needed to detect a true difference of `detect` (column
+detect, in the quantity's unit) with a two-sided 5% test at 80% power.
 Economy (RULES.md §6): coins per player per hand = room_factor · base · score_total − rake, charged to every
 player in every hand; the house keeps 4·rake per hand."""
 
@@ -186,8 +191,8 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     s.table("Game shape, full table", shape_df)
     sections.append(s)
 
-    s = Section("Fan frequencies", "p_win = share of wins, p_hand = share of hands with at least one such win "
-                "(Wilson 95%).")
+    s = Section("Fan frequencies", "p_win = share of wins (clustered by hand: p ± 1.96·SE, no interval when "
+                "SE = 0), p_hand = share of hands with at least one such win (Wilson 95%).")
     ht, fl = fans.hand_type_frequencies(run), fans.flag_frequencies(run)
     s.figure("Hand types (share of wins)", plots.fan_frequency_bars(ht, "win"))
     s.figure("Pattern flags (share of wins)", plots.fan_frequency_bars(fl, "win"))
@@ -206,10 +211,10 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     s.table("By seat, with components", ev_seat)
     sections.append(s)
 
-    s = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot "
-                f"(bootstrap over hands, {n_boot} replicates, seed {seed}).")
+    s = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot. "
+                + risk_text(n_boot, seed))
     hand_risk = risk.risk_table(run, "bot", n_boot=n_boot, seed=seed)
-    sess = risk.session_risk_table(run, "bot", hands=session_hands, n_boot=max(1, n_boot // 2), seed=seed)
+    sess = risk.session_risk_table(run, "bot", hands=session_hands, n_boot=n_boot, seed=seed)
     dist = risk.score_distribution(run, "bot")
     s.figure("Per-hand score quantiles", plots.risk_quantiles(hand_risk))
     s.figure(f"Session ({session_hands} hands) total quantiles", plots.risk_quantiles(sess))
@@ -246,9 +251,18 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
         s.figure("Hand-level metrics: paired differences", plots.comparison_deltas(metrics, ["metric"]))
         s.table("Score by bot and component (base units)", by_bot)
         s.table("Score by seat (base units)", by_seat)
-        s.table("Hand-level metrics (shares as 0/1; detect = 0.01)", metrics)
+        s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", metrics)
         sections.append(s)
     return sections
+
+
+def risk_text(n_boot: int, seed: int) -> str:
+    """What the risk tables' intervals are, for ``n_boot`` replicates (0: none)."""
+    if n_boot == 0:
+        return "No intervals (bootstrap off: 0 replicates); ci_lo and ci_hi are empty."
+    return (f"Intervals: percentile bootstrap over hands with {n_boot} replicates, seed {seed} — per hand, "
+            f"{n_boot} resamples of the hands; per session, {n_boot} outer resamples of the hands, each simulating "
+            f"{risk.BOOT_SESSIONS:,} sessions.")
 
 
 def decline_text() -> str:

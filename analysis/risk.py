@@ -7,10 +7,18 @@ For each variant and group (seat or bot) the sample is every player-hand of that
   over the worst 5% of player-hands (fractional boundary weight, see :mod:`analysis.stats`); ``mean`` too.
 - Intervals: percentile bootstrap over hands (``n_boot`` replicates, seeded): a replicate redraws the hands
   with replacement and keeps every observation of a drawn hand, so seats of one hand stay together.
-- Sessions (:func:`session_risk_table`): the total of ``hands`` independent hands for one player of the group,
-  each hand a uniform draw of a logged player-hand of the group. Estimates come from ``n_sessions`` simulated
-  sessions; intervals from ``n_boot`` outer replicates (hands resampled, ``boot_sessions`` sessions each).
-  Hands of a simulated hand stream are independent by construction (every hand is a fresh deal).
+  ``n_boot=0`` gives no interval (``ci_lo``/``ci_hi`` null).
+- Sessions (:func:`session_risk_table`): the total of ``hands`` independent hands for one player of the group.
+  Each hand of the session is a uniform draw of a logged hand (every logged hand is an equally likely deal),
+  then a uniform draw of one of the group's player-hands in that hand (the seat the player holds). This is the
+  right model for "an evening of K hands for one player of this group": the player sits at the table once per
+  hand, so every deal counts once. A uniform draw over all the group's player-hands would instead weight a
+  hand by how many seats the group held in it (over-representing deals where it held more); the two agree when
+  the group holds the same number of seats in every hand (always for ``by="seat"``), and then the session
+  ``mean`` is exactly ``hands`` times the per-hand ``mean`` of :func:`risk_table` (which pools player-hands).
+  Estimates come from ``n_sessions`` simulated sessions; intervals from ``n_boot`` outer
+  replicates (hands resampled, ``boot_sessions`` sessions each). Hands of a simulated hand stream are
+  independent by construction (every hand is a fresh deal).
 - :func:`score_distribution` gives the full distribution of the per-hand score with cluster-robust intervals.
 """
 
@@ -28,6 +36,8 @@ from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, s
 PROBS = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 HAND_THRESHOLDS = (0, 8, 16, 32)
 SESSION_THRESHOLDS = (0, 50, 100, 200, 400)
+N_SESSIONS = 20_000
+BOOT_SESSIONS = 2_000
 
 
 def _label(key: str, alpha: float) -> str:
@@ -57,7 +67,10 @@ def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
     schema = {"variant": pl.String, **{c: (pl.Int8 if c == "seat" else pl.String) for c in cols},
               "statistic": pl.String, "estimate": pl.Float64, "ci_lo": pl.Float64, "ci_hi": pl.Float64,
               "n_hands": pl.Int64, "n_obs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    if not rows:
+        return pl.DataFrame(schema=schema)
+    # no bootstrap (n_boot = 0) or no finite replicate: no interval, as null rather than NaN
+    return pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("ci_lo", "ci_hi").fill_nan(None))
 
 
 def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float = LEVEL,
@@ -81,12 +94,14 @@ def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float 
 
 def session_risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, hands: int = 40,
                        alpha: float = LEVEL, probs: Sequence[float] = PROBS,
-                       thresholds: Sequence[float] = SESSION_THRESHOLDS, n_sessions: int = 20_000,
-                       n_boot: int = 100, boot_sessions: int = 2_000, seed: int = 0,
+                       thresholds: Sequence[float] = SESSION_THRESHOLDS, n_sessions: int = N_SESSIONS,
+                       n_boot: int = 100, boot_sessions: int = BOOT_SESSIONS, seed: int = 0,
                        level: float = LEVEL) -> pl.DataFrame:
-    """Risk of a session of ``hands`` hands (e.g. an evening of 40): same columns and statistics as
-    :func:`risk_table` for the session total, plus ``session_hands``; ``n_hands``/``n_obs`` describe the logged
-    sample the sessions are drawn from."""
+    """Risk of a session of ``hands`` hands (e.g. an evening of 40) for one player of the group: same columns
+    and statistics as :func:`risk_table` for the session total, plus ``session_hands``; ``n_hands``/``n_obs``
+    describe the logged sample the sessions are drawn from. Each session hand is a uniform logged hand, then a
+    uniform one of the group's player-hands in it (see the module docstring for why); ``n_boot`` outer
+    bootstrap replicates give the intervals (0: none, null bounds)."""
     run = as_run(run)
     cols = group_columns(by)
     rows = []

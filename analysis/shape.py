@@ -5,7 +5,9 @@ declined wins).
 a 95% interval. Three kinds of metric, named by ``per``:
 
 - ``hand`` — a share of hands (Wilson interval; ``se = √(p(1−p)/n)``) or a mean per hand (``sd/√n``);
-- ``win`` — a share of wins (Wilson), or a mean over wins clustered by hand;
+- ``win`` — a share of wins or a mean over wins, clustered by hand (several wins per hand are not independent):
+  ratio estimator with the cluster-robust SE; a share's interval is ``p ± z·se`` clipped to [0, 1], null when
+  the SE is 0 (no win, or every win, has the property);
 - ``player-hand`` — a share or mean over the four players of every hand, clustered by hand.
 
 Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more players still in); 查大叫 = hands
@@ -22,13 +24,13 @@ import polars as pl
 
 from analysis.ev import group_columns
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_means, wilson_exprs, z_value
+from analysis.stats import LEVEL, cluster_diff_se, cluster_means, wilson_exprs, z_value
 
 COLUMNS = ("variant", "metric", "per", "n", "estimate", "se", "ci_lo", "ci_hi")
 
 
 def _shares(lf: pl.LazyFrame, indicators: dict[str, pl.Expr], per: str, level: float) -> pl.DataFrame:
-    """Wilson rows for boolean indicators over the rows of ``lf`` (one row = one trial)."""
+    """Wilson rows for boolean indicators over the rows of ``lf`` (one row = one independent trial: a hand)."""
     agg = lf.group_by("variant").agg(pl.len().alias("n"),
                                      *[e.cast(pl.Int64).sum().alias(k) for k, e in indicators.items()]).collect()
     frames = [agg.select("variant", pl.lit(name).alias("metric"), pl.lit(per).alias("per"),
@@ -47,6 +49,15 @@ def _means(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, level: float)
                         ["variant"], list(values), level=level, name="metric")
     return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"),
                       pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+
+
+def _win_shares(wins: pl.LazyFrame, indicators: dict[str, pl.Expr], level: float) -> pl.DataFrame:
+    """Shares of wins clustered by hand: ``_means`` of 0/1 indicators, interval clipped to [0, 1] and null
+    when the SE is 0 or null (see :func:`analysis.stats.cluster_share_exprs`)."""
+    has = pl.col("se") > 0
+    return _means(wins, indicators, "win", level).with_columns(
+        pl.when(has).then(pl.col("ci_lo").clip(0.0, 1.0)).alias("ci_lo"),
+        pl.when(has).then(pl.col("ci_hi").clip(0.0, 1.0)).alias("ci_hi"))
 
 
 def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -70,10 +81,10 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
         _shares(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
                            "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", level),
         _shares(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", level),
-        _shares(wins, {"self-draw share": pl.col("kind") == "self_draw",
-                       "discard-win share": pl.col("kind") == "discard",
-                       "rob-kong share": pl.col("kind") == "rob_kong",
-                       "cap binds": pl.col("capped_fan") < pl.col("fan")}, "win", level),
+        _win_shares(wins, {"self-draw share": pl.col("kind") == "self_draw",
+                           "discard-win share": pl.col("kind") == "discard",
+                           "rob-kong share": pl.col("kind") == "rob_kong",
+                           "cap binds": pl.col("capped_fan") < pl.col("fan")}, level),
         _means(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", level),
         _means(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
                              "huazhu (花猪) rate": pl.col("huazhu"),
@@ -91,10 +102,13 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
 
     Rows: ``variant, <by…>, declined, quantity, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
     of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
-    ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null)
-    with ``se = √(se₁² + se₀²)`` and ``n_obs`` = both groups (``n_hands`` null: the groups share hands).
-    This is observational: a player who declined held a winnable hand, so the comparison is not causal — a
-    paired comparison against a variant whose bot never declines answers that."""
+    ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null,
+    ``n_obs`` = both groups, ``n_hands`` = hands with an observation in either). The two groups share hands
+    (a bot at several seats, both winners of one hand), so the diff's SE is not ``√(se₁² + se₀²)``: it is the
+    hand-clustered SE of the group coefficient in the OLS ``quantity ~ declined``
+    (:func:`analysis.stats.cluster_diff_se`), which keeps the covariance of the two means. This is
+    observational: a player who declined held a winnable hand, so the comparison is not causal — a paired
+    comparison against a variant whose bot never declines answers that."""
     run = as_run(run)
     cols = group_columns(by)
     keys = ["variant", *cols, "declined"]
@@ -104,15 +118,15 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     fans = cluster_means(players.filter(pl.col("won")), keys, ["capped_fan"], level=level)
     out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
     z = z_value(level)
-    yes = out.filter(pl.col("declined")).drop("declined")
-    no = out.filter(~pl.col("declined")).drop("declined")
-    diff = (yes.join(no, on=["variant", *cols, "quantity"], suffix="_0")
-            .select("variant", *cols, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity",
-                    pl.lit(None, dtype=pl.Int64).alias("n_hands"), pl.col("n_obs") + pl.col("n_obs_0"),
-                    (pl.col("mean") - pl.col("mean_0")).alias("mean"),
-                    (pl.col("se") ** 2 + pl.col("se_0") ** 2).sqrt().alias("se"))
-            .with_columns((pl.col("mean") - z * pl.col("se")).alias("ci_lo"),
-                          (pl.col("mean") + z * pl.col("se")).alias("ci_hi")))
+    gkeys = ["variant", *cols]
+    diff = pl.concat([
+        cluster_diff_se(lf, gkeys, "declined", v).with_columns(pl.lit(q).alias("quantity"))
+        for lf, v, q in ((players, "won_f", "won"), (players.filter(pl.col("won")), "capped_fan", "capped_fan"),
+                         (players, "score_total", "score_total"))])
+    diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_hands", "n_obs",
+                       pl.col("diff").alias("mean"), "se",
+                       (pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
+                       (pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
     order = {v: i for i, v in enumerate(run.variants)}
     qorder = {"won": 0, "capped_fan": 1, "score_total": 2}
     return (pl.concat([out.select(diff.columns), diff])

@@ -3,7 +3,11 @@
 Conventions used throughout ``analysis``:
 
 - Intervals are two-sided at ``LEVEL`` (95%); ``z = Φ⁻¹(0.975) ≈ 1.95996``.
-- A proportion of independent trials (hands, wins) gets a **Wilson score interval**.
+- A proportion of independent trials (one per hand: shares of hands) gets a **Wilson score interval**.
+- A share of trials that are not independent (wins: several per hand) is the ratio estimator
+  ``p = Σ_h k_h / Σ_h m_h`` (``k_h`` successes among the hand's ``m_h`` trials) with the cluster-robust SE
+  below and the interval ``p ± z·se`` clipped to [0, 1]; no interval (null) when that SE is 0 or unknown
+  (``k = 0`` or ``k = n``: the data show no variation to measure). See :func:`cluster_share_exprs`.
 - A mean gets a normal-approximation interval ``mean ± z·se``. When several observations come from the same
   hand (e.g. every seat played by one bot), the hand is the independent unit: the mean is the ratio estimator
   ``ΣS_h / Σm_h`` (``S_h`` = sum of the hand's observations, ``m_h`` = their number) and its standard error is
@@ -16,7 +20,8 @@ Conventions used throughout ``analysis``:
   outcomes, ``CVaR_α = (1/k)·Σ`` of the ``k = (1−α)·n`` largest losses, the boundary observation counted with
   its fractional weight (the coherent Acerbi–Tasche definition).
 - Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **hands** with
-  replacement (all of a hand's observations move together), seeded with ``numpy.random.default_rng(seed)``.
+  replacement (all of a hand's observations move together), seeded with ``numpy.random.default_rng(seed)``;
+  ``n_boot = 0`` gives no interval. The command line accepts 0 or at least :data:`MIN_BOOT` replicates.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ import polars as pl
 
 LEVEL = 0.95
 POWER = 0.80
+MIN_BOOT = 100
+"""Fewest bootstrap replicates ``xuezhan report --boot`` accepts (0 = no intervals): a 95% percentile interval
+reads the 2.5% and 97.5% quantiles of the replicates, which a handful of replicates cannot estimate (with one
+replicate both bounds are the same number)."""
 Seed = int | np.random.SeedSequence
 
 
@@ -121,6 +130,45 @@ def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cl
     return out.sort([*by, "_order"]).drop("_order") if frames else out
 
 
+def share_moments(events: pl.LazyFrame, trials: pl.LazyFrame, by: Sequence[str], key: str | Sequence[str],
+                  cluster: str = "hand_id") -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Moments of the clustered share of trials that have each value of ``key``.
+
+    ``trials`` has one row per trial (e.g. per win) with the ``by`` and ``cluster`` columns; ``events`` one row
+    per (trial, key value) that occurred (a trial may have several values, e.g. several flags, or exactly one).
+    Returns ``(counts, totals)``: ``counts`` per ``by…, key…``: ``k`` = events, ``k_hands`` = clusters with at
+    least one, ``_SS = Σk_h²``, ``_SM = Σk_h·m_h``; ``totals`` per ``by…``: ``n_hands`` = clusters with at least
+    one trial, ``n_obs = Σm_h`` trials, ``_MM = Σm_h²`` (``k_h``, ``m_h``: events and trials of cluster ``h``).
+    Feed them to :func:`cluster_share_exprs`; a key value that never occurs has ``k = _SS = _SM = 0``."""
+    by, keys = list(by), [key] if isinstance(key, str) else list(key)
+    sizes = trials.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
+    totals = sizes.group_by(by).agg(pl.len().cast(pl.Int64).alias("n_hands"),
+                                    pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+                                    (pl.col("_m") ** 2).sum().alias("_MM"))
+    counts = (events.group_by([*by, cluster, *keys]).agg(pl.len().cast(pl.Float64).alias("_c"))
+              .join(sizes, on=[*by, cluster], how="inner")
+              .group_by([*by, *keys]).agg(pl.col("_c").sum().cast(pl.Int64).alias("k"),
+                                          pl.len().cast(pl.Int64).alias("k_hands"),
+                                          (pl.col("_c") ** 2).sum().alias("_SS"),
+                                          (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+    return counts, totals
+
+
+def cluster_share_exprs(k: pl.Expr, SS: pl.Expr, SM: pl.Expr, n_obs: pl.Expr, MM: pl.Expr, n_hands: pl.Expr,
+                        prefix: str = "p", level: float = LEVEL) -> list[pl.Expr]:
+    """``prefix, prefix_se, prefix_lo, prefix_hi`` of a share of clustered trials (moments of
+    :func:`share_moments`): ``p = k / n_obs`` (null when there are no trials), the cluster-robust SE over the
+    ``n_hands`` clusters (null when fewer than 2), and ``p ± z·se`` clipped to [0, 1] — null when the SE is 0
+    or null (``k = 0`` or ``k = n_obs``: no variation to measure, so no interval rather than a zero-width one)."""
+    kf, M, n = k.cast(pl.Float64), n_obs.cast(pl.Float64), n_hands.cast(pl.Float64)
+    p, se, lo, hi = ratio_mean_exprs(kf, SS, SM, M, MM, n, level)
+    ok = M > 0
+    has = ok & (se > 0)
+    return [pl.when(ok).then(p).alias(prefix), pl.when(ok).then(se).alias(f"{prefix}_se"),
+            pl.when(has).then(lo.clip(0.0, 1.0)).alias(f"{prefix}_lo"),
+            pl.when(has).then(hi.clip(0.0, 1.0)).alias(f"{prefix}_hi")]
+
+
 def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster: str = "hand_id",
                         level: float = LEVEL) -> pl.DataFrame:
     """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_hands, p, se, p_lo, p_hi``.
@@ -146,15 +194,49 @@ def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster
     return out.collect()
 
 
-def hands_needed(se: np.ndarray | float, n: np.ndarray | float, d: float, level: float = LEVEL,
+def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
+                    cluster: str = "hand_id") -> pl.DataFrame:
+    """Cluster-robust SE of ``mean(value | group) − mean(value | not group)`` when both groups share clusters.
+
+    This is the SE of the coefficient ``b`` of the OLS ``value = a + b·group`` (``b`` = the difference of the
+    two group means over observations), clustered by ``cluster``: with ``e`` = value − its group's mean,
+    ``A_h = Σ e`` over cluster ``h``'s observations in the group, ``B_h`` the same outside it, and ``N₁``,
+    ``N₀`` the two groups' observation counts, ``se² = G/(G−1) · Σ_h (A_h/N₁ − B_h/N₀)²`` over the ``G``
+    clusters with an observation in either group (the sandwich estimator, with the ``G/(G−1)`` factor of
+    :func:`ratio_mean_exprs`). A cluster holding observations of both groups enters once, so their covariance
+    counts. Returns ``by…, n_hands (G), n_obs, diff, se`` for the groups where both sides have observations
+    (``se`` null when ``G < 2``)."""
+    by = list(by)
+    per = (lf.group_by([*by, cluster, group])
+           .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col(value).cast(pl.Float64).sum().alias("_s")))
+    sides = per.group_by([*by, group]).agg(pl.col("_m").sum().alias("_N"), pl.col("_s").sum().alias("_T"))
+    both = (sides.group_by(by).agg(pl.len().alias("_sides"),
+                                   (pl.col("_T") / pl.col("_N")).filter(pl.col(group)).first().alias("_mean1"),
+                                   (pl.col("_T") / pl.col("_N")).filter(~pl.col(group)).first().alias("_mean0"),
+                                   pl.col("_N").sum().cast(pl.Int64).alias("n_obs"))
+            .filter(pl.col("_sides") == 2))
+    infl = (per.join(sides, on=[*by, group])
+            .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
+                           * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
+            .group_by([*by, cluster]).agg(pl.col("_u").sum())
+            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_hands"), (pl.col("_u") ** 2).sum().alias("_U")))
+    g = pl.col("n_hands").cast(pl.Float64)
+    return (both.join(infl, on=by)
+            .select(*by, "n_hands", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),
+                    pl.when(g > 1).then((g / (g - 1) * pl.col("_U")).sqrt()).alias("se"))
+            .collect())
+
+
+def hands_needed(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarray | float, level: float = LEVEL,
                  power: float = POWER) -> np.ndarray:
-    """Hands needed to detect a true mean difference ``d`` (two-sided test at ``level``, given ``power``):
+    """Hands needed to detect a true mean difference ``d`` (two-sided test at ``level``, given ``power``; ``d``
+    one number or one per row):
     ``⌈((z_{(1+level)/2} + z_power) · σ / d)²⌉`` with the per-hand SD ``σ = se·√n`` estimated from the data;
     NaN when ``σ`` is 0 or unknown (no variation observed: the question has no answer from these data)."""
     sigma = np.asarray(se, dtype=float) * np.sqrt(np.asarray(n, dtype=float))
     zsum = z_value(level) + NormalDist().inv_cdf(power)
     with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.ceil((zsum * sigma / abs(d)) ** 2)
+        need = np.ceil((zsum * sigma / np.abs(np.asarray(d, dtype=float))) ** 2)
     return np.where(np.isfinite(need) & (sigma > 0), need, np.nan)
 
 
@@ -278,10 +360,12 @@ def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs:
                  ) -> dict[str, tuple[float, float, float]]:
     """Risk statistics of the total over a session of ``hands`` hands: ``{stat: (estimate, lo, hi)}``.
 
+    One hand of a session is a uniform draw of a logged hand (``clusters``), then of one of that hand's
+    observations (:func:`session_totals`), so every hand weighs the same however many observations it has.
     ``mean`` and ``sd`` are exact for the session model (``K·μ`` and ``√K·σ`` of one draw, σ with ddof 0);
     the other statistics use ``n_sessions`` simulated sessions. Intervals: percentile interval over ``n_boot``
     outer replicates that resample the logged hands (and simulate ``boot_sessions`` sessions each, so the
-    interval includes the simulation error)."""
+    interval includes the simulation error); ``lo``/``hi`` are NaN when ``n_boot == 0``."""
     rng = np.random.default_rng(seed)
     tab = _by_hand(values, clusters)
     tot, mean, sd = _sessions(tab, hands, n_sessions, rng, False)

@@ -169,13 +169,16 @@ def report(
                                         "baseline, else the first variant)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUN_DIR/report.html); "
                                     "the Markdown summary is written beside it."),
-    boot: int = typer.Option(200, "--boot", help="Bootstrap replicates for risk intervals."),
+    boot: int = typer.Option(200, "--boot", help="Bootstrap replicates for the per-hand and session risk "
+                             "intervals: 0 (no intervals) or at least 100."),
     session_hands: int = typer.Option(40, "--session-hands", help="Hands per session in the session-risk table."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and session draws."),
 ) -> None:
     """Write the HTML report (figures embedded) and report.md: every table, with n and 95% intervals."""
-    if boot < 0:
-        raise fail(f"--boot must be non-negative, got {boot}")
+    from analysis.stats import MIN_BOOT
+
+    if boot != 0 and boot < MIN_BOOT:
+        raise fail(f"--boot must be 0 (no intervals) or at least {MIN_BOOT}, got {boot}")
     if session_hands < 1:
         raise fail(f"--session-hands must be at least 1, got {session_hands}")
     from analysis.report import write_report
@@ -193,7 +196,8 @@ def compare(
                                   "seats hold different bots, else seat)."),
     component: list[str] | None = typer.Option(None, "--component", "-c", help="Score column(s) to compare "
                                                "(default score_total), e.g. -c score_huazhu; repeatable."),
-    detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for hands needed."),
+    detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for the score "
+                                "table's hands needed (hand metrics use their own defaults)."),
 ) -> None:
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
     from rich.console import Console
@@ -224,7 +228,8 @@ def compare(
     console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
     console.print("n = paired hands; se = paired SE (hands are the unit); p = two-sided normal test; vrf = unpaired "
                   "/ paired variance; hands p/u = hands needed to detect d (95% two-sided, 80% power), paired / "
-                  "unpaired. Shares are 0/1 means.")
+                  "unpaired; d = --detect for scores, and for each hand metric a default in its own unit (column "
+                  "d; analysis.compare.HAND_DETECT). Shares are 0/1 means.")
 
 
 def main() -> None:

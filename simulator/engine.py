@@ -43,7 +43,7 @@ from simulator.evaluate import (
     shanten,
     wait_mask,
 )
-from simulator.rng import derive, randbelow, shuffle_int8
+from simulator.rng import derive, randbelow, seed_words, shuffle_int8, spawn_states
 from simulator.rules import (
     BLOOM_PAYERS,
     DEAL_INS,
@@ -57,9 +57,7 @@ from simulator.rules import (
     P_MULTIPLE_RON,
     P_PASS_RON_LOCK,
     P_ROB_KONG,
-    P_VOID_SUIT,
     PASS_LOCKS,
-    VOID_SUITS,
     RuleSet,
 )
 from simulator.settlement import (
@@ -153,6 +151,8 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    VOID_DECLARED,
+    VOID_NONE,
     W_CAPPED,
     W_CTX,
     W_FAN,
@@ -176,6 +176,7 @@ from simulator.state import (
     next_in,
     pay,
     tiles_left,
+    void_rule,
 )
 
 numba_cache.drop_stale_caches()
@@ -183,8 +184,6 @@ numba_cache.drop_stale_caches()
 EX_RANDOM = EXCHANGES.index("random")
 EX_CLOCKWISE = EXCHANGES.index("clockwise")
 EX_COUNTER = EXCHANGES.index("counterclockwise")
-VOID_DECLARED = VOID_SUITS.index("declared")
-VOID_NONE = VOID_SUITS.index("none")
 MODE_SINGLE = MODES.index("single")
 LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
@@ -259,7 +258,7 @@ def exchange_three(params, rngs, bots, conc, g, events) -> None:
 def declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
     for s in range(N_SEATS):
-        if params[P_VOID_SUIT] == VOID_NONE:
+        if void_rule(params) == VOID_NONE:
             ps[s, PS_VOID] = -1
         else:
             ps[s, PS_VOID] = bot_void(bots[s], rngs[1 + s:2 + s], table, conc[s], mk[s], mt[s], nm[s])
@@ -358,7 +357,7 @@ def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, 
             continue
         capped = res[1]
         if lock_blocks(params, ps, q, tile, capped):
-            log_event(events, g, EV_LOCKED, q, tile, capped, params[P_PASS_RON_LOCK], 0)
+            log_event(events, g, EV_LOCKED, q, tile, capped, 0, 0)
             continue
         if forced_win(params, g) or bot_takes_win(bots[q], bpar[q], capped, False, tiles_left(g)):
             out[n] = q
@@ -642,7 +641,7 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
     dealt[:, :] = conc[:, :]
     exchange_three(params, rngs, bots, conc, g, events)
     declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events)
-    strict = params[P_VOID_SUIT] == VOID_DECLARED
+    strict = void_rule(params) == VOID_DECLARED
     winners = np.zeros(N_SEATS, np.int64)
     sh_buf = np.zeros(N_KINDS, np.int64)
 
@@ -678,14 +677,15 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
 
 @njit(cache=True)
 def finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
-    """End of hand: readiness of the players still in, and the exhaustive-draw settlement."""
+    """End of hand (logged first, so that settlement events follow it): readiness of the players still in, and
+    the exhaustive-draw settlement."""
+    g[G_ENDED] = 1
+    log_event(events, g, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
     for p in range(N_SEATS):
         if not ps[p, PS_WON]:
             mark_ready(table, ps, conc, mk, mt, nm, p)
     if g[G_EXHAUSTIVE]:
         settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
-    g[G_ENDED] = 1
-    log_event(events, g, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -788,11 +788,14 @@ def write_player(row, s, g, ps, score, wins, p_out) -> None:
 # Python boundary
 
 def deal_seeds(seed: int, deal_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(wall seeds, bot seeds)``, ``uint64[n]`` each: ``SeedSequence(seed, spawn_key=(deal_id,))``."""
-    out = np.empty((len(deal_ids), 2), np.uint64)
-    for i, d in enumerate(deal_ids.tolist()):
-        out[i] = np.random.SeedSequence(seed, spawn_key=(d,)).generate_state(2, np.uint64)
-    return out[:, 0].copy(), out[:, 1].copy()
+    """``(wall seeds, bot seeds)``, ``uint64[n]`` each: ``SeedSequence(seed, spawn_key=(deal_id,))
+    .generate_state(2, uint64)`` for every deal, computed by the compiled copy in :mod:`simulator.rng`."""
+    ids = np.ascontiguousarray(deal_ids, dtype=np.int64)
+    if ids.size and ids.min() < 0:
+        raise ValueError("hand ids must be non-negative")
+    wall, bots = np.empty(ids.shape[0], np.uint64), np.empty(ids.shape[0], np.uint64)
+    spawn_states(seed_words(seed), ids, wall, bots)
+    return wall, bots
 
 
 def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -807,8 +810,6 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     from simulator.tables import suit_table
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed}")
     n = hand_ids.shape[0]
     deal_ids, rotations = split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)

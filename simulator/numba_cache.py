@@ -30,11 +30,11 @@ def drop_stale_caches() -> None:
             return
     except OSError:
         pass
-    for pattern in ("*.nbi", "*.nbc"):
-        for f in root.rglob(f"__pycache__/{pattern}"):
-            f.unlink(missing_ok=True)
     try:
+        for pattern in ("*.nbi", "*.nbc"):
+            for f in root.rglob(f"__pycache__/{pattern}"):
+                f.unlink(missing_ok=True)
         stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(digest.hexdigest())
     except OSError:
-        pass  # read-only install: caches cannot be written either
+        pass  # read-only install: numba cannot write caches there either

@@ -16,8 +16,9 @@ import numpy as np
 from simulator import state as S
 from simulator.errors import UserError
 from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules
+from simulator.schema import SCORE_COMPONENTS
 from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH
-from simulator.tiles import SUIT_NAMES_ZH, counts_from_str, names_zh, tile_name_zh
+from simulator.tiles import SUIT_NAMES_ZH, counts_from_str, names_zh, parse_tile, tile_name_zh, tile_str
 
 KONG_ZH = {1: "直杠", 2: "加杠", 3: "暗杠"}
 MELD_ZH = {"pung": "碰", "kong": "明杠", "ckong": "暗杠"}
@@ -192,7 +193,7 @@ class HandState:
                 self.win_event_tile_taken = True
         if not np.array_equal(hand, counts_from_str(row["hand"])):
             self._fail(f"seat {seat}'s winning hand {row['hand']} differs from the replayed hand")
-        melds = ",".join(f"{k}:{_tile(t)}" for k, t in self.melds[seat])
+        melds = ",".join(f"{k}:{tile_str(t)}" for k, t in self.melds[seat])
         if melds != row["melds"]:
             self._fail(f"seat {seat}'s melds {row['melds']!r} differ from the replayed {melds!r}")
         self.won[seat] = True
@@ -201,12 +202,6 @@ class HandState:
 
     def tiles_in_hand(self, seat: int) -> int:
         return int(self.conc[seat].sum()) + 3 * len(self.melds[seat])
-
-
-def _tile(k: int) -> str:
-    from simulator.tiles import tile_str
-
-    return tile_str(k)
 
 
 def audit(log: HandLog) -> HandState:
@@ -249,75 +244,84 @@ def _fan_breakdown(log: HandLog, win: dict) -> str:
             f"每家{win['points']}分")
 
 
+def _names(counts: np.ndarray) -> str:
+    return names_zh(np.repeat(np.arange(27), np.asarray(counts, dtype=np.int64)))
+
+
+def _melds_zh(melds: str) -> str:
+    return " ".join(f"{MELD_ZH[kind]}{tile_name_zh(parse_tile(t))}"
+                    for kind, t in (m.split(":") for m in melds.split(",") if m))
+
+
+def _win_text(log: HandLog, seat: int, tile: int, b: int) -> str:
+    win = log.wins[b]
+    melds = _melds_zh(win["melds"])
+    return (f"[bold red]{_seat(log, seat)} 胡 {tile_name_zh(tile)} ({WIN_ZH[win['kind']]})[/bold red] "
+            f"{_names(counts_from_str(win['hand']))}{' | ' + melds if melds else ''}\n"
+            f"    {_fan_breakdown(log, win)}")
+
+
+def describe(log: HandLog, ev: tuple[int, ...]) -> str | None:
+    """One event as a rich-markup line (``None`` for events shown elsewhere)."""
+    typ, seat, tile, amount, a, b = ev
+    who = _seat(log, seat) if seat >= 0 else ""
+    name = tile_name_zh(tile) if tile >= 0 else ""
+    texts = {
+        S.EV_EXCHANGE: lambda: f"  {who} → 座{a}: {name}",
+        S.EV_VOID: lambda: f"  {who} 缺 {SUIT_NAMES_ZH[a]}",
+        S.EV_DRAW: lambda: f"{who} 摸{'杠后牌' if a else ''} {name}",
+        S.EV_DISCARD: lambda: f"{who} 打 [cyan]{name}[/cyan]",
+        S.EV_PUNG: lambda: f"{who} [yellow]碰[/yellow] {name} (座{a})",
+        S.EV_KONG: lambda: f"{who} [yellow]{KONG_ZH[a]}[/yellow] {name}{f' (座{b})' if a == 1 else ''}",
+        S.EV_ROBBED: lambda: f"{who} 的加杠 {name} 被抢",
+        S.EV_PAY: lambda: f"    座{seat} → 座{a}: {amount} ({COMP_ZH[b]})",
+        S.EV_WIN: lambda: _win_text(log, seat, tile, b),
+        S.EV_DECLINE: lambda: f"{who} 过胡 {name} ({amount}番)",
+        S.EV_LOCKED: lambda: f"{who} 过水不胡: 不能胡 {name}",
+        S.EV_HUAZHU: lambda: f"{who} [magenta]花猪[/magenta]",
+        S.EV_READY: lambda: f"{who} 下叫 (最大 {amount}分)",
+        S.EV_END: lambda: (f"[underline]{'流局' if a else '结束'}[/underline] 牌墙剩 {amount} 张"
+                           + (" — 退税 / 查花猪 / 查大叫:" if a else "")),
+    }
+    text = texts.get(typ)
+    return text() if text is not None else None
+
+
+def _hands(log: HandLog, st: HandState, title: str) -> Iterator[str]:
+    yield f"[underline]{title}[/underline]"
+    for s in range(4):
+        if not st.won[s]:
+            melds = _melds_zh(",".join(f"{k}:{tile_str(t)}" for k, t in st.melds[s]))
+            yield f"  {_seat(log, s)}: {_names(st.conc[s])}{' | ' + melds if melds else ''}"
+
+
 def lines(log: HandLog) -> Iterator[str]:
-    """The hand as rich-markup lines, in order."""
-    r = log.rules
-    yield (f"[bold]{r.name}[/bold] seed {log.seed} hand {log.hand_id} · deal {log.hand['deal_id']} · "
+    """The hand as rich-markup lines, in order: deal, 换三张, 定缺, the hands in play, every turn, the hands
+    left at the end, settlement."""
+    yield (f"[bold]{log.rules.name}[/bold] seed {log.seed} hand {log.hand_id} · deal {log.hand['deal_id']} · "
            f"庄 = 座{log.hand['dealer']}")
     yield "[underline]配牌[/underline]"
     for p in log.players:
-        yield f"  {_seat(log, p['seat'])}: {names_zh(np.repeat(np.arange(27), counts_from_str(p['dealt'])))}"
-    st = HandState(log, strict_void=r.void_suit == "declared")
-    shown_exchange = shown_void = False
+        yield f"  {_seat(log, p['seat'])}: {_names(counts_from_str(p['dealt']))}"
+    st = HandState(log, strict_void=log.rules.void_suit == "declared")
+    headers = {S.EV_EXCHANGE: f"换三张 ({EXCHANGE_ZH.get(log.hand['exchange'], '')})", S.EV_VOID: "定缺"}
+    started = False
     for ev in log.events:
-        typ, seat, tile, amount, a, b = ev
-        text = None
-        if typ == S.EV_EXCHANGE:
-            if not shown_exchange:
-                yield f"[underline]换三张[/underline] ({EXCHANGE_ZH.get(log.hand['exchange'], '')})"
-                shown_exchange = True
-            text = f"  {_seat(log, seat)} → 座{a}: {tile_name_zh(tile)}"
-        elif typ == S.EV_VOID:
-            if not shown_void:
-                yield "[underline]定缺[/underline]"
-                shown_void = True
-            text = f"  {_seat(log, seat)} 缺 {SUIT_NAMES_ZH[a]}"
-        elif typ == S.EV_DRAW:
-            text = f"{_seat(log, seat)} 摸{'杠后牌' if a else ''} {tile_name_zh(tile)}"
-        elif typ == S.EV_DISCARD:
-            text = f"{_seat(log, seat)} 打 [cyan]{tile_name_zh(tile)}[/cyan]"
-        elif typ == S.EV_PUNG:
-            text = f"{_seat(log, seat)} [yellow]碰[/yellow] {tile_name_zh(tile)} (座{a})"
-        elif typ == S.EV_KONG:
-            src = f" (座{b})" if a == 1 else ""
-            text = f"{_seat(log, seat)} [yellow]{KONG_ZH[a]}[/yellow] {tile_name_zh(tile)}{src}"
-        elif typ == S.EV_ROBBED:
-            text = f"{_seat(log, seat)} 的加杠 {tile_name_zh(tile)} 被抢"
-        elif typ == S.EV_PAY:
-            text = f"    座{seat} → 座{a}: {amount} ({COMP_ZH[b]})"
-        elif typ == S.EV_WIN:
-            win = log.wins[b]
-            melds = " ".join(f"{MELD_ZH[m.split(':')[0]]}{tile_name_zh(_kind(m.split(':')[1]))}"
-                             for m in win["melds"].split(",") if m)
-            text = (f"[bold red]{_seat(log, seat)} 胡 {tile_name_zh(tile)} ({WIN_ZH[win['kind']]})[/bold red] "
-                    f"{names_zh(np.repeat(np.arange(27), counts_from_str(win['hand'])))}"
-                    f"{' | ' + melds if melds else ''}\n    {_fan_breakdown(log, win)}")
-        elif typ == S.EV_DECLINE:
-            text = f"{_seat(log, seat)} 过胡 {tile_name_zh(tile)} ({amount}番)"
-        elif typ == S.EV_LOCKED:
-            text = f"{_seat(log, seat)} 过水不胡: 不能胡 {tile_name_zh(tile)}"
-        elif typ == S.EV_HUAZHU:
-            text = f"{_seat(log, seat)} [magenta]花猪[/magenta]"
-        elif typ == S.EV_READY:
-            text = f"{_seat(log, seat)} 下叫 (最大 {amount}分)"
-        elif typ == S.EV_END:
-            yield (f"[underline]{'流局' if a else '结束'}[/underline] 牌墙剩 {amount} 张" +
-                   (" — 退税 / 查花猪 / 查大叫:" if a else ""))
+        if ev[0] in headers:
+            yield f"[underline]{headers.pop(ev[0])}[/underline]"
+        if not started and ev[0] in (S.EV_DRAW, S.EV_DISCARD, S.EV_KONG, S.EV_WIN):
+            started = True
+            yield from _hands(log, st, "起手")
+        if ev[0] == S.EV_END:
+            yield from _hands(log, st, "剩余手牌")
         st.apply(ev)
+        text = describe(log, ev)
         if text is not None:
             yield text
     yield "[underline]结算[/underline]"
     for p in log.players:
-        parts = [f"{COMP_ZH[i]}{p[c]:+d}" for i, c in enumerate(
-            ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund"))
-            if p[c]]
+        parts = [f"{COMP_ZH[i]}{p[c]:+d}" for i, c in enumerate(SCORE_COMPONENTS) if p[c]]
         yield f"  {_seat(log, p['seat'])}: [bold]{p['score_total']:+d}[/bold]  {' '.join(parts)}"
-
-
-def _kind(text: str) -> int:
-    from simulator.tiles import parse_tile
-
-    return parse_tile(text)
 
 
 def replay(config: str, seed: int, hand_id: int = 0, overrides: list[str] | None = None) -> None:

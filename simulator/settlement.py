@@ -14,10 +14,9 @@ from numba import njit
 from simulator.evaluate import held4_mask, max_ready_points, wait_mask
 from simulator.rules import (
     HUAZHU_CAP,
-    NO_CAP,
+    HUAZHU_PAYERS,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
-    P_CAP,
     P_CHADAJIAO,
     P_CONCEALED_KONG_EACH,
     P_DISCARD_KONG_DISCARDER,
@@ -25,11 +24,9 @@ from simulator.rules import (
     P_HUAZHU_PAYS,
     P_HUAZHU_PENALTY,
     P_REFUND_KONGS_IF_NOT_READY,
-    P_VOID_SUIT,
     UNCAPPED_HUAZHU_FAN,
-    VOID_SUITS,
 )
-from simulator.scoring import points_of
+from simulator.scoring import cap_fan, points_of
 from simulator.state import (
     C_CHADAJIAO,
     C_HUAZHU,
@@ -55,14 +52,16 @@ from simulator.state import (
     PS_READY,
     PS_VOID,
     PS_WON,
+    VOID_NONE,
     log_event,
     pay,
+    void_rule,
 )
 
 # Kong kinds in the ledger (KL_KIND) and in EV_KONG events
 KK_DIRECT, KK_ADDED, KK_CONCEALED = 1, 2, 3
-VOID_NONE = VOID_SUITS.index("none")
-HUAZHU_ALL = 1  # rules.HUAZHU_PAYERS.index("all")
+HUAZHU_ALL = HUAZHU_PAYERS.index("all")
+_NO_FAN_LIMIT = 1 << 20  # above any cap
 
 
 @njit(cache=True)
@@ -125,8 +124,8 @@ def huazhu_penalty(params) -> int:
     pen = params[P_HUAZHU_PENALTY]
     if pen != HUAZHU_CAP:
         return pen
-    cap = params[P_CAP]
-    return points_of(UNCAPPED_HUAZHU_FAN if cap == NO_CAP else cap, params)
+    fan = cap_fan(_NO_FAN_LIMIT, params)  # the cap itself, read where scoring reads it
+    return points_of(UNCAPPED_HUAZHU_FAN if fan == _NO_FAN_LIMIT else fan, params)
 
 
 @njit(cache=True)
@@ -138,7 +137,7 @@ def is_huazhu(params, ps, conc, mk, mt, nm, p) -> bool:
             used |= 1 << (k // 9)
     for i in range(nm[p]):
         used |= 1 << (np.int64(mt[p, i]) // 9)
-    if params[P_VOID_SUIT] == VOID_NONE:
+    if void_rule(params) == VOID_NONE:
         return used == 7
     return (used >> ps[p, PS_VOID]) & 1 == 1
 

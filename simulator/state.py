@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from simulator.rules import P_VOID_SUIT, VOID_SUITS
+
 N_SEATS = 4
 N_KINDS = 27
 N_TILES = 108
@@ -72,7 +74,7 @@ E_MAX = 1024
 # EV_DECLINE: seat declines a win on tile worth amount capped fan, a = win kind
 # EV_ROBBED: seat's added kong of tile is robbed
 # EV_READY: seat is ready at the end, amount = 查大叫 points   EV_HUAZHU: seat is a 花猪 at the draw
-# EV_END: a = exhaustive draw (0/1), amount = tiles left
+# EV_END: a = exhaustive draw (0/1), amount = tiles left; logged before the settlement events
 # EV_LOCKED: seat could not win on tile because of pass_ron_lock (a = lock mode)
 
 
@@ -82,6 +84,16 @@ H_N = 9
 (PL_SEAT, PL_BOT, PL_START_SH, PL_VOID, PL_WON, PL_WIN_ORDER, PL_WIN_KIND, PL_WIN_TURN, PL_HAND_TYPE, PL_FLAGS, PL_GEN,
  PL_FAN, PL_CAPPED, PL_NKONGS, PL_HUAZHU, PL_READY, PL_DECLINED, PL_SCORE) = range(18)
 PL_N = PL_SCORE + N_COMP
+
+
+VOID_DECLARED, VOID_LENIENT, VOID_NONE = (VOID_SUITS.index(x) for x in ("declared", "declared_lenient", "none"))
+
+
+@njit(cache=True)
+def void_rule(params) -> int:
+    """The ``void_suit`` rule (``VOID_DECLARED`` / ``VOID_LENIENT`` / ``VOID_NONE``): the one place compiled
+    code reads it, since the engine, the bots and the settlement all depend on it."""
+    return params[P_VOID_SUIT]
 
 
 @njit(cache=True)

@@ -173,7 +173,7 @@ def test_cli_report_and_compare(run_dir, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "huazhu_8x − huazhu_16x" in res.stdout and "seat 0" in res.stdout
     out = tmp_path / "r.html"
-    res = xuezhan("report", run_dir, "--baseline", "cap3", "--out", out, "--boot", "20")
+    res = xuezhan("report", run_dir, "--baseline", "cap3", "--out", out, "--boot", "100")
     assert res.returncode == 0, res.stderr
     assert out.is_file() and (tmp_path / "r.md").is_file()
     assert "baseline cap3" in (tmp_path / "r.md").read_text(encoding="utf-8")
@@ -185,6 +185,7 @@ def test_cli_report_and_compare(run_dir, tmp_path):
     (["compare", "{run}", "huazhu_16x", "nope"], "no variant 'nope'"),
     (["compare", "{run}", "huazhu_16x", "cap3", "--by", "table"], "--by 'table'"),
     (["compare", "{run}", "huazhu_16x", "cap3", "-c", "score_bogus"], "--component 'score_bogus'"),
+    (["report", "{run}", "--boot", "20", "--out", "{tmp}/x.html"], "--boot must be 0 (no intervals) or at least 100"),
 ])
 def test_cli_errors_are_one_line(run_dir, tmp_path, args, message):
     fill = {"missing": tmp_path / "missing", "run": run_dir, "tmp": tmp_path}

@@ -9,13 +9,17 @@ import polars as pl
 import pytest
 
 from analysis.stats import (
+    MIN_BOOT,
     cluster_bootstrap_risk,
+    cluster_diff_se,
     cluster_means,
     cluster_proportions,
+    cluster_share_exprs,
     hands_needed,
     risk_kernel,
     session_risk,
     session_totals,
+    share_moments,
     wilson_exprs,
     wilson_interval,
     z_value,
@@ -91,11 +95,61 @@ def test_cluster_proportions_hand_computed():
     assert out["k"].sum() == 8
 
 
+def _shares(trials: pl.LazyFrame, events: pl.LazyFrame, key: str | list[str]) -> pl.DataFrame:
+    counts, totals = share_moments(events, trials, ["g"], key)
+    return (counts.join(totals, on="g").collect()
+            .with_columns(cluster_share_exprs(pl.col("k"), pl.col("_SS"), pl.col("_SM"), pl.col("n_obs"),
+                                              pl.col("_MM"), pl.col("n_hands"))))
+
+
+def test_cluster_shares_hand_computed():
+    # 3 hands with 2, 3, 1 trials (wins); flag "a" on trials 0.0, 1.0, 1.1, 1.2; flag "b" on every trial
+    trials = pl.LazyFrame({"g": ["x"] * 6, "hand_id": [0, 0, 1, 1, 1, 2], "t": range(6)})
+    events = pl.LazyFrame({"g": ["x"] * 10, "hand_id": [0, 1, 1, 1, 0, 0, 1, 1, 1, 2],
+                           "flag": ["a"] * 4 + ["b"] * 6})
+    out = {r["flag"]: r for r in _shares(trials, events, "flag").iter_rows(named=True)}
+    a = out["a"]
+    # p = 4/6; k − p·m = 1 − 4/3, 3 − 2, 0 − 2/3 = −1/3, 1, −2/3: se² = 3/2 · (14/9) / 36 = 7/108
+    assert (a["k"], a["k_hands"], a["n_obs"], a["n_hands"]) == (4, 2, 6, 3)
+    assert a["p"] == pytest.approx(2 / 3) and a["p_se"] == pytest.approx(math.sqrt(7 / 108))
+    assert (a["p_lo"], a["p_hi"]) == pytest.approx((2 / 3 - Z * math.sqrt(7 / 108), 1.0))  # clipped at 1
+    # k = n: SE 0, no interval
+    b = out["b"]
+    assert (b["p"], b["p_se"], b["p_lo"], b["p_hi"]) == (1, 0, None, None)
+    # one trial per hand: the clustered SE is √(p(1−p)/(n−1)), not Wilson's
+    one = _shares(pl.LazyFrame({"g": ["x"] * 4, "hand_id": range(4)}),
+                  pl.LazyFrame({"g": ["x"], "hand_id": [2], "flag": ["a"]}), "flag").row(0, named=True)
+    assert one["p_se"] == pytest.approx(math.sqrt(0.25 * 0.75 / 3))
+
+
+def test_cluster_diff_se_matches_ols_sandwich():
+    rng = np.random.default_rng(4)
+    h = np.repeat(np.arange(60), rng.integers(1, 5, size=60))
+    D = rng.random(h.size) < 0.4
+    y = rng.normal(size=h.size) + rng.normal(size=60)[h] + D  # a hand effect shared by both groups
+    out = cluster_diff_se(pl.LazyFrame({"g": [1] * h.size, "hand_id": h, "d": D, "y": y}), ["g"], "d", "y")
+    r = out.row(0, named=True)
+    X = np.column_stack([np.ones(h.size), D.astype(float)])
+    bread = np.linalg.inv(X.T @ X)
+    beta = bread @ X.T @ y
+    e = y - X @ beta
+    scores = np.stack([X[h == c].T @ e[h == c] for c in np.unique(h)])
+    G = scores.shape[0]
+    V = G / (G - 1) * bread @ (scores.T @ scores) @ bread
+    assert (r["n_hands"], r["n_obs"]) == (G, h.size)
+    assert r["diff"] == pytest.approx(beta[1]) and r["se"] == pytest.approx(math.sqrt(V[1, 1]))
+    # a group with only one side has no row
+    assert cluster_diff_se(pl.LazyFrame({"g": [1, 1], "hand_id": [0, 1], "d": [True, True], "y": [1.0, 2.0]}),
+                           ["g"], "d", "y").height == 0
+
+
 def test_hands_needed_hand_computed():
     # σ = se·√n = 12, d = 1: ⌈((1.959964 + 0.841621)·12)²⌉ = ⌈1130.2⌉
     assert hands_needed(6.0, 4, 1.0) == 1131
     assert hands_needed(6.0, 4, -1.0) == 1131
     assert np.isnan(hands_needed(0.0, 4, 1.0))
+    # one d per row: d = 2 needs a quarter of the hands (⌈1130.2/4⌉)
+    np.testing.assert_array_equal(hands_needed(np.array([6.0, 6.0]), 4, np.array([1.0, 2.0])), [1131, 283])
 
 
 SAMPLE = np.array([-10.0, -4, -2, 0, 0, 1, 2, 3, 5, 9])
@@ -176,3 +230,21 @@ def test_sessions():
     q05 = out["q0.05"][0]
     assert q05 == pytest.approx(40 * x.mean() - 1.6449 * math.sqrt(40) * x.std(), rel=0.05)
     assert out == session_risk(x, np.arange(3000), hands=40, probs=[0.05], thresholds=[0], n_boot=40, seed=5)
+
+
+def test_sessions_weigh_every_hand_once():
+    # hand 0: one observation 10; hand 1: three observations −2. A session hand is a hand (1/2 each), then one of
+    # its observations: μ = 4, σ² = 52 − 16 = 36 (a uniform draw of the 4 observations would give μ = 1)
+    vals, hands = np.array([10.0, -2, -2, -2]), np.array([0, 1, 1, 1])
+    out = session_risk(vals, hands, hands=2, probs=[0.5], thresholds=[0], n_sessions=20_000, n_boot=0, seed=2)
+    assert out["mean"][0] == 8 and out["sd"][0] == pytest.approx(6 * math.sqrt(2))
+    assert out["p_loss_gt_0"][0] == pytest.approx(0.25, abs=0.02)  # −2 twice: 1/4 (not 9/16)
+    assert math.isnan(out["mean"][1]) and math.isnan(out["q0.5"][2])  # n_boot = 0: no interval
+
+
+def test_session_intervals_use_the_replicates_given():
+    x = np.random.default_rng(1).normal(size=400)
+    a = session_risk(x, np.arange(400), hands=10, probs=[0.05], thresholds=[0], n_boot=MIN_BOOT, boot_sessions=200)
+    est, lo, hi = a["mean"]
+    assert lo < est < hi and hi - lo > 0.5  # ≈ 2·1.96·10/√400 ≈ 1.96 wide, not a single replicate's point
+    assert MIN_BOOT == 100

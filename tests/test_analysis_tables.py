@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 from analysis_synth import example_run
@@ -73,11 +74,23 @@ def test_hand_type_frequencies(run_dir):
     r = row(base, hand_type="pinghu")
     assert (r["k_wins"], r["k_hands"]) == (3, 3)  # hands 0, 1, 3
     assert r["p_win"] == pytest.approx(3 / 7) and r["p_hand"] == 0.75
-    lo, hi = wilson_interval(3, 7)
-    assert (r["p_win_lo"], r["p_win_hi"]) == pytest.approx((float(lo), float(hi)))
-    assert row(base, hand_type="qingdui")["k_wins"] == 1
-    assert row(base, hand_type="tianhu")["k_wins"] == 0
-    assert row(base, hand_type="tianhu")["p_win_hi"] == pytest.approx(Z**2 / (7 + Z**2))
+    # p_win is clustered by hand: the hands with wins are 0, 1, 3 with m = 2, 3, 2 wins and k = 1, 1, 1 pinghu;
+    # k − p·m = 1/7, −2/7, 1/7: se² = 3/2 · (6/49) / 7² = 9/2401, se = 3/49
+    assert r["p_win_se"] == pytest.approx(3 / 49)
+    assert (r["p_win_lo"], r["p_win_hi"]) == pytest.approx((3 / 7 - Z * 3 / 49, 3 / 7 + Z * 3 / 49))
+    lo, hi = wilson_interval(3, 7)  # Wilson on 7 "independent" wins would be far wider here: not what we report
+    assert r["p_win_lo"] > float(lo) + 0.1 and r["p_win_hi"] < float(hi) - 0.1
+    # p_hand stays Wilson: one observation per hand
+    assert (r["p_hand_lo"], r["p_hand_hi"]) == pytest.approx(tuple(map(float, wilson_interval(3, 4))))
+    # qingdui: k = 0, 0, 1 in m = 2, 3, 2: k − p·m = −2/7, −3/7, 5/7: se² = 3/2 · 38/49 / 49 = 57/2401; the
+    # interval is clipped at 0
+    q = row(base, hand_type="qingdui")
+    assert q["k_wins"] == 1 and q["p_win_se"] == pytest.approx(math.sqrt(57) / 49)
+    assert q["p_win_lo"] == 0 and q["p_win_hi"] == pytest.approx(1 / 7 + Z * math.sqrt(57) / 49)
+    # never won: SE 0, so no interval (rather than [0, 0]); p_hand's Wilson interval still bounds it
+    t = row(base, hand_type="tianhu")
+    assert (t["k_wins"], t["p_win"], t["p_win_se"], t["p_win_lo"], t["p_win_hi"]) == (0, 0, 0, None, None)
+    assert t["p_hand_hi"] == pytest.approx(Z**2 / (4 + Z**2))
 
 
 def test_flag_frequencies(run_dir):
@@ -89,6 +102,11 @@ def test_flag_frequencies(run_dir):
         (2, 2, 1, 2, 1)
     assert counts["menqing"] == 2 and counts["tianhu"] == 0
     assert row(base, flag="duiduihu")["k_hands"] == 2  # hands 0 and 3
+    # every win is pinghu: k = n, SE 0, no interval
+    pinghu = row(base, flag="pinghu")
+    assert (pinghu["p_win"], pinghu["p_win_se"], pinghu["p_win_lo"]) == (1, 0, None)
+    # duiduihu: k = 1, 0, 1 in m = 2, 3, 2 (p = 2/7): k − p·m = 3/7, −6/7, 3/7: se² = 3/2 · 54/49 / 49 = 81/2401
+    assert row(base, flag="duiduihu")["p_win_se"] == pytest.approx(9 / 49)
 
 
 def test_fan_distribution_and_summary(run_dir):
@@ -101,6 +119,13 @@ def test_fan_distribution_and_summary(run_dir):
     assert gen == {0: 5, 1: 1, 2: 1, 3: 0, 4: 0, 5: 0}
     for measure in ("fan", "capped_fan", "gen"):
         assert dist.filter(pl.col("measure") == measure)["p"].sum() == pytest.approx(1.0)
+    # clustered by hand: fan 0 in hands 0, 1 (k = 1, 1, 0 of m = 2, 3, 2; p = 2/7): k − p·m = 3/7, 1/7, −4/7,
+    # se² = 3/2 · 26/49 / 49 = 39/2401
+    f0 = row(dist, measure="fan", value=0)
+    assert f0["se"] == pytest.approx(math.sqrt(39) / 49)
+    assert (f0["p_lo"], f0["p_hi"]) == pytest.approx((2 / 7 - Z * math.sqrt(39) / 49, 2 / 7 + Z * math.sqrt(39) / 49))
+    f4 = row(dist, measure="fan", value=4)
+    assert (f4["k"], f4["se"], f4["p_lo"], f4["p_hi"]) == (0, 0, None, None)
     summ = fans.fan_summary(run_dir).filter(pl.col("variant") == "base")
     assert row(summ, quantity="fan")["mean"] == pytest.approx(12 / 7)
     assert row(summ, quantity="capped_fan")["mean"] == pytest.approx(11 / 7)
@@ -172,6 +197,37 @@ def test_session_risk_table(run_dir):
     assert worst == -144  # three 花猪 hands in a row: 3 × -48 (probability 1/64)
 
 
+def test_risk_without_bootstrap_has_null_intervals(run_dir):
+    for df in (risk.risk_table(run_dir, "seat", n_boot=0),
+               risk.session_risk_table(run_dir, "seat", hands=3, n_sessions=500, n_boot=0)):
+        assert df["ci_lo"].null_count() == df["ci_hi"].null_count() == df.height
+        assert df["estimate"].null_count() == 0
+
+
+def test_session_draws_a_hand_then_a_seat(tmp_path):
+    """Bot a holds one seat in hand 0 (score 10) and three in hand 1 (−2 each). An evening of one a-player draws a
+    hand (1/2 each), then its seat: one hand is 10 or −2 with probability 1/2 — not 10 with probability 1/4, as a
+    uniform draw of the four logged a-player-hands would have it."""
+    from analysis_synth import player, write_run
+
+    hands = [{"hand_id": 0, "exhaustive_draw": True,
+              "players": [player(0, "a", score_win=10), *(player(s, "b", score_win=-10 / 3) for s in (1, 2, 3))]},
+             {"hand_id": 1, "exhaustive_draw": True,
+              "players": [*(player(s, "a", score_win=-2) for s in (0, 1, 2)), player(3, "b", score_win=6)]}]
+    run_dir = write_run(tmp_path / "run", {"v": hands})
+    df = risk.session_risk_table(run_dir, "bot", hands=2, n_sessions=20_000, n_boot=0).filter(pl.col("bot") == "a")
+    get = {r["statistic"]: r["estimate"] for r in df.iter_rows(named=True)}
+    # one draw: μ = (10 − 2)/2 = 4, σ² = (100 + 4)/2 − 16 = 36; two hands: mean 8, sd 6·√2 (uniform player-hand
+    # draw: mean 2·1 = 2)
+    assert get["mean"] == 8 and get["sd"] == pytest.approx(6 * math.sqrt(2))
+    # totals 20, 8, −4 with probabilities 1/4, 1/2, 1/4 (uniform player-hand draw: P(total < 0) = 9/16)
+    assert get["P(loss>0)"] == pytest.approx(0.25, abs=0.02) and get["q(0.5)"] == 8
+    assert set(df["n_hands"]) == {2} and set(df["n_obs"]) == {4}
+    # the per-hand table pools player-hands: mean (10 − 6)/4 = 1, so here session mean ≠ 2 × per-hand mean
+    hand = risk.risk_table(run_dir, "bot", n_boot=0).filter(pl.col("bot") == "a", pl.col("statistic") == "mean")
+    assert hand["estimate"].item() == 1
+
+
 def test_score_distribution(run_dir):
     df = risk.score_distribution(run_dir, "seat")
     sub = df.filter((pl.col("variant") == "base") & (pl.col("seat") == 0))
@@ -195,6 +251,17 @@ def test_game_shape(run_dir):
     assert (get["self-draw share"]["estimate"], get["self-draw share"]["n"]) == (2 / 7, 7)
     assert get["rob-kong share"]["estimate"] == pytest.approx(1 / 7)
     assert get["cap binds"]["estimate"] == pytest.approx(1 / 7) and get["cap binds (any win)"]["estimate"] == 0.25
+    # per-win shares are clustered by hand (hands 0, 1, 3 with m = 2, 3, 2 wins), not Wilson on 7 wins:
+    # self-draws k = 1, 1, 0 -> se² = 39/2401 (as fan 0); rob-kong and cap binds k = 0, 0, 1 -> se² = 57/2401
+    sd = get["self-draw share"]
+    assert sd["se"] == pytest.approx(math.sqrt(39) / 49) and sd["se"] != pytest.approx(math.sqrt(2 / 7 * 5 / 7 / 7))
+    assert (sd["ci_lo"], sd["ci_hi"]) == pytest.approx((2 / 7 - Z * sd["se"], 2 / 7 + Z * sd["se"]))
+    for m in ("rob-kong share", "cap binds"):
+        assert get[m]["se"] == pytest.approx(math.sqrt(57) / 49)
+        assert get[m]["ci_lo"] == 0 and get[m]["ci_hi"] == pytest.approx(1 / 7 + Z * math.sqrt(57) / 49)
+    # a hand share keeps Wilson (one observation per hand)
+    assert (get["cap binds (any win)"]["ci_lo"], get["cap binds (any win)"]["ci_hi"]) == \
+        pytest.approx(tuple(map(float, wilson_interval(1, 4))))
     assert get["win turn"]["estimate"] == 20  # (10 + 20 + 5 + 15 + 30 + 25 + 35) / 7
     # deal-ins: hand 0 seat 2; hand 1 seat 0 (twice, counted once); hand 3 seats 3 and 2 -> 4 of 16,
     # per-hand counts 1, 1, 0, 2: se² = 4/3 · Σ(c − 1)² / 16² = 4/3 · 2/256
@@ -216,6 +283,53 @@ def test_decline_effect(run_dir):
     assert diff["mean"] == 3 and diff["n_obs"] == 5
     won = row(df.filter(pl.col("declined") == False), quantity="won")  # noqa: E712
     assert won["mean"] == pytest.approx(4 / 7)
+    # diff SE, hand-clustered: the one decliner (hand 3, won) is its group's mean, so A_h = 0; the other seven
+    # greedy player-hands (won 1,1 | 0,1 | 0,0 | 1) have e = y − 4/7 summing per hand to B = 6/7, −1/7, −8/7, 3/7:
+    # se² = 4/3 · Σ (B_h/7)² = 4/3 · 110/2401 (√(se₁² + se₀²) would be null: the decliners span one hand)
+    d_won = row(df.filter(pl.col("declined").is_null()), quantity="won")
+    assert (d_won["mean"], d_won["n_hands"], d_won["n_obs"]) == (pytest.approx(3 / 7), 4, 8)
+    assert d_won["se"] == pytest.approx(math.sqrt(4 / 3 * 110 / 2401))
+    # score: non-decliners 6, 0 | −16, 8 | −48, 16 | 2 (mean −32/7): B = 106/7, 8/7, −160/7, 46/7
+    d_score = row(df.filter(pl.col("declined").is_null()), quantity="score_total")
+    assert d_score["mean"] == pytest.approx(16 + 32 / 7)
+    assert d_score["se"] == pytest.approx(math.sqrt(4 / 3 * (106**2 + 8**2 + 160**2 + 46**2)) / 49)
+    assert (d_score["ci_lo"], d_score["ci_hi"]) == pytest.approx((d_score["mean"] - Z * d_score["se"],
+                                                                  d_score["mean"] + Z * d_score["se"]))
+
+
+def test_decline_effect_shares_hands(tmp_path):
+    """Bot x holds seats 0 and 1; decliners and non-decliners sit in the same hands, so the difference's SE must
+    keep their covariance: cluster-robust SE of the coefficient of an OLS of the score on `declined`."""
+    from analysis_synth import player, write_run
+
+    # (seat 0 score, declined?), (seat 1 score, declined?) per hand
+    spec = [((4, True), (2, False)), ((-2, False), (6, True)), ((0, False), (-4, False)), ((-1, True), (4, False))]
+    hands = [{"hand_id": h, "exhaustive_draw": True,
+              "players": [player(s, "x", score_win=v, declined_wins=int(d)) for s, (v, d) in enumerate(pair)]
+              + [player(2, "y"), player(3, "y")]} for h, pair in enumerate(spec)]
+    df = shape.decline_effect(write_run(tmp_path / "run", {"v": hands}), "bot")
+    d = row(df.filter(pl.col("declined").is_null()), bot="x", quantity="score_total")
+    # declined 4, 6, −1 (mean 3, N₁ = 3); not 2, −2, 0, −4, 4 (mean 0, N₀ = 5): diff 3.
+    # A_h = 1, 3, 0, −4; B_h = 2, −2, −4, 4; u_h = A_h/3 − B_h/5 = −1/15, 21/15, 12/15, −32/15;
+    # se² = 4/3 · Σu² = 4/3 · 1610/225
+    assert (d["mean"], d["n_hands"], d["n_obs"]) == (3, 4, 8)
+    assert d["se"] == pytest.approx(math.sqrt(4 / 3 * 1610 / 225))
+    # the same number from the OLS sandwich with numpy: y = a + b·D, clustered by hand, G/(G−1) factor
+    y = np.array([4, 2, -2, 6, 0, -4, -1, 4], dtype=float)
+    D = np.array([1, 0, 0, 1, 0, 0, 1, 0], dtype=float)
+    h = np.repeat(np.arange(4), 2)
+    X = np.column_stack([np.ones(8), D])
+    bread = np.linalg.inv(X.T @ X)
+    beta = bread @ X.T @ y
+    e = y - X @ beta
+    meat = sum(np.outer(X[h == g].T @ e[h == g], X[h == g].T @ e[h == g]) for g in range(4))
+    V = 4 / 3 * bread @ meat @ bread
+    assert beta[1] == pytest.approx(3) and d["se"] == pytest.approx(math.sqrt(V[1, 1]))
+    # what the independent-groups formula gave: se₁² = 13/3 (one per hand), se₀² = 4/3 · 40/25 — too small here
+    yes = row(df.filter(pl.col("declined") == True), bot="x", quantity="score_total")  # noqa: E712
+    no = row(df.filter(pl.col("declined") == False), bot="x", quantity="score_total")  # noqa: E712
+    assert (yes["se"] ** 2, no["se"] ** 2) == pytest.approx((13 / 3, 4 / 3 * 40 / 25))
+    assert math.hypot(yes["se"], no["se"]) < d["se"] - 0.5
 
 
 # -- paired comparison -------------------------------------------------------------------------------------------
@@ -259,6 +373,37 @@ def test_paired_hand_metrics(run_dir):
     assert moved["mean_baseline"] == 22 and moved["mean"] == 16 and moved["diff"] == -6
     assert moved["se_paired"] == pytest.approx(6.0)
     assert row(df, metric="huazhu (花猪) any")["diff"] == 0
+
+
+def test_paired_hand_metrics_detect_per_metric(run_dir):
+    df = compare.paired_hand_metrics(run_dir, "alt")
+    assert dict(zip(df["metric"], df["detect"], strict=True)) == compare.HAND_DETECT
+    assert row(df, metric="turns")["detect"] == 0.5 and row(df, metric="exhaustive_draw (流局)")["detect"] == 0.01
+    # points exchanged: se_paired 6 on 4 hands, σ = 12; d = 0.1 base units: ⌈(2.801585·12/0.1)²⌉
+    zsum = Z + 0.8416212335729143
+    assert row(df, metric="points exchanged")["hands_paired"] == math.ceil((zsum * 12 / 0.1) ** 2)
+    over = compare.paired_hand_metrics(run_dir, "alt", detect={"points exchanged": 1.0})
+    assert row(over, metric="points exchanged")["hands_paired"] == 1131 and row(over, metric="turns")["detect"] == 0.5
+    assert set(compare.paired_hand_metrics(run_dir, "alt", detect=0.2)["detect"]) == {0.2}
+    with pytest.raises(ValueError, match="unknown hand metric"):
+        compare.paired_hand_metrics(run_dir, "alt", detect={"turn": 1.0})
+
+
+def test_rich_table_shows_the_detect_used(run_dir):
+    from rich.console import Console
+
+    def text(df: pl.DataFrame, label: list[str]) -> str:
+        console = Console(record=True, width=250)
+        console.print(compare.rich_table(df, "t", label))
+        return console.export_text()
+
+    metrics = text(compare.paired_hand_metrics(run_dir, "alt"), ["metric"])
+    header = next(line for line in metrics.splitlines() if "hands p/u" in line)
+    assert header.split("┃")[-3].strip() == "d" and "(d=" not in header
+    turns = next(line for line in metrics.splitlines() if "turns" in line)
+    assert turns.split("│")[-3].strip() == "0.5"
+    scores = text(compare.paired_comparison(run_dir, "alt", by="seat", detect=0.25), ["seat"])
+    assert "hands p/u (d=0.25)" in scores
 
 
 def test_compare_unknown_variant(run_dir):
@@ -307,6 +452,68 @@ def test_tables_convert_to_pandas(run_dir):
     for df in tables:
         pdf = df.to_pandas()
         assert len(pdf) == df.height > 0 and list(pdf.columns) == df.columns
+
+
+def test_report_uses_the_stated_replicates(run_dir, monkeypatch):
+    from analysis import report
+
+    seen = {}
+    for name in ("risk_table", "session_risk_table"):
+        def spy(*a, _f=getattr(risk, name), _n=name, **k):
+            seen[_n] = k["n_boot"]
+            return _f(*a, **k)
+        monkeypatch.setattr(report.risk, name, spy)
+    sections = report.build_sections(open_run(run_dir), "base", n_boot=100, session_hands=3)
+    assert seen == {"risk_table": 100, "session_risk_table": 100}  # not max(1, n_boot // 2) for sessions
+    sec = next(s for s in sections if s.title == "Risk")
+    assert "100 replicates" in sec.text and "100 outer resamples" in sec.text
+    sess = next(obj for kind, cap, obj in sec.items if kind == "table" and cap.startswith("Session"))
+    mean = sess.filter(pl.col("bot") == "greedy", pl.col("statistic") == "mean").row(0, named=True)
+    assert mean["ci_lo"] < mean["estimate"] < mean["ci_hi"]
+
+
+def test_report_without_bootstrap_shows_no_intervals(run_dir):
+    from analysis import report
+
+    sec = next(s for s in report.build_sections(open_run(run_dir), "base", n_boot=0, session_hands=3)
+               if s.title == "Risk")
+    assert "No intervals" in sec.text and "replicates" in sec.text
+    tables = [obj for kind, _, obj in sec.items if kind == "table"][:2]
+    assert [t["ci_lo"].null_count() for t in tables] == [t.height for t in tables]
+    assert "| — | — |" in report.md_table(tables[1])
+
+
+@pytest.mark.parametrize(("boot", "ok"), [(0, True), (100, True), (1, False), (20, False), (99, False),
+                                          (-1, False)])
+def test_cli_report_boot(run_dir, tmp_path, boot, ok):
+    from typer.testing import CliRunner
+
+    from simulator.cli import app
+
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "r.html"), "--boot", str(boot),
+                                   "--session-hands", "2"])
+    if ok:
+        assert res.exit_code == 0, res.output
+        md = (tmp_path / "r.md").read_text(encoding="utf-8")
+        assert ("No intervals" in md) == (boot == 0) and ("100 outer resamples" in md) == (boot == 100)
+    else:
+        assert res.exit_code == 2
+        assert res.output == f"error: --boot must be 0 (no intervals) or at least 100, got {boot}\n"
+        assert not (tmp_path / "r.html").exists()
+
+
+def test_cli_compare_prints_detect_per_metric(run_dir):
+    from typer.testing import CliRunner
+
+    from simulator.cli import app
+
+    res = CliRunner().invoke(app, ["compare", str(run_dir), "base", "alt", "--by", "seat", "--detect", "0.5"],
+                             env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "hands p/u (d=0.5)" in res.output  # score table: --detect
+    turns = next(line for line in res.output.splitlines() if "turns" in line)
+    draws = next(line for line in res.output.splitlines() if "exhaustive_draw" in line)
+    assert turns.split("│")[-3].strip() == "0.5" and draws.split("│")[-3].strip() == "0.01"
 
 
 def test_report_on_a_run_without_wins(tmp_path):

@@ -258,6 +258,20 @@ def test_memory_is_flat_in_the_number_of_hands():
     assert grown_mb < 20
 
 
+def test_deal_seeds_are_numpys_seed_sequence():
+    """The compiled SeedSequence gives numpy's per-deal states bit for bit (docs/internals.md contract)."""
+    from simulator.engine import deal_seeds
+
+    ids = np.array([0, 1, 7, 1000, 2**31, 2**32 - 1, 2**32, 2**40 + 3], dtype=np.int64)
+    for seed in (0, 1, 2024, 2**32 - 1, 2**32, 2**63 + 5, 2**80 + 1):
+        wall, bots = deal_seeds(seed, ids)
+        for i, d in enumerate(ids.tolist()):
+            ref = np.random.SeedSequence(seed, spawn_key=(d,)).generate_state(2, np.uint64)
+            assert (wall[i], bots[i]) == (ref[0], ref[1]), (seed, d)
+
+
 def test_bad_seed_is_an_error():
     with pytest.raises(ValueError):
         play_hands(rules_of(), np.arange(3), -1)
+    with pytest.raises(ValueError):
+        play_hands(rules_of(), np.array([-4]), 1)

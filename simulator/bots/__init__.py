@@ -23,14 +23,14 @@ from simulator.bots.defensive import defensive_discard
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
-from simulator.rules import BOT_INDEX, P_VOID_SUIT, VOID_SUITS
+from simulator.rules import BOT_INDEX
+from simulator.state import VOID_NONE, void_rule
 
 BOT_RANDOM = BOT_INDEX["random"]
 BOT_GREEDY = BOT_INDEX["greedy"]
 BOT_VALUE = BOT_INDEX["value"]
 BOT_DEFENSIVE = BOT_INDEX["defensive"]
 BP_DECLINE_BELOW, BP_DECLINE_WALL, BP_DEFEND_WALL, BP_STEER = range(4)  # BotSpec.to_row order
-VOID_NONE = VOID_SUITS.index("none")
 COMMIT_WALL = 16  # under void_suit: none, tiles left in the wall when bots commit to a suit to clear
 
 
@@ -54,7 +54,7 @@ def planning_void(params, declared, table, conc, mk, mt, nm, tiles_left) -> int:
     """The suit a bot treats as dead. Under ``void_suit: none`` it keeps all three suits open (−1: shanten is
     then the best over the droppable suits) until the wall is down to ``COMMIT_WALL`` tiles, then commits to the
     cheapest suit to drop and clears it first, to avoid ending as 花猪."""
-    if params[P_VOID_SUIT] != VOID_NONE:
+    if void_rule(params) != VOID_NONE:
         return declared
     if tiles_left > COMMIT_WALL:
         return -1

@@ -77,11 +77,22 @@ def near_held(conc, k) -> bool:
 
 
 @njit(cache=True)
-def acceptance(table, conc, mk, mt, nm, void, sh, visible) -> int:
-    """Unseen tiles that lower the shanten ``sh`` of this 13-tile-shaped hand (kept suits only)."""
+def draw_candidates(conc, void) -> int:
+    """Kinds whose draw could lower the shanten of this hand or of any hand one discard away: kept-suit kinds
+    held or within two ranks of a held tile (an isolated new tile never helps, except as a pair of a held one)."""
+    mask = 0
+    for k in range(N_KINDS):
+        if k // 9 != void and conc[k] < 4 and near_held(conc, k):
+            mask |= 1 << k
+    return mask
+
+
+@njit(cache=True)
+def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
+    """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand."""
     acc = 0
     for k in range(N_KINDS):
-        if k // 9 == void or conc[k] >= 4 or not near_held(conc, k):
+        if not (draws >> k) & 1 or conc[k] >= 4:
             continue
         u = unseen(conc, visible, k)
         if u == 0:
@@ -152,11 +163,12 @@ def pick_among(table, conc, mk, mt, nm, void, cand, sh, visible) -> int:
             if (cand >> k) & 1:
                 return k
     best_acc = -1
+    draws = draw_candidates(conc, void)  # of the 14 tiles: a superset for every 13-tile hand below
     for k in range(N_KINDS):
         if not (cand >> k) & 1:
             continue
         conc[k] -= 1
-        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible)
+        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, draws)
         conc[k] += 1
         c = connectivity(conc, k)
         if acc > best_acc or (acc == best_acc and c < best_c):

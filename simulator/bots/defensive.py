@@ -20,17 +20,15 @@ from numba import njit
 
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, pick_among
 from simulator.bots.greedy import greedy_discard
-from simulator.rules import P_VOID_SUIT, VOID_SUITS
-from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON
+from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
 
-VOID_NONE = VOID_SUITS.index("none")
 FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
 
 @njit(cache=True)
 def dead_suit(params, ps, mt, nm, q) -> int:
     """The suit opponent q can be seen not to win with, or −1."""
-    if params[P_VOID_SUIT] != VOID_NONE:
+    if void_rule(params) != VOID_NONE:
         return ps[q, PS_VOID]
     used = 0
     for i in range(nm[q]):
