@@ -313,20 +313,20 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hand_over(params, g) -> bool:
     """After a win event: ``single`` ends at the first; ``xuezhan`` when three have won."""
     return params[P_MODE] == MODE_SINGLE or g[G_NWON] >= N_SEATS - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def forced_win(params, g) -> bool:
     """最后N张必胡: with at most N tiles in the wall a player who can win must."""
     n = params[P_FORCED_WIN_LAST_TILES]
     return n > 0 and tiles_left(g) <= n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lock_blocks(params, ps, q, tile, capped) -> bool:
     """过水不胡: does seat q's pass lock (set by a declined discard win, cleared by its next draw) forbid this
     win on another player's tile?"""
@@ -340,7 +340,7 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
@@ -429,7 +429,7 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
 # ---------------------------------------------------------------------------------------------------------
 # Turn actions
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
     if from_tail:
@@ -449,7 +449,7 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
     """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
     ev = ps[p, PS_EVOID]
@@ -459,7 +459,7 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
         ps[p, PS_WAITS] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     conc[p, t] -= 1
     visible[t] += 1
@@ -472,7 +472,7 @@ def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     refresh_waits(table, ps, conc, mk, mt, nm, p)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def self_draw_ctx(g, ps, p, dealer, drew, from_tail, dealer_first) -> int:
     ctx = CTX_SELF_DRAW
     if from_tail:
@@ -500,7 +500,7 @@ def first_held(conc, p, prefer) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              winners, cur, drawn, pv, strict):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
@@ -541,7 +541,7 @@ def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
     return KONG_DRAW, cur
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def after_win(params, g, ps, last_winner):
     """The hand ends, or play resumes with the next player still in after the last winner."""
     if hand_over(params, g):
@@ -549,7 +549,7 @@ def after_win(params, g, ps, last_winner):
     return NEXT_DRAW, next_in(ps, last_winner)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
@@ -570,7 +570,7 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
                     events, winners, cur, drawn, pv, strict)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong)."""
@@ -601,7 +601,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
     return NEXT_DRAW, next_in(ps, cur)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""

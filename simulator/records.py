@@ -90,9 +90,11 @@ def context_string(ctx: int) -> str:
 
 
 def _contexts(ctx: np.ndarray) -> np.ndarray:
+    """``context`` strings, formatted once per distinct context value."""
     uniq, inv = np.unique(ctx, return_inverse=True)
-    return np.array([context_string(int(c)) for c in uniq] + [""], dtype=object)[:-1][inv.ravel()] \
-        if len(uniq) else np.array([], dtype=object)
+    names = np.empty(len(uniq), dtype=object)
+    names[:] = [context_string(int(c)) for c in uniq]
+    return names[inv.ravel()]
 
 
 def _flag_columns(flags: np.ndarray) -> dict[str, np.ndarray]:

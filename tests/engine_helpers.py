@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from simulator import records
@@ -27,12 +25,6 @@ def play(rules: RuleSet, n: int, seed: int = 1, *, record: bool = False, start: 
     if record:
         cols["events"] = records.event_columns(raw)
     return raw, cols
-
-
-@cache
-def play_config(name: str, n: int, seed: int):
-    """Cached :func:`play` of a named config (several tests read the same big batch)."""
-    return play(load_rules(name), n, seed)
 
 
 def differing(a: dict, b: dict) -> dict[str, set[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from engine_helpers import CONFIGS, differing, logs, per_hand, play, play_config, rules_of
+from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
 
 from simulator import state as S
 from simulator.engine import play_hands
@@ -26,13 +26,16 @@ N_BIG = 20_000
 SEED = 2024
 
 
-def big(name):
-    return play_config(name, N_BIG, SEED)
+@pytest.fixture(scope="module", params=CONFIGS)
+def big(request):
+    """``(config name, raw arrays, columns)`` of 20,000 hands. Module-scoped and parametrized, so pytest runs
+    every test of one config together and keeps only one config's batch in memory."""
+    raw, cols = play(load_rules(request.param), N_BIG, SEED)
+    return request.param, raw, cols
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_money_is_zero_sum_and_components_add_up(name):
-    _, cols = big(name)
+def test_money_is_zero_sum_and_components_add_up(big):
+    _, _, cols = big
     p = cols["players"]
     comps = np.stack([p[c] for c in SCORE_COMPONENTS]).astype(np.int64)
     assert np.array_equal(comps.sum(axis=0), p["score_total"])
@@ -41,10 +44,9 @@ def test_money_is_zero_sum_and_components_add_up(name):
         assert (per_hand(p[c]).sum(axis=1) == 0).all(), c
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_hand_player_and_win_rows_agree(name):
+def test_hand_player_and_win_rows_agree(big):
+    name, _, cols = big
     rules = load_rules(name)
-    _, cols = big(name)
     h, p, w = cols["hands"], cols["players"], cols["wins"]
     won = per_hand(p["won"])
     assert np.array_equal(won.sum(axis=1), h["n_winners"])
@@ -79,10 +81,9 @@ def test_hand_player_and_win_rows_agree(name):
     assert (w["n_payers"][w["kind"] != "self_draw"] == 1).all()
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_every_win_is_a_legal_two_suit_hand_without_void(name):
+def test_every_win_is_a_legal_two_suit_hand_without_void(big):
+    name, raw, cols = big
     rules = load_rules(name)
-    raw, cols = big(name)
     w, p = cols["wins"], cols["players"]
     table = suit_table()
     void = per_hand(raw["p"][:, S.PL_VOID])[raw["w_hand"], w["winner"]]
@@ -103,10 +104,9 @@ def test_every_win_is_a_legal_two_suit_hand_without_void(name):
     assert (held.sum(axis=1) == 14).all()  # kongs counted as three
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_win_scores_match_the_python_scorer(name):
+def test_win_scores_match_the_python_scorer(big):
+    name, _, cols = big
     rules = load_rules(name)
-    _, cols = big(name)
     w, p = cols["wins"], cols["players"]
     void = per_hand(np.array([SUITS.index(v) if v else -1 for v in p["void_suit"]]))
     rng = np.random.default_rng(0)

@@ -360,3 +360,37 @@ def test_forced_win_last_tiles():
                         early += 1
         assert early > 0
         assert (late == 0) == (n == 4)
+
+
+# ---- situational context (天胡/地胡 are too rare to meet in simulation: checked on the compiled rule) -----
+
+def test_self_draw_context_bits():
+    from simulator.engine import self_draw_ctx
+    from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_LAST_TILE, CTX_SELF_DRAW
+
+    g = np.zeros(S.G_N, np.int64)
+    ps = np.zeros((4, S.PS_N), np.int64)
+    g[S.G_HEAD], g[S.G_TAIL] = 60, 100
+    dealer = 2
+    assert self_draw_ctx(g, ps, dealer, dealer, False, False, True) == CTX_SELF_DRAW | CTX_FIRST_DRAW | CTX_DEALER
+    ps[3, S.PS_NDRAWS] = 1
+    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW | CTX_FIRST_DRAW  # 地胡
+    assert self_draw_ctx(g, ps, 3, dealer, True, True, False) == CTX_SELF_DRAW | CTX_AFTER_KONG
+    g[S.G_INTERRUPTED] = 1  # a pung, kong or win happened before: no 地胡
+    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW
+    g[S.G_INTERRUPTED] = 0
+    ps[3, S.PS_NDRAWS] = 2
+    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW
+    g[S.G_HEAD] = 100
+    assert self_draw_ctx(g, ps, 3, dealer, True, True, False) == CTX_SELF_DRAW | CTX_AFTER_KONG | CTX_LAST_TILE
+
+
+def test_situational_wins_occur_with_their_context():
+    cols = run(20000)
+    w = cols["wins"]
+    for flag, context in (("gangshanghua", "after_kong"), ("gangshangpao", "after_own_kong_discard"),
+                          ("haidilaoyue", "last_tile"), ("haidipao", "last_tile")):
+        assert w[flag].sum() > 20, flag
+        assert all(context in c.split(",") for c in w["context"][w[flag]]), flag
+    assert (w["kind"][w["qiangganghu"]] == "rob_kong").all() and w["qiangganghu"].sum() > 20
+    assert (w["kind"][w["haidilaoyue"] | w["gangshanghua"]] == "self_draw").all()

@@ -10,6 +10,9 @@ chooses. Each decision has one dispatcher here:
 - ``bot_discard``; ``bot_claim`` (0 pass, 1 pung, 2 exposed kong); ``bot_self_kong`` (kind or −1);
 - ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock).
 
+The dispatchers are inlined into the engine's loop (``inline="always"``): a call passing a dozen arrays would
+cost more than the decision itself (numba reference-counts every array argument).
+
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
 Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
 """
@@ -49,7 +52,7 @@ def bot_void(bot, rng, table, conc, mk, mt, nm) -> int:
     return plan_void(table, conc, mk, mt, nm)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def planning_void(params, declared, table, conc, mk, mt, nm, tiles_left) -> int:
     """The suit a bot treats as dead. Under ``void_suit: none`` it keeps all three suits open (−1: shanten is
     then the best over the droppable suits) until the wall is down to ``COMMIT_WALL`` tiles, then commits to the
@@ -61,7 +64,7 @@ def planning_void(params, declared, table, conc, mk, mt, nm, tiles_left) -> int:
     return plan_void(table, conc, mk, mt, nm)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
                 visible, sh_buf, tiles_left) -> int:
     if bot == BOT_RANDOM:
@@ -74,7 +77,7 @@ def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc
     return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
     if bot == BOT_RANDOM:
         return 0
@@ -83,7 +86,7 @@ def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong
     return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts) -> int:
     if bot == BOT_RANDOM or opts == 0:
         return -1
@@ -92,7 +95,7 @@ def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts) -> int:
     return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left) -> bool:
     if bot == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
