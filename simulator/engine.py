@@ -579,7 +579,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
         if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
             continue
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
-        qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q], tiles_left(g))
+        qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
         c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
         if c == 0:
             break
@@ -656,7 +656,7 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
                 g[G_EXHAUSTIVE] = 1
                 break
             drawn = draw_tile(g, ps, conc, wall, events, cur, from_tail)
-        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur], tiles_left(g))
+        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
         if outcome != PUNG_DISCARD:
             outcome, nxt = own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk,
                                     wmt, visible, events, wall, winners, cur, dealer, drawn, drew, from_tail,
