@@ -305,13 +305,13 @@ def lines(log: HandLog) -> Iterator[str]:
         yield f"  {_seat(log, p['seat'])}: {_names(counts_from_str(p['dealt']))}"
     st = HandState(log, strict_void=log.rules.void_suit == "declared")
     headers = {S.EV_EXCHANGE: f"换三张 ({EXCHANGE_ZH.get(log.hand['exchange'], '')})", S.EV_VOID: "定缺"}
-    started = False
+    started = not any(ev[0] == S.EV_EXCHANGE for ev in log.events)  # hands in play = dealt ones without 换三张
     for ev in log.events:
         if ev[0] in headers:
             yield f"[underline]{headers.pop(ev[0])}[/underline]"
         if not started and ev[0] in (S.EV_DRAW, S.EV_DISCARD, S.EV_KONG, S.EV_WIN):
             started = True
-            yield from _hands(log, st, "起手")
+            yield from _hands(log, st, "换牌后手牌")
         if ev[0] == S.EV_END:
             yield from _hands(log, st, "剩余手牌")
         st.apply(ev)
