@@ -164,7 +164,7 @@ def _two_suit_distance(table, ka, kb, need):
 
 
 @njit(cache=True)
-def _seven_pairs_distance(pairs, singles):
+def seven_pairs_distance(pairs, singles):
     """Tiles to add for seven pairs from ``pairs`` pairs and ``singles`` odd kinds of the kept suits."""
     missing = _SEVEN_PAIRS - pairs
     if missing <= 0:
@@ -204,13 +204,13 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
             continue
         if d == 0:
             dist = _two_suit_distance(table, k1, k2, need)
-            sp = _seven_pairs_distance(p1 + p2, s1 + s2)
+            sp = seven_pairs_distance(p1 + p2, s1 + s2)
         elif d == 1:
             dist = _two_suit_distance(table, k0, k2, need)
-            sp = _seven_pairs_distance(p0 + p2, s0 + s2)
+            sp = seven_pairs_distance(p0 + p2, s0 + s2)
         else:
             dist = _two_suit_distance(table, k0, k1, need)
-            sp = _seven_pairs_distance(p0 + p1, s0 + s1)
+            sp = seven_pairs_distance(p0 + p1, s0 + s1)
         if n_melds == 0 and sp < dist:
             dist = sp
         if dist < best:

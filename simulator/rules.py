@@ -344,24 +344,34 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), parsed
 
 
+def _nest(keys: list[str], value: Any) -> dict:
+    """``(['scoring', 'cap'], 3)`` -> ``{'scoring': {'cap': 3}}``."""
+    for key in reversed(keys):
+        value = {key: value}
+    return value
+
+
 def apply_overrides(data: dict, overrides: list[str] | dict | None) -> dict:
-    """Apply ``--set`` strings or a nested mapping of overrides on top of raw rule data."""
+    """Apply overrides on top of raw rule data: ``--set`` strings (``scoring.cap=3``) or a mapping, whose keys
+    may be dotted (``{"scoring.cap": 3}``) or nested (``{"scoring": {"cap": 3}}``)."""
     if not overrides:
         return data
     if isinstance(overrides, dict):
-        return deep_merge(data, overrides)
+        for key, value in overrides.items():
+            keys = str(key).split(".")
+            if not all(keys):
+                raise RulesError(f"override key {key!r} is not a dotted rule key such as scoring.cap")
+            data = deep_merge(data, _nest(keys, value))
+        return data
     for text in overrides:
-        keys, value = parse_override(text)
-        patch: Any = value
-        for key in reversed(keys):
-            patch = {key: patch}
-        data = deep_merge(data, patch)
+        data = deep_merge(data, _nest(*parse_override(text)))
     return data
 
 
-def _explain(exc: ValidationError, source: str) -> str:
+def explain(exc: ValidationError, source: str | Path) -> str:
+    """One line naming the source and the dotted key of the first validation error."""
     err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "literal[")))
+    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "literal[", "[key]")))
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
@@ -378,7 +388,7 @@ def validate(data: dict, source: str = "<rules>") -> RuleSet:
     try:
         return RuleSet.model_validate(data)
     except ValidationError as exc:
-        raise RulesError(_explain(exc, source)) from None
+        raise RulesError(explain(exc, source)) from None
 
 
 def load_rules(ref: str | Path = "chengdu", overrides: list[str] | dict | None = None) -> RuleSet:

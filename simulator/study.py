@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simulator.errors import UserError
-from simulator.rules import RuleSet, apply_overrides, deep_merge, load_raw, resolve_config_path, validate
+from simulator.rules import RuleSet, apply_overrides, explain, load_raw, resolve_config_path, validate
 from simulator.runner import RunError, RunSpec, RunSummary, Variant, atomic_write, run_variants
 
 STUDY_DIR = Path(__file__).resolve().parent.parent / "configs" / "studies"
@@ -70,29 +70,6 @@ class StudyFile(_Strict):
         return {"rules": v} if isinstance(v, str) else v
 
 
-def _nest(overrides: Overrides | None) -> list[str] | dict[str, Any] | None:
-    """A mapping may use dotted keys (``scoring.cap: 3``); turn them into the nested form rules expect."""
-    if not isinstance(overrides, dict):
-        return overrides
-    nested: dict[str, Any] = {}
-    for key, value in overrides.items():
-        keys = str(key).split(".")
-        if not all(keys):
-            raise StudyError(f"set: key {key!r} is not a dotted rule key such as scoring.cap")
-        patch: Any = value
-        for k in reversed(keys):
-            patch = {k: patch}
-        nested = deep_merge(nested, patch)
-    return nested
-
-
-def _explain(exc: ValidationError, source: Path) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith("function-")) or "<top>"
-    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-    return f"{source}: {loc}: {msg}"
-
-
 def resolve_study_path(ref: str | Path) -> Path:
     """A study reference (a path, or a name in ``configs/studies/``) to an existing file."""
     path = Path(ref)
@@ -114,7 +91,7 @@ def load_study(ref: str | Path) -> tuple[StudyFile, Path]:
     try:
         return StudyFile.model_validate(data), path
     except ValidationError as exc:
-        raise StudyError(_explain(exc, path)) from None
+        raise StudyError(explain(exc, path)) from None
 
 
 def _config_path(ref: str, study_path: Path) -> Path:
@@ -135,7 +112,7 @@ def _variant(ref: RulesRef, study: StudyFile, study_path: Path) -> Variant:
     data = load_raw(config)
     if study.seats is not None:
         data = apply_overrides(data, {"seats": study.seats})
-    data = apply_overrides(data, _nest(ref.overrides))
+    data = apply_overrides(data, ref.overrides)
     name = ref.name or Path(ref.rules).stem
     rules: RuleSet = validate(data, f"{study_path} ({name})")
     source = {"rules": ref.rules, "config": str(config), "set": ref.overrides, "study": study.name}
