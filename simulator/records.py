@@ -1,14 +1,22 @@
 """Compiled result arrays → the columns of the ``hands``, ``players`` and ``wins`` tables (simulator.schema).
 
-Runs once per batch after the compiled engine. Strings are built without a Python loop per tile: the tile
-notation of every hand is written as ASCII bytes by a compiled function and viewed as fixed-width byte strings;
-categorical columns are lookups into small object arrays; the ``context`` strings are formatted once per
-distinct context value.
+Runs once per batch after the compiled engine, with no Python work per row. The text columns (tile notation,
+melds) are written by compiled functions straight into the buffers of an Arrow string array (UTF-8 data +
+int32 offsets); the ``context`` strings are formatted once per distinct context value. Categorical columns are
+:class:`Coded`: the engine's integer codes plus their names.
+
+Two forms of the same columns: ``to_columns(raw)`` (what ``play_hands`` returns) has numpy object arrays of
+``str`` (None = not applicable) for text and categorical columns; ``to_columns(raw, encoded=True)`` (what the
+runner writes) keeps ``pa.StringArray`` text columns and :class:`Coded` categoricals, so the runner builds
+dictionary arrays from the codes without ever making a Python string per row.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import pyarrow as pa
 from numba import njit
 
 from simulator import state as S
@@ -16,11 +24,10 @@ from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_K
 from simulator.rules import BOTS, EXCHANGES, FLAGS, HAND_TYPES
 from simulator.tiles import N_KINDS, SUITS, tile_str
 
-HAND_WIDTH = 18    # 14 digits + 3 suit letters, NUL padded
-MELDS_WIDTH = 40   # four of "ckong:3m," at most
 MELD_NAMES = ("", "pung", "kong", "ckong")  # evaluate.MELD_PUNG/KONG/CKONG
 CONTEXT_NAMES = ((CTX_AFTER_KONG, "after_kong"), (CTX_KONG_DISCARD, "after_own_kong_discard"),
                  (CTX_LAST_TILE, "last_tile"), (CTX_FIRST_DRAW, "first_draw"), (CTX_DEALER, "dealer"))
+TILE_NAMES = tuple(tile_str(k) for k in range(N_KINDS))
 _SUIT_BYTES = np.frombuffer(SUITS.encode(), np.uint8).copy()
 _MELD_BYTES = np.zeros((4, 6), np.uint8)
 for _i, _name in enumerate(MELD_NAMES):
@@ -29,54 +36,96 @@ _MELD_LEN = np.array([len(x) for x in MELD_NAMES], np.int64)
 
 
 @njit(cache=True)
-def _notation_bytes(counts, width, suits):
-    """ASCII notation (``123m55p``) of each row of ``counts: uint8[m, 27]``, NUL padded to ``width``."""
-    out = np.zeros((counts.shape[0], width), np.uint8)
-    for i in range(counts.shape[0]):
-        pos = 0
+def _notation_utf8(counts, suits):
+    """ASCII notation (``123m55p``) of each row of ``counts: uint8[m, 27]``: ``(data, offsets)`` of a string array.
+
+    Branch-free for counts up to 4: a rank's digit is written four times and the position advances by its count
+    (the buffer has 4 bytes of slack); the suit letter is always written and kept only if the suit has tiles.
+    """
+    m = counts.shape[0]
+    total = 0
+    for i in range(m):
+        for k in range(counts.shape[1]):
+            total += counts[i, k]
+    data = np.empty(total + 3 * m + 4, np.uint8)
+    offsets = np.empty(m + 1, np.int32)
+    pos = 0
+    for i in range(m):
+        offsets[i] = pos
         for s in range(3):
             start = pos
             for r in range(9):
-                for _ in range(counts[i, 9 * s + r]):
-                    out[i, pos] = 49 + r  # '1' + r
-                    pos += 1
-            if pos > start:
-                out[i, pos] = suits[s]
-                pos += 1
-    return out
+                c = counts[i, 9 * s + r]
+                d = np.uint8(49 + r)  # '1' + r
+                if c <= 4:
+                    data[pos] = d
+                    data[pos + 1] = d
+                    data[pos + 2] = d
+                    data[pos + 3] = d
+                    pos += c
+                else:
+                    for _ in range(c):
+                        data[pos] = d
+                        pos += 1
+            data[pos] = suits[s]
+            pos += pos > start
+    offsets[m] = pos
+    return data[:pos], offsets
 
 
 @njit(cache=True)
-def _melds_bytes(mk, mt, nmelds, width, suits, names, name_len):
-    """``pung:5p,kong:7s,ckong:3m`` for each row (melds in the order they were made)."""
-    out = np.zeros((mk.shape[0], width), np.uint8)
-    for i in range(mk.shape[0]):
-        pos = 0
+def _melds_utf8(mk, mt, nmelds, suits, names, name_len):
+    """``pung:5p,kong:7s,ckong:3m`` for each row (melds in the order they were made): ``(data, offsets)``."""
+    m = mk.shape[0]
+    data = np.empty(9 * mk.shape[1] * m, np.uint8)  # "ckong:3m," at most per meld
+    offsets = np.empty(m + 1, np.int32)
+    pos = 0
+    for i in range(m):
+        offsets[i] = pos
         for j in range(nmelds[i]):
             if j > 0:
-                out[i, pos] = 44  # ','
+                data[pos] = 44  # ','
                 pos += 1
             kind = mk[i, j]
             for c in range(name_len[kind]):
-                out[i, pos] = names[kind, c]
+                data[pos] = names[kind, c]
                 pos += 1
-            out[i, pos] = 58  # ':'
-            out[i, pos + 1] = 49 + mt[i, j] % 9
-            out[i, pos + 2] = suits[mt[i, j] // 9]
+            data[pos] = 58  # ':'
+            data[pos + 1] = 49 + mt[i, j] % 9
+            data[pos + 2] = suits[mt[i, j] // 9]
             pos += 3
-    return out
+    offsets[m] = pos
+    return data[:pos], offsets
 
 
-def _strings(byte_rows: np.ndarray) -> np.ndarray:
-    """Object array of ``str`` from NUL-padded ASCII rows."""
-    width = byte_rows.shape[1]
-    fixed = np.ascontiguousarray(byte_rows).view(f"S{width}").ravel()
-    return fixed.astype(f"U{width}").astype(object)
+def _string_array(data: np.ndarray, offsets: np.ndarray) -> pa.StringArray:
+    """Arrow string array over compiled output (no nulls)."""
+    return pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def notation_array(counts: np.ndarray) -> pa.StringArray:
+    """Tile notation of count rows ``uint8[m, 27]`` as an Arrow string array."""
+    return _string_array(*_notation_utf8(np.ascontiguousarray(counts, dtype=np.uint8), _SUIT_BYTES))
 
 
 def notation(counts: np.ndarray) -> np.ndarray:
     """Tile notation strings of count rows ``uint8[m, 27]`` (object array)."""
-    return _strings(_notation_bytes(np.ascontiguousarray(counts, dtype=np.uint8), HAND_WIDTH, _SUIT_BYTES))
+    return notation_array(counts).to_numpy(zero_copy_only=False)
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A categorical column as the engine's integer codes: ``names[codes[i]]``, code −1 = None (not applicable)."""
+
+    codes: np.ndarray
+    names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def strings(self) -> np.ndarray:
+        """Object array of the names (None for −1)."""
+        return _lookup(self.names, self.codes)
 
 
 def _lookup(names, idx: np.ndarray) -> np.ndarray:
@@ -89,26 +138,38 @@ def context_string(ctx: int) -> str:
     return ",".join(name for bit, name in CONTEXT_NAMES if ctx & bit)
 
 
-def _contexts(ctx: np.ndarray) -> np.ndarray:
-    """``context`` strings, formatted once per distinct context value."""
-    uniq, inv = np.unique(ctx, return_inverse=True)
-    names = np.empty(len(uniq), dtype=object)
-    names[:] = [context_string(int(c)) for c in uniq]
-    return names[inv.ravel()]
+_CTX_MASK = 0
+for _bit, _ in CONTEXT_NAMES:
+    _CTX_MASK |= _bit
+_CTX_STRINGS = pa.array([context_string(c) for c in range(_CTX_MASK + 1)], pa.string())  # every combination
+
+
+def _contexts(ctx: np.ndarray) -> pa.StringArray:
+    """``context`` strings: a take from the strings of every combination of the context bits."""
+    return _CTX_STRINGS.take(pa.array(np.asarray(ctx, dtype=np.int64) & _CTX_MASK))
 
 
 def _flag_columns(flags: np.ndarray) -> dict[str, np.ndarray]:
-    return {name: ((flags >> bit) & 1).astype(bool) for bit, name in enumerate(FLAGS)}
+    """One bool column per pattern flag bit (each a contiguous row of one vectorised unpacking)."""
+    bits = (np.asarray(flags, dtype=np.int64)[None, :] >> _FLAG_SHIFTS[:, None]) & 1
+    return dict(zip(FLAGS, bits.astype(bool), strict=True))
 
 
-def to_columns(raw: dict) -> dict[str, dict[str, np.ndarray]]:
-    """The three tables' columns (schema names without ``variant``) from :func:`engine.run_batch` output."""
+_FLAG_SHIFTS = np.arange(len(FLAGS), dtype=np.int64)
+
+
+def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
+    """The three tables' columns (schema names without ``variant``) from :func:`engine.run_batch` output.
+
+    Text and categorical columns are object arrays of ``str`` (None = not applicable); with ``encoded``, text
+    columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`runner.encode_tables`).
+    """
     hand_ids, deal_ids, rot = raw["hand_ids"], raw["deal_ids"], raw["rotations"]
     h, p, w = raw["h"], raw["p"], raw["w"]
     hands = {
         "hand_id": hand_ids, "deal_id": deal_ids, "rotation": rot.astype(np.int8),
         "dealer": h[:, S.H_DEALER].astype(np.int8),
-        "exchange": _lookup(EXCHANGES, h[:, S.H_EXCHANGE]),
+        "exchange": Coded(h[:, S.H_EXCHANGE], EXCHANGES),
         "n_winners": h[:, S.H_NWINNERS].astype(np.int8),
         "exhaustive_draw": h[:, S.H_EXHAUSTIVE].astype(bool),
         "tiles_left": h[:, S.H_TILES_LEFT].astype(np.int8),
@@ -120,15 +181,15 @@ def to_columns(raw: dict) -> dict[str, dict[str, np.ndarray]]:
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
         "seat": p[:, S.PL_SEAT].astype(np.int8),
-        "bot": _lookup(BOTS, p[:, S.PL_BOT]),
-        "dealt": notation(raw["dealt"]),
+        "bot": Coded(p[:, S.PL_BOT], BOTS),
+        "dealt": notation_array(raw["dealt"]),
         "start_shanten": p[:, S.PL_START_SH].astype(np.int8),
-        "void_suit": _lookup(tuple(SUITS), p[:, S.PL_VOID]),
+        "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),
         "won": won,
         "win_order": p[:, S.PL_WIN_ORDER].astype(np.int8),
-        "win_kind": _lookup(S.WIN_KINDS, p[:, S.PL_WIN_KIND]),
+        "win_kind": Coded(p[:, S.PL_WIN_KIND], S.WIN_KINDS),
         "win_turn": p[:, S.PL_WIN_TURN].astype(np.int16),
-        "hand_type": _lookup(HAND_TYPES, p[:, S.PL_HAND_TYPE]),
+        "hand_type": Coded(p[:, S.PL_HAND_TYPE], HAND_TYPES),
         **_flag_columns(p[:, S.PL_FLAGS]),
         "gen": p[:, S.PL_GEN].astype(np.int8),
         "fan": p[:, S.PL_FAN].astype(np.int8),
@@ -148,13 +209,13 @@ def to_columns(raw: dict) -> dict[str, dict[str, np.ndarray]]:
         "winner": w[:, S.W_WINNER].astype(np.int8),
         "payer": w[:, S.W_PAYER].astype(np.int8),
         "n_payers": w[:, S.W_NPAYERS].astype(np.int8),
-        "kind": _lookup(S.WIN_KINDS, w[:, S.W_KIND]),
-        "tile": _lookup(tuple(tile_str(k) for k in range(N_KINDS)), w[:, S.W_TILE]),
-        "hand": notation(raw["wconc"]),
-        "melds": _strings(_melds_bytes(raw["wmk"], raw["wmt"], w[:, S.W_NMELDS], MELDS_WIDTH, _SUIT_BYTES,
-                                       _MELD_BYTES, _MELD_LEN)),
+        "kind": Coded(w[:, S.W_KIND], S.WIN_KINDS),
+        "tile": Coded(w[:, S.W_TILE], TILE_NAMES),
+        "hand": notation_array(raw["wconc"]),
+        "melds": _string_array(*_melds_utf8(raw["wmk"], raw["wmt"], w[:, S.W_NMELDS], _SUIT_BYTES, _MELD_BYTES,
+                                               _MELD_LEN)),
         "context": _contexts(w[:, S.W_CTX]),
-        "hand_type": _lookup(HAND_TYPES, w[:, S.W_HAND_TYPE]),
+        "hand_type": Coded(w[:, S.W_HAND_TYPE], HAND_TYPES),
         **_flag_columns(w[:, S.W_FLAGS]),
         "gen": w[:, S.W_GEN].astype(np.int8),
         "fan": w[:, S.W_FAN].astype(np.int8),
@@ -163,7 +224,15 @@ def to_columns(raw: dict) -> dict[str, dict[str, np.ndarray]]:
         "received": w[:, S.W_RECEIVED].astype(np.int32),
         "turn": w[:, S.W_TURN].astype(np.int16),
     }
-    return {"hands": hands, "players": players, "wins": wins}
+    out = {"hands": hands, "players": players, "wins": wins}
+    if not encoded:
+        for cols in out.values():
+            for name, col in cols.items():
+                if isinstance(col, Coded):
+                    cols[name] = col.strings()
+                elif isinstance(col, pa.Array):
+                    cols[name] = col.to_numpy(zero_copy_only=False)
+    return out
 
 
 EVENT_FIELDS = ("type", "seat", "tile", "amount", "a", "b")

@@ -395,4 +395,5 @@ def load_rules(ref: str | Path = "chengdu", overrides: list[str] | dict | None =
     """Load a rule set by name or path, resolve ``extends``, apply overrides and validate."""
     path = resolve_config_path(ref)
     data = apply_overrides(load_raw(ref), overrides)
-    return validate(data, str(path))
+    # Name the overrides too: an unknown key may come from --set rather than from the file.
+    return validate(data, f"{path} (with overrides)" if overrides else str(path))

@@ -159,16 +159,61 @@ def default_jobs() -> int:
 # ---------------------------------------------------------------------------------------------------------
 # Encoding: engine columns -> Arrow tables with the schema of simulator.schema -> Parquet bytes.
 
+def _vocab_array(vocab: Sequence[str]) -> pa.Array:
+    key = tuple(vocab)
+    arr = _VOCAB_ARRAYS.get(key)
+    if arr is None:
+        arr = _VOCAB_ARRAYS[key] = pa.array(key, pa.string())
+    return arr
+
+
+_VOCAB_ARRAYS: dict[tuple[str, ...], pa.Array] = {}
+_REMAPS: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
+
+
+def _remap(names: tuple[str, ...], vocab: Sequence[str]) -> np.ndarray:
+    """Code → index in ``vocab``, shifted by one (entry 0 is code −1): −1 = null ("" too), −2 = not in ``vocab``."""
+    key = (names, tuple(vocab))
+    table = _REMAPS.get(key)
+    if table is None:
+        where = {v: i for i, v in enumerate(vocab)}
+        table = np.array([-1, *(-1 if n == "" else where.get(n, -2) for n in names)], np.int64)
+        _REMAPS[key] = table
+    return table
+
+
+def _coded(col: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
+    """Dictionary array straight from engine codes (no strings): the codes are mapped onto ``vocab``."""
+    codes = np.asarray(col.codes)
+    table = _remap(tuple(col.names), vocab)
+    if len(codes) and (codes.min() < -1 or codes.max() >= len(col.names)):
+        bad = codes[(codes < -1) | (codes >= len(col.names))][0]
+        raise ValueError(f"column {fld.name!r}: code {int(bad)} is outside 0..{len(col.names) - 1}")
+    idx = table[codes + 1]
+    nulls = idx < 0
+    if nulls.any():
+        if (idx == -2).any():
+            bad = col.names[int(codes[idx == -2][0])]
+            raise ValueError(f"column {fld.name!r}: value {bad!r} is not one of {list(vocab)}")
+        indices = pa.array(idx.astype(fld.type.index_type.to_pandas_dtype()), mask=nulls)
+    else:
+        indices = pa.array(idx.astype(fld.type.index_type.to_pandas_dtype()))
+    return pa.DictionaryArray.from_arrays(indices, _vocab_array(vocab))
+
+
 def _categorical(values: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
-    """Dictionary-encode strings against a fixed vocabulary; None and "" are null (not applicable)."""
+    """Dictionary-encode against a fixed vocabulary: engine codes (:class:`records.Coded`) directly, strings by
+    lookup; None and "" are null (not applicable)."""
+    if hasattr(values, "codes"):  # records.Coded (not imported here: records pulls in numba)
+        return _coded(values, fld, vocab)
     strings = pa.array(np.asarray(values, dtype=object), type=pa.string())
     strings = pc.if_else(pc.equal(strings, ""), pa.scalar(None, pa.string()), strings)
-    indices = pc.index_in(strings, value_set=pa.array(vocab, pa.string()))
+    indices = pc.index_in(strings, value_set=_vocab_array(vocab))
     if indices.null_count != strings.null_count:
         bad = pc.filter(strings, pc.and_(pc.is_null(indices), pc.is_valid(strings)))[0].as_py()
         raise ValueError(f"column {fld.name!r}: value {bad!r} is not one of {list(vocab)}")
     index_type = fld.type.index_type
-    return pa.DictionaryArray.from_arrays(indices.cast(index_type), pa.array(vocab, pa.string()))
+    return pa.DictionaryArray.from_arrays(indices.cast(index_type), _vocab_array(vocab))
 
 
 def _column(values: Any, fld: pa.Field, n: int, variant: str) -> pa.Array:
@@ -177,13 +222,16 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str) -> pa.Array:
     if pa.types.is_dictionary(fld.type):
         return _categorical(values, fld, VOCABULARIES[fld.name])
     if pa.types.is_string(fld.type):
+        if isinstance(values, pa.Array) and values.type == pa.string():
+            return values
         return pa.array(np.asarray(values, dtype=object), type=pa.string())
     # A safe cast raises on overflow instead of wrapping, so a too-narrow schema dtype cannot corrupt data.
     return pa.array(np.asarray(values)).cast(fld.type, safe=True)
 
 
 def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str, pa.Table]:
-    """Arrow tables of ``play_hands`` output with the exact schema of :data:`simulator.schema.TABLES`."""
+    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` from ``play_hands`` output or from
+    ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row)."""
     tables = {}
     for table, schema in TABLES.items():
         cols = columns[table]
@@ -216,10 +264,13 @@ def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray) -> None:
 
 def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool) -> ChunkResult:
     """Worker task: play hands ``first..last`` and return their three Parquet files as bytes."""
-    from simulator.engine import play_hands  # imported in the worker: numba-compiled, heavy
+    from simulator.engine import run_batch  # imported in the worker: numba-compiled, heavy
+    from simulator.records import to_columns
 
     ids = np.arange(first, last + 1, dtype=np.int64)
-    tables = encode_tables(play_hands(variant.rules, ids, seed, duplicate=duplicate), variant.name)
+    # play_hands without its string columns: codes go straight into the dictionary arrays.
+    raw = run_batch(variant.rules, ids, seed, duplicate=duplicate)
+    tables = encode_tables(to_columns(raw, encoded=True), variant.name)
     _check_chunk(tables, ids)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
 
+from simulator import records
 from simulator import state as S
 from simulator.engine import play_hands
 from simulator.evaluate import is_complete
@@ -203,6 +204,29 @@ def test_strings_are_the_canonical_notation():
         names = {1: "pung", 2: "kong", 3: "ckong"}
         want = ",".join(f"{names[raw['wmk'][i, j]]}:{tile_str(raw['wmt'][i, j])}" for j in range(nm))
         assert cols["wins"]["melds"][i] == want
+
+
+def test_encoded_columns_are_the_same_values():
+    """The runner's form (codes + Arrow text, no Python string per row) holds exactly the strings of play_hands'."""
+    raw, cols = play(rules_of("exchange_three"), 300)
+    enc = records.to_columns(raw, encoded=True)
+    for table in cols:
+        assert set(enc[table]) == set(cols[table])
+        for name, values in cols[table].items():
+            e = enc[table][name]
+            if isinstance(e, records.Coded):
+                assert list(e.strings()) == list(values), (table, name)
+            elif isinstance(e, pa.Array):
+                assert e.type == pa.string() and e.null_count == 0
+                assert e.to_pylist() == list(values), (table, name)
+            else:
+                assert np.array_equal(e, values), (table, name)
+    ctx = np.arange(-1, 2 * records._CTX_MASK + 3)
+    assert records._contexts(ctx).to_pylist() == [records.context_string(int(c)) for c in ctx]
+    counts = np.zeros((3, 27), np.uint8)
+    counts[1, [0, 9, 26]] = (5, 1, 4)  # more than four of a kind takes the slow path
+    counts[2, 13] = 255
+    assert list(records.notation(counts)) == ["", "11111m1p9999s", "5" * 255 + "p"]
 
 
 def test_same_seed_same_rows_and_chunking_does_not_matter():

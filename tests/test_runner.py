@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from simulator import cli, runner
-from simulator.rules import load_rules
+from simulator.records import Coded
+from simulator.rules import EXCHANGES, load_rules
 from simulator.schema import TABLES
 
 HANDS = 6000      # reference run: enough chunks to interleave, and long enough (~1 s) to interrupt
@@ -69,6 +70,22 @@ def test_categorical_outside_vocabulary_is_an_error():
     fld = TABLES["wins"].field("kind")
     with pytest.raises(ValueError, match="'ron'"):
         runner._categorical(np.array(["discard", "ron"], dtype=object), fld, runner.VOCABULARIES["kind"])
+
+
+def test_categorical_codes_encode_like_their_strings():
+    for name, names in (("kind", runner.WIN_KINDS), ("hand_type", runner.VOCABULARIES["hand_type"])):
+        fld = TABLES["wins"].field(name)
+        codes = np.array([-1, 0, len(names) - 1, 1, -1])
+        coded = runner._categorical(Coded(codes, tuple(names)), fld, runner.VOCABULARIES[name])
+        strings = runner._categorical(Coded(codes, tuple(names)).strings(), fld, runner.VOCABULARIES[name])
+        assert coded.type == fld.type and coded.equals(strings) and coded.null_count == 2
+    fld = TABLES["hands"].field("exchange")
+    ok = runner._categorical(Coded(np.array([0, 3]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
+    assert ok.to_pylist() == ["none", "opposite"] and ok.null_count == 0
+    with pytest.raises(ValueError, match="'random'"):
+        runner._categorical(Coded(np.array([0, 4]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
+    with pytest.raises(ValueError, match="code 5"):
+        runner._categorical(Coded(np.array([0, 5]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
 
 
 def test_integer_overflow_is_an_error_not_a_wrap():
