@@ -15,8 +15,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import cli_run
 
-from simulator import cli, runner
+from simulator import runner
 from simulator.records import Coded
 from simulator.rules import EXCHANGES, load_rules
 from simulator.schema import TABLES
@@ -269,18 +270,6 @@ def test_unreadable_manifest_is_refused(tmp_path: Path):
     (vdir / "manifest.json").write_text('{"format": 1}')
     with pytest.raises(runner.RunError, match="manifest lacks"):
         run(tmp_path, hands=8, chunk=4, resume=True)
-
-
-def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
-    old = sys.argv
-    sys.argv = ["xuezhan", *argv]
-    try:
-        with pytest.raises(SystemExit) as exc:
-            cli.main()
-    finally:
-        sys.argv = old
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 BAD_ARGS = [

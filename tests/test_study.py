@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from cli_helpers import cli_run
 
-from simulator import cli
 from simulator.rules import load_rules
 from simulator.runner import RunError
 from simulator.study import STUDY_DIR, StudyError, load_study, run_study, study_variants
@@ -124,18 +123,6 @@ def test_shipped_studies_say_what_they_compare():
     assert rules("pass_lock", "off").pass_ron_lock == "off"
     assert load_study("strategies")[0].duplicate
     assert rules("quickstart", "chengdu").digest() == load_rules("chengdu").digest()
-
-
-def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
-    old = sys.argv
-    sys.argv = ["xuezhan", *argv]
-    try:
-        with pytest.raises(SystemExit) as exc:
-            cli.main()
-    finally:
-        sys.argv = old
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 BAD_STUDIES = [
