@@ -32,7 +32,9 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def score(
     hand: str | None = typer.Argument(None, help="Concealed tiles incl. the winning tile, e.g. 123m456m789m11p22p."),
     win_tile: str | None = typer.Option(None, "--win-tile", help="The winning tile, e.g. 2p."),
-    meld: list[str] | None = typer.Option(None, "--meld", help="Meld set down: pung:5p, kong:7s or ckong:3m (暗杠)."),
+    meld: list[str] | None = typer.Option(
+        None, "--meld", help="Meld set down: pung:5p, kong:7s or ckong:3m (暗杠); repeatable or comma-separated "
+        "as in the logs' melds column (pung:5p,kong:7s)."),
     self_draw: bool = typer.Option(False, "--self-draw", help="Won by self-draw (自摸)."),
     rob_kong: bool = typer.Option(False, "--rob-kong", help="Won by robbing an added kong (抢杠胡)."),
     after_kong: bool = typer.Option(False, "--after-kong", help="Self-draw on a kong replacement (杠上花)."),
@@ -40,6 +42,9 @@ def score(
     last_tile: bool = typer.Option(False, "--last-tile", help="Last tile of the wall (海底)."),
     first_draw: bool = typer.Option(False, "--first-draw", help="First draw: 天胡 with --dealer, else 地胡."),
     dealer: bool = typer.Option(False, "--dealer", help="The winner is the dealer (with --first-draw)."),
+    context: str = typer.Option(
+        "", "--context", help="Context as in the logs' context column, e.g. after_kong,last_tile (same as the "
+        "flags above)."),
     void: str | None = typer.Option(None, "--void", help="Declared void suit m, p or s (default: none declared)."),
     rules_ref: str = typer.Option("chengdu", "--rules", help="Rule set: a name in configs/ or a YAML path."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
@@ -66,8 +71,10 @@ def score(
     win = "self_draw" if self_draw else "rob_kong" if rob_kong else "discard"
     flags = {"after_kong": after_kong, "after_own_kong_discard": kong_discard, "last_tile": last_tile,
              "first_draw": first_draw, "dealer": dealer}
+    ctx = {k for k, v in flags.items() if v} | {c.strip() for c in context.split(",") if c.strip()}
+    melds = [m.strip() for spec in meld or [] for m in spec.split(",") if m.strip()]
     rules = load_rules(rules_ref, set_ or None)
-    result = score_hand(rules, hand, meld or [], win_tile, win, {k for k, v in flags.items() if v}, void=void)
+    result = score_hand(rules, hand, melds, win_tile, win, ctx, void=void)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     else:

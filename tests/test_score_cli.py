@@ -134,3 +134,28 @@ def test_console_entry_exits_2_with_one_line(args):
     proc = run_main("score", *args)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_logged_wins_rescore_from_their_logged_strings():
+    """A logged win's hand / melds / context columns paste straight into `xuezhan score` and give its fan."""
+    import numpy as np
+
+    from simulator.engine import play_hands
+    from simulator.rules import load_rules
+
+    rules = load_rules("chengdu", ["seats=[greedy, value, defensive, greedy]"])
+    wins = play_hands(rules, np.arange(400, dtype=np.int64), 5)["wins"]
+    rows = [i for i in range(len(wins["hand"])) if wins["melds"][i] or wins["context"][i]][:40]
+    assert len(rows) >= 20
+    for i in rows:
+        kind = str(wins["kind"][i])
+        args = ["score", str(wins["hand"][i]), "--win-tile", str(wins["tile"][i]), "--json",
+                "--meld", str(wins["melds"][i]), "--context", str(wins["context"][i])]
+        if not wins["melds"][i]:
+            args[-4:-2] = []
+        args += {"self_draw": ["--self-draw"], "rob_kong": ["--rob-kong"], "discard": []}[kind]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        got = json.loads(result.output)
+        paid = got["points_each"] if kind == "self_draw" else got["points"]
+        assert (got["fan"], got["capped_fan"], paid) == (wins["fan"][i], wins["capped_fan"][i], wins["points"][i])
