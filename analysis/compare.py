@@ -188,7 +188,7 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     ``d`` column per row."""
     from rich.table import Table
 
-    from analysis.report import fmt
+    from analysis.report import fmt, fmt_p
 
     def name(r: dict) -> str:
         parts = []
@@ -211,6 +211,6 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     for r in df.iter_rows(named=True):
         table.add_row(name(r), fmt(r["n_hands"]), fmt(r["mean"]), fmt(r["mean_baseline"]),
                       f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]", fmt(r["se_paired"]),
-                      fmt(r["p_value"]), fmt(r["vrf"]), *([fmt(r["detect"])] if per_row else []),
+                      fmt_p(r["p_value"]), fmt(r["vrf"]), *([fmt(r["detect"])] if per_row else []),
                       f"{fmt(r['hands_paired'])}/{fmt(r['hands_unpaired'])}")
     return table

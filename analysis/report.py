@@ -88,27 +88,41 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+P_FLOOR = 1e-4
+
+
+def fmt_p(value: Any) -> str:
+    """A p-value: below 1e-4 it is shown as a bound, never as a (misleading) 0 or a spurious 1e-300."""
+    if isinstance(value, float) and not math.isnan(value) and value < P_FLOOR:
+        return f"<{P_FLOOR:g}"
+    return fmt(value)
+
+
+def _formatters(df: pl.DataFrame) -> list:
+    return [fmt_p if c.startswith("p_value") else fmt for c in df.columns]
+
+
 def html_table(df: pl.DataFrame) -> str:
     """An HTML table of a frame (numbers right-aligned)."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
     numeric = [dt.is_numeric() for dt in df.dtypes]
+    formatters = _formatters(df)
     rows = []
     for row in df.iter_rows():
-        cells = "".join(f'<td class="{"n" if num else "s"}">{html.escape(fmt(v))}</td>'
-                        for v, num in zip(row, numeric, strict=True))
+        cells = "".join(f'<td class="{"n" if num else "s"}">{html.escape(f(v))}</td>'
+                        for v, num, f in zip(row, numeric, formatters, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def md_table(df: pl.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of a frame."""
-    def cell(v: Any) -> str:
-        return fmt(v).replace("|", "\\|")
-
+    formatters = _formatters(df)
     numeric = [dt.is_numeric() for dt in df.dtypes]
     lines = ["| " + " | ".join(df.columns) + " |",
              "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.iter_rows()]
+    lines += ["| " + " | ".join(f(v).replace("|", "\\|") for v, f in zip(row, formatters, strict=True)) + " |"
+              for row in df.iter_rows()]
     return "\n".join(lines)
 
 

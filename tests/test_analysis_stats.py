@@ -248,3 +248,14 @@ def test_session_intervals_use_the_replicates_given():
     est, lo, hi = a["mean"]
     assert lo < est < hi and hi - lo > 0.5  # ≈ 2·1.96·10/√400 ≈ 1.96 wide, not a single replicate's point
     assert MIN_BOOT == 100
+
+
+def test_p_values_below_the_floor_are_shown_as_a_bound_not_as_zero():
+    import polars as pl
+
+    from analysis.report import fmt_p, md_table
+
+    assert fmt_p(0.0) == "<0.0001" and fmt_p(3e-300) == "<0.0001"
+    assert fmt_p(0.03125) == "0.03125" and fmt_p(None) == "—"
+    table = md_table(pl.DataFrame({"mean": [0.0], "p_value": [0.0]}))
+    assert table.splitlines()[-1] == "| 0 | <0.0001 |"
