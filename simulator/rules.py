@@ -86,7 +86,8 @@ Fan = Annotated[int, Field(ge=0, le=64)]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    # strict: YAML's true is not the integer 1 and 1 is not true; a float field still accepts an integer.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def _yaml_off(v: Any) -> Any:
@@ -199,7 +200,7 @@ class RuleSet(_Frozen):
         if isinstance(v, list | tuple):
             if len(v) != 4:
                 raise ValueError(f"needs exactly 4 seats, got {len(v)}")
-            return [_seat(x) for x in v]
+            return tuple(_seat(x) for x in v)
         return v
 
     @model_validator(mode="after")
@@ -302,6 +303,10 @@ def resolve_config_path(ref: str | Path, relative_to: Path | None = None) -> Pat
 def _read_yaml(path: Path) -> dict:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RulesError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python converts (4300 digits)
+        raise RulesError(f"{path}: unreadable value ({_short(str(exc))})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -328,6 +333,10 @@ def load_raw(ref: str | Path, relative_to: Path | None = None, _seen: tuple[Path
         return data
     if not isinstance(parent, str):
         raise RulesError(f"{path}: extends: must be a rule set name or path")
+    try:
+        resolve_config_path(parent, path.parent)
+    except RulesError as exc:
+        raise RulesError(f"{path}: extends: {exc}") from None
     return deep_merge(load_raw(parent, path.parent, _seen + (path,)), data)
 
 
@@ -340,7 +349,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         parsed = yaml.safe_load(value) if value.strip() else None
     except yaml.YAMLError:
-        raise RulesError(f"--set {text!r}: value is not valid YAML") from None
+        raise RulesError(f"--set {_short(text)!r}: value is not valid YAML") from None
+    except ValueError:  # an integer literal longer than Python converts (4300 digits)
+        raise RulesError(f"--set {_short(key)}=...: value is not a usable number ({len(value)} characters)") from None
     return key.split("."), parsed
 
 
@@ -368,18 +379,43 @@ def apply_overrides(data: dict, overrides: list[str] | dict | None) -> dict:
     return data
 
 
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters: an error line must stay one readable line whatever the input."""
+    return text if len(text) <= limit else f"{text[:limit - 15]}...({len(text)} chars)"
+
+
+# Segments pydantic adds to an error location for union members and constraints ("constrained-int",
+# "literal['cap']", "function-after[...]", "int"): they are not rule keys and mean nothing to a user.
+_INTERNAL_LOC = {"int", "str", "float", "bool", "none", "dict", "list", "tuple", "[key]"}
+
+
+def _is_internal(part: Any) -> bool:
+    text = str(part)
+    return text in _INTERNAL_LOC or "-" in text or "[" in text
+
+
 def explain(exc: ValidationError, source: str | Path) -> str:
-    """One line naming the source and the dotted key of the first validation error."""
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("function-", "literal[", "[key]")))
+    """One line naming the source and the dotted key of the first validation error.
+
+    A value that fails every member of a union (``huazhu_penalty: -1``, an integer ≥ 0 or ``cap``) gets one
+    message listing what is accepted, not pydantic's per-member reports."""
+    errors = exc.errors()
+    err = errors[0]
+    key = tuple(x for x in err["loc"] if not _is_internal(x))
+    loc = ".".join(str(x) for x in key)
+    same = [e for e in errors if tuple(x for x in e["loc"] if not _is_internal(x)) == key]
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
+    elif len(same) > 1 and len(same) == len(errors):
+        expected = " or ".join(e["msg"].removeprefix("Input should be ") for e in same)
+        msg = f"got {_short(repr(err.get('input')))}; expected a value {expected}"
+        errors = same[:1]
     elif err["type"] == "literal_error":
-        msg = f"got {err['input']!r}; {msg.lower()}"
+        msg = f"got {_short(repr(err['input']))}; {msg.lower()}"
     elif "input" in err and not isinstance(err["input"], dict | list):
-        msg = f"{msg} (got {err['input']!r})"
-    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        msg = f"{msg} (got {_short(repr(err['input']))})"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: {loc or '<top>'}: {msg}{more}"
 
 

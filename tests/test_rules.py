@@ -108,3 +108,52 @@ def test_extends_cycle(tmp_path):
     (tmp_path / "a.yaml").write_text("extends: b\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("extends: a\n", encoding="utf-8")
     assert "cycle" in _error(str(Path(tmp_path / "a.yaml")))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Strict values and readable errors (issue 8)
+
+@pytest.mark.parametrize(("override", "key"), [
+    ("scoring.cap=true", "scoring.cap"),             # YAML true is not the integer 1
+    ("multiple_ron=1", "multiple_ron"),               # and 1 is not true
+    ("settlement.huazhu_penalty=true", "settlement.huazhu_penalty"),
+    ("scoring.patterns.qingyise=false", "scoring.patterns.qingyise"),
+    ("seats=[{bot: value, decline_below: yes}, greedy, greedy, greedy]", "seats.0.decline_below"),
+])
+def test_a_bool_is_not_an_int_and_an_int_is_not_a_bool(override, key):
+    message = _error("chengdu", [override])
+    assert key in message and ("integer" in message or "boolean" in message), message
+
+
+def test_numbers_stay_numbers():
+    rules = load_rules("chengdu", ["economy.room_factor=2", "scoring.cap=3", "seats=[greedy, value, greedy, value]"])
+    assert rules.economy.room_factor == 2.0 and rules.scoring.cap == 3 and rules.seats[1].bot == "value"
+
+
+def test_negative_penalty_names_what_is_accepted(tmp_path):
+    path = tmp_path / "neg.yaml"
+    path.write_text("extends: chengdu\nsettlement: {huazhu_penalty: -1}\n", encoding="utf-8")
+    message = _error(str(path))
+    assert message == f"{path}: settlement.huazhu_penalty: got -1; expected a value greater than or equal to 0 " \
+                      "or 'cap'"
+    assert "constrained" not in message and "pydantic" not in message
+
+
+def test_huge_numbers_are_one_short_line():
+    assert "not a usable number" in _error("chengdu", ["scoring.cap=" + "9" * 5000])
+    message = _error("chengdu", ["scoring.cap=" + "9" * 4000])
+    assert "scoring.cap" in message and len(message) < 300
+
+
+def test_non_utf8_file(tmp_path):
+    path = tmp_path / "latin.yaml"
+    path.write_bytes("extends: chengdu\ndescription: 'caf\u00e9'\n".encode("latin-1"))
+    message = _error(str(path))
+    assert message.startswith(f"{path}: not UTF-8") and "0xe9" in message
+
+
+def test_missing_parent_names_the_file_that_extends_it(tmp_path):
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: no_such_parent\n", encoding="utf-8")
+    message = _error(str(child))
+    assert message.startswith(f"{child.resolve()}: extends:") and "no_such_parent" in message
