@@ -2,7 +2,7 @@
 
 Layout of a run directory (documented for users in ``docs/logs.md``)::
 
-    DIR/variant=<name>/manifest.json
+    DIR/variant=<name>/_manifest.json                       (simulator.manifest: plan + checksums)
     DIR/variant=<name>/{hands,players,wins}/part-<first>-<last>.parquet
 
 Determinism: a chunk's rows depend only on (rules, hand ids, seed, duplicate), because ``play_hands`` seeds every
@@ -11,22 +11,28 @@ writer options are fixed, categorical dictionaries are fixed and nothing time-de
 output is byte-identical whatever the number of jobs, the backend or the order in which chunks finish, and a
 resumed run equals an uninterrupted one.
 
-Durability: workers return finished Parquet bytes; the parent writes each file under a hidden temporary name,
-fsyncs it and renames it into place, then rewrites the manifest the same way. A kill at any moment leaves
-complete files plus hidden temporaries; a resume deletes the temporaries and any part file the manifest does
-not list as done, and redoes the chunks that are not done.
+Integrity: the output directory is locked before it is inspected, cleaned or written, so two runs can never
+both believe they own it, and nothing is deleted that was not listed under the lock. Workers return finished
+Parquet bytes with their size and SHA-256; the parent writes each file under a hidden temporary name in the
+variant directory (never inside a table directory, which readers scan), fsyncs it and renames it into place,
+then records the chunk in the manifest. A kill at any moment leaves complete files plus hidden temporaries; a
+resume checks every listed chunk against its checksums (re-simulating, and naming, any that fail), deletes
+temporaries and unlisted part files, and redoes the chunks that are not done.
 """
 
 from __future__ import annotations
 
+import bisect
 import fcntl
-import json
+import itertools
 import logging
 import os
 import re
+import select
+import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,17 +44,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator import __version__
+from simulator import manifest as mf
 from simulator.errors import UserError
+from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOTS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
-from simulator.schema import TABLES
+from simulator.schema import NULL_IF_NO_WIN, TABLES
 from simulator.tiles import N_KINDS, tile_str
 
 DEFAULT_CHUNK_SIZE = 5_000
+MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
+MAX_NAME = 200               # variant names: "variant=" + name must fit a 255-byte file name
 BACKENDS = ("loky", "dask")
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = 1
-_MANIFEST_KEYS = {"version", "variant", "digest", "rules", "seed", "duplicate", "hands", "chunk_size", "hands_done",
-                  "chunks"}
 LOCK_NAME = ".lock"
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -68,9 +74,10 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "tile": tuple(tile_str(k) for k in range(N_KINDS)),
 }
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
-_PART_RE = re.compile(r"part-\d+-\d+\.parquet\Z")
-_TEMP_RE = re.compile(r"\.(part-\d+-\d+\.parquet|manifest\.json)\.\d+\.tmp\Z")  # atomic_write's temporaries
-
+# atomic_write's temporaries in a variant directory
+_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json)\.\d+\.tmp\Z")
+_WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
+WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
 
 class RunError(UserError):
     """A simulation that cannot start or continue as asked (bad argument, output directory conflict)."""
@@ -113,18 +120,20 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """What a worker sends back: the three Parquet files of one chunk, already encoded."""
+    """What a worker sends back: the three Parquet files of one chunk, encoded, with their sizes and SHA-256."""
 
     variant: str
     first: int
     last: int
     blobs: dict[str, bytes]
     rows: dict[str, int]
+    files: dict[str, dict[str, Any]]   # table -> {size, sha256}
 
 
 @dataclass
 class RunSummary:
-    """Per variant: where it was written and how much of it this invocation ran."""
+    """Per variant: where it was written, how much of it this invocation ran, and which damaged chunks it
+    re-simulated (one line per bad file)."""
 
     name: str
     path: Path
@@ -132,23 +141,24 @@ class RunSummary:
     hands_run: int
     rows: dict[str, int]
     seconds: float
+    redone: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Names and plans.
 
-def part_name(first: int, last: int) -> str:
-    """File name of the chunk of hand ids ``first..last`` (inclusive); zero-padded so names sort by hand id."""
-    return f"part-{first:010d}-{last:010d}.parquet"
-
-
 def variant_dir(out_dir: Path, name: str) -> Path:
     return Path(out_dir) / f"variant={name}"
 
 
+def iter_chunks(hands: int, chunk_size: int) -> Iterator[tuple[int, int]]:
+    """Inclusive hand-id ranges ``(0, C-1), (C, 2C-1), ...`` covering ``0..hands-1``, lazily."""
+    return ((first, min(first + chunk_size, hands) - 1) for first in range(0, hands, chunk_size))
+
+
 def plan_chunks(hands: int, chunk_size: int) -> list[tuple[int, int]]:
     """Inclusive hand-id ranges ``[(0, C-1), (C, 2C-1), ...]`` covering ``0..hands-1``."""
-    return [(first, min(first + chunk_size, hands) - 1) for first in range(0, hands, chunk_size)]
+    return list(iter_chunks(hands, chunk_size))
 
 
 def default_jobs() -> int:
@@ -216,7 +226,7 @@ def _categorical(values: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices.cast(index_type), _vocab_array(vocab))
 
 
-def _column(values: Any, fld: pa.Field, n: int, variant: str) -> pa.Array:
+def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: bool = False) -> pa.Array:
     if fld.name == "variant":
         return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([variant]))
     if pa.types.is_dictionary(fld.type):
@@ -225,8 +235,11 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str) -> pa.Array:
         if isinstance(values, pa.Array) and values.type == pa.string():
             return values
         return pa.array(np.asarray(values, dtype=object), type=pa.string())
+    values = np.asarray(values)
+    # The engine's −1 "no win" becomes null in the logs (a naive mean must not average in −1s).
+    mask = values < 0 if null_if_negative else None
     # A safe cast raises on overflow instead of wrapping, so a too-narrow schema dtype cannot corrupt data.
-    return pa.array(np.asarray(values)).cast(fld.type, safe=True)
+    return pa.array(values, mask=mask).cast(fld.type, safe=True)
 
 
 def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str, pa.Table]:
@@ -241,7 +254,8 @@ def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str,
             raise ValueError(f"engine output for {table!r} does not match the schema: missing {missing}, "
                              f"unexpected {extra}")
         n = len(cols["hand_id"])
-        arrays = [_column(cols.get(f.name), f, n, variant) for f in schema]
+        nullable = NULL_IF_NO_WIN[table]
+        arrays = [_column(cols.get(f.name), f, n, variant, f.name in nullable) for f in schema]
         tables[table] = pa.Table.from_arrays(arrays, schema=schema)
     return tables
 
@@ -262,11 +276,17 @@ def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray) -> None:
         raise ValueError(f"engine returned {tables['players'].num_rows} player rows for {len(hand_ids)} hands")
 
 
-def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool) -> ChunkResult:
-    """Worker task: play hands ``first..last`` and return their three Parquet files as bytes."""
+def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
+              parent: int | None = None) -> ChunkResult:
+    """Worker task: play hands ``first..last`` and return their three Parquet files as bytes.
+
+    ``parent``: pid of the local process that submitted the task; the worker exits when it dies (a killed
+    ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers."""
     from simulator.engine import run_batch  # imported in the worker: numba-compiled, heavy
     from simulator.records import to_columns
 
+    if parent is not None:
+        watch_parent(parent)
     ids = np.arange(first, last + 1, dtype=np.int64)
     # play_hands without its string columns: codes go straight into the dictionary arrays.
     raw = run_batch(variant.rules, ids, seed, duplicate=duplicate)
@@ -274,7 +294,37 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
     _check_chunk(tables, ids)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}
-    return ChunkResult(variant.name, first, last, blobs, rows)
+    return ChunkResult(variant.name, first, last, blobs, rows, {t: mf.file_info(b) for t, b in blobs.items()})
+
+
+_WATCHED: set[int] = set()
+
+
+def watch_parent(pid: int) -> None:
+    """Exit this (worker) process as soon as process ``pid`` ends; started once per process.
+
+    Linux: a pidfd becomes readable when the process exits (no polling, no pid-reuse race); elsewhere the
+    process is polled every second. Called from :func:`run_chunk`, so it also covers an idle worker."""
+    if pid in _WATCHED or pid == os.getpid():
+        return
+    _WATCHED.add(pid)
+
+    def wait() -> None:
+        try:
+            fd = os.pidfd_open(pid)
+            select.select([fd], [], [])
+        except (AttributeError, OSError):  # no pidfd (not Linux, old kernel) or the process is already gone
+            while True:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=wait, name="xuezhan-parent-watch", daemon=True).start()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -288,9 +338,13 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that ``path`` is either absent/old or complete, never partial."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def atomic_write(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+    """Write ``data`` to ``path`` so that ``path`` is either absent/old or complete, never partial.
+
+    The temporary (``.<dir>.<name>.<pid>.tmp``) goes to ``tmp_dir`` (default: beside ``path``; same file system,
+    so the rename is atomic): the runner keeps temporaries out of the table directories that readers scan."""
+    tag = "" if tmp_dir is None else f"{path.parent.name}."  # which table directory the file goes to
+    tmp = (tmp_dir or path.parent) / f".{tag}{path.name}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -303,33 +357,18 @@ def atomic_write(path: Path, data: bytes) -> None:
             tmp.unlink()
 
 
-def _manifest_bytes(manifest: dict) -> bytes:
-    """Indented JSON with one line per chunk: readable, and small enough to rewrite after every chunk."""
-    head = json.dumps({k: v for k, v in manifest.items() if k != "chunks"}, indent=1, ensure_ascii=False)
-    chunks = ",\n  ".join(json.dumps(c, ensure_ascii=False) for c in manifest["chunks"])
-    return f'{head[:-2]},\n "chunks": [\n  {chunks}\n ]\n}}\n'.encode()
-
-
 def read_manifest(vdir: Path) -> dict:
-    """The manifest of a variant directory; :class:`RunError` when it is missing or unreadable."""
-    path = vdir / MANIFEST
+    """The manifest of a variant directory (:func:`simulator.manifest.read`); :class:`RunError` when it is
+    missing, unreadable or damaged."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{vdir}: no {MANIFEST} (not a xuezhan run directory)") from None
-    except (OSError, ValueError) as exc:
-        raise RunError(f"{path}: unreadable manifest ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        raise RunError(f"{path}: not a format-{MANIFEST_FORMAT} xuezhan manifest")
-    missing = sorted(_MANIFEST_KEYS - data.keys())
-    if missing:
-        raise RunError(f"{path}: manifest lacks {', '.join(missing)}")
-    return data
+        return mf.read(vdir)
+    except mf.ManifestError as exc:
+        raise RunError(str(exc)) from None
 
 
 def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
     return {
-        "format": MANIFEST_FORMAT,
+        "format": mf.FORMAT,
         "package": "xuezhan",
         "version": __version__,
         "variant": variant.name,
@@ -347,26 +386,76 @@ def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
     }
 
 
-def _chunk_entries(hands: int, chunk_size: int, done: dict[tuple[int, int], dict]) -> list[dict]:
-    return [{"first": f, "last": last, "file": part_name(f, last), "status": "done" if (f, last) in done else
-             "pending", "rows": done.get((f, last))} for f, last in plan_chunks(hands, chunk_size)]
+def _checkpoint(point: str, vdir: Path) -> None:
+    """Test seam: called at named points of a run ("before_lock", "locked") with the variant directory, so a
+    test can interleave two runs deterministically. Does nothing unless a test sets :data:`CHECKPOINT`."""
+    if CHECKPOINT is not None:
+        CHECKPOINT(point, vdir)
 
 
-def _refresh_totals(manifest: dict) -> None:
-    done = [c for c in manifest["chunks"] if c["status"] == "done"]
-    manifest["hands_done"] = sum(c["last"] - c["first"] + 1 for c in done)
-    manifest["rows"] = {t: sum(c["rows"][t] for c in done) for t in TABLES}
-    manifest["complete"] = len(done) == len(manifest["chunks"])
+CHECKPOINT: Callable[[str, Path], None] | None = None
 
 
-def _lock(vdir: Path, stack: ExitStack) -> None:
-    """Hold an exclusive advisory lock on the variant directory for the whole run (released even on kill -9)."""
-    fd = os.open(vdir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    stack.callback(os.close, fd)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise RunError(f"{vdir}: another xuezhan run is writing there") from None
+class _DirLock:
+    """The exclusive advisory lock of a variant directory, taken before the directory is inspected.
+
+    Creates the directory (and missing parents) if needed; :meth:`undo` removes what it created when the run
+    is refused before writing anything. The lock (``flock``) is released by the kernel even on kill -9."""
+
+    def __init__(self, vdir: Path) -> None:
+        self.vdir = vdir
+        self.created: list[Path] = []
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        vdir = self.vdir
+        if vdir.exists() and not vdir.is_dir():
+            raise RunError(f"{vdir} exists and is not a directory")
+        missing = [p for p in (*reversed(vdir.parents), vdir) if not p.exists()]
+        try:
+            for p in missing:
+                p.mkdir()
+                self.created.append(p)
+        except FileExistsError:  # created meanwhile by a concurrent run: fine, the lock decides
+            pass
+        except OSError as exc:
+            self.undo()
+            raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
+        _checkpoint("before_lock", vdir)
+        path = vdir / LOCK_NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            self.undo()
+            raise RunError(f"cannot create {path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_ino != os.stat(path).st_ino:  # unlinked by a refused run after we opened it
+                raise BlockingIOError
+        except (BlockingIOError, FileNotFoundError):
+            os.close(fd)
+            # Not ours: remove nothing, not even the directories we may have created (the other run uses them).
+            self.created = []
+            raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out") \
+                from None
+        self.fd = fd
+        _checkpoint("locked", vdir)
+
+    def undo(self) -> None:
+        """Remove the lock file and the directories this run created, if they hold nothing else."""
+        if self.fd is not None and self.created:
+            (self.vdir / LOCK_NAME).unlink(missing_ok=True)
+        for p in reversed(self.created):
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        self.created = []
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -375,12 +464,14 @@ def _lock(vdir: Path, stack: ExitStack) -> None:
 def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
     if spec.hands <= 0:
         raise RunError(f"--hands must be positive, got {spec.hands}")
-    if spec.seed < 0:
-        raise RunError(f"--seed must be non-negative, got {spec.seed}")
-    if spec.jobs is not None and spec.jobs < 1:
-        raise RunError(f"--jobs must be at least 1, got {spec.jobs}")
-    if spec.chunk_size is not None and spec.chunk_size < 1:
-        raise RunError(f"--chunk-size must be at least 1, got {spec.chunk_size}")
+    if spec.hands > MAX_HANDS:
+        raise RunError(f"--hands {spec.hands:,} is above the limit of {MAX_HANDS:,} hands per run")
+    if spec.seed < 0 or spec.seed >= 2**63:
+        raise RunError(f"--seed must be in 0..2^63-1, got {spec.seed}")
+    if spec.jobs is not None and not 1 <= spec.jobs <= 4096:
+        raise RunError(f"--jobs must be in 1..4096, got {spec.jobs}")
+    if spec.chunk_size is not None and not 1 <= spec.chunk_size <= MAX_CHUNK_SIZE:
+        raise RunError(f"--chunk-size must be in 1..{MAX_CHUNK_SIZE:,}, got {spec.chunk_size}")
     if spec.backend not in BACKENDS:
         raise RunError(f"--backend {spec.backend!r}: expected one of {', '.join(BACKENDS)}")
     if spec.scheduler is not None and spec.backend != "dask":
@@ -390,15 +481,28 @@ def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
     names = [v.name for v in variants]
     for name in names:
         if not _NAME_RE.match(name):
-            raise RunError(f"variant name {name!r}: use letters, digits and _ . + - (not starting with . _ + -)")
+            raise RunError(f"variant name {name[:60]!r}: use letters, digits and _ . + - (not starting with . _ + -)")
+        if len(name) > MAX_NAME:
+            raise RunError(f"variant name {name[:40]!r}...: {len(name)} characters, at most {MAX_NAME}")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise RunError(f"variant name {dup[0]!r} is used twice")
 
 
+def _check_chunks(hands: int, chunk_size: int) -> None:
+    n = -(-hands // chunk_size)
+    if n > MAX_CHUNKS:
+        raise RunError(f"--hands {hands:,} in chunks of {chunk_size:,} is {n:,} chunks, above the limit of "
+                       f"{MAX_CHUNKS:,}: raise --chunk-size")
+
+
 def _check_out_dir(out_dir: Path) -> None:
     """The output directory exists as a writable directory or can be created."""
     probe = Path(os.path.abspath(out_dir))
+    too_long = [p for p in probe.parts if len(os.fsencode(p)) > 255]
+    if too_long:
+        raise RunError(f"--out: the name {too_long[0][:40]}... is {len(os.fsencode(too_long[0]))} bytes long, "
+                       "above the file system's 255")
     while not probe.exists():
         if probe.is_symlink():  # dangling symlink
             raise RunError(f"--out {out_dir}: {probe} is a broken symlink")
@@ -414,14 +518,15 @@ class _Plan:
     variant: Variant
     vdir: Path
     chunk_size: int
-    existing: dict | None                     # the manifest found, None for a fresh directory
-    done: dict[tuple[int, int], dict]         # finished chunks kept: (first, last) -> rows per table
+    existing: dict | None                  # the manifest found, None for a fresh directory
+    done: list[dict]                       # entries of finished chunks kept, verified, in hand-id order
+    redone: list[str] = field(default_factory=list)  # damaged chunk files that will be re-simulated
 
 
 def _is_debris(p: Path) -> bool:
-    """Our lock, a temporary, or a table directory holding only temporaries."""
+    """Our lock, a temporary, or an empty table directory."""
     if p.is_dir():
-        return p.name in TABLES and all(_TEMP_RE.match(q.name) for q in p.iterdir())
+        return p.name in TABLES and not any(p.iterdir())
     return p.name == LOCK_NAME or bool(_TEMP_RE.match(p.name))
 
 
@@ -430,14 +535,20 @@ def _own_files_only(vdir: Path) -> bool:
     return all(_is_debris(p) for p in vdir.iterdir())
 
 
-def _done_chunks(manifest: dict, vdir: Path, plan: set[tuple[int, int]]) -> dict[tuple[int, int], dict]:
-    """Chunks marked done whose range is still in the plan and whose three files are all on disk."""
-    done = {}
-    for c in manifest.get("chunks", []):
-        key = (c["first"], c["last"])
-        if c["status"] == "done" and key in plan and all((vdir / t / c["file"]).is_file() for t in TABLES):
-            done[key] = c["rows"]
-    return done
+def _kept_chunks(manifest: dict, vdir: Path, spec_hands: int) -> tuple[list[dict], list[str]]:
+    """Listed chunks still in the plan whose three files match their size, SHA-256 and row count; and one
+    line per file that does not (its chunk is re-simulated)."""
+    chunk_size = manifest["chunk_size"]
+    bad = mf.bad_chunks(vdir, manifest, "full")
+    kept, redone = [], []
+    for i, c in enumerate(manifest["chunks"]):
+        if c["last"] != min(c["first"] + chunk_size, spec_hands) - 1:
+            continue  # a trailing partial chunk of a run being extended: redone as part of a full one
+        if i in bad:
+            redone += bad[i]
+        else:
+            kept.append(c)
+    return kept, redone
 
 
 def _compare(manifest: dict, variant: Variant, spec: RunSpec, vdir: Path) -> None:
@@ -462,85 +573,105 @@ def _compare(manifest: dict, variant: Variant, spec: RunSpec, vdir: Path) -> Non
                        f"{manifest['hands']} hands done); pass --resume to continue it, or choose another --out")
 
 
-def _inspect(out_dir: Path, variant: Variant, spec: RunSpec) -> _Plan:
-    vdir = variant_dir(out_dir, variant.name)
-    if vdir.exists() and not vdir.is_dir():
-        raise RunError(f"{vdir} exists and is not a directory")
-    if not vdir.exists() or _own_files_only(vdir):
-        return _Plan(variant, vdir, spec.chunk_size or DEFAULT_CHUNK_SIZE, None, {})
-    if not (vdir / MANIFEST).exists():
+def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
+    """Decide what to do in a locked variant directory (fresh, resume, refuse); writes nothing."""
+    if _own_files_only(vdir):
+        chunk_size = spec.chunk_size or DEFAULT_CHUNK_SIZE
+        _check_chunks(spec.hands, chunk_size)
+        return _Plan(variant, vdir, chunk_size, None, [])
+    if not (vdir / MANIFEST).exists() and not (vdir / mf.LEGACY_MANIFEST).exists():
         raise RunError(f"{vdir} is not empty and has no {MANIFEST}: refusing to write there")
     manifest = read_manifest(vdir)
     _compare(manifest, variant, spec, vdir)
     chunk_size = manifest["chunk_size"]
     if spec.duplicate and chunk_size % 4:
         raise RunError(f"duplicate play needs a chunk size that is a multiple of 4, got {chunk_size}")
-    return _Plan(variant, vdir, chunk_size, manifest, _done_chunks(manifest, vdir, set(plan_chunks(spec.hands,
-                                                                                                   chunk_size))))
+    _check_chunks(spec.hands, chunk_size)
+    kept, redone = _kept_chunks(manifest, vdir, spec.hands)
+    return _Plan(variant, vdir, chunk_size, manifest, kept, redone)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Phase 2: open the directories (lock, clean up an interrupted run, write the manifest).
+# Phase 2: open the locked directories (clean up an interrupted run, write the manifest).
 
 @dataclass
 class _Run:
     plan: _Plan
     manifest: dict
-    pending: list[tuple[int, int]]
+    pending: Iterable[tuple[int, int]]
+    n_pending: int
     hands_run: int = 0
+    _dirty: bool = False
+    _last_write: float = 0.0
+    _write_cost: float = 0.0
 
     def commit(self, res: ChunkResult) -> None:
-        """Make a finished chunk durable: its files first, then the manifest that lists it as done."""
+        """Make a finished chunk durable: its files first, then the manifest entry that lists it.
+
+        The manifest is rewritten after a chunk unless the last rewrite was recent relative to its own cost
+        (at most ~10% of the time goes to rewriting, however long the chunk list); a chunk finished but not yet
+        listed when the run is killed is simply redone by ``--resume``."""
         name = part_name(res.first, res.last)
-        entry = next(c for c in self.manifest["chunks"] if c["first"] == res.first and c["last"] == res.last)
         try:
             for table, blob in res.blobs.items():
-                atomic_write(self.plan.vdir / table / name, blob)
-            entry["status"], entry["rows"] = "done", res.rows
-            _refresh_totals(self.manifest)
-            atomic_write(self.plan.vdir / MANIFEST, _manifest_bytes(self.manifest))
+                atomic_write(self.plan.vdir / table / name, blob, tmp_dir=self.plan.vdir)
         except OSError as exc:  # disk full, directory removed under us, ...
-            raise RunError(f"cannot write {exc.filename or self.plan.vdir}: {exc.strerror}; finished chunks are "
-                           "kept, rerun with --resume") from None
+            raise self._write_error(exc) from None
+        entry = mf.chunk_entry(res.first, res.last, res.rows, res.files)
+        bisect.insort(self.manifest["chunks"], entry, key=lambda c: c["first"])
+        self._dirty = True
         self.hands_run += res.last - res.first + 1
+        if time.monotonic() - self._last_write >= 10 * self._write_cost:
+            self.write_manifest()
+
+    def write_manifest(self) -> None:
+        start = time.monotonic()
+        mf.refresh_totals(self.manifest)
+        try:
+            atomic_write(self.plan.vdir / MANIFEST, mf.manifest_bytes(self.manifest))
+        except OSError as exc:
+            raise self._write_error(exc) from None
+        self._dirty = False
+        self._last_write = time.monotonic()
+        self._write_cost = self._last_write - start
+
+    def _write_error(self, exc: OSError) -> RunError:
+        return RunError(f"cannot write {exc.filename or self.plan.vdir}: {exc.strerror}; finished chunks are "
+                        "kept, rerun with --resume")
 
 
-def _clean(vdir: Path, done: dict[tuple[int, int], dict]) -> None:
-    """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned)."""
-    keep = {part_name(f, last) for f, last in done}
+def _clean(vdir: Path, done: list[dict]) -> None:
+    """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned or
+    damaged). Called under the lock, on the listing made under it."""
+    keep = {c["file"] for c in done}
     for d in [vdir, *(vdir / t for t in TABLES)]:
         for p in d.iterdir():
-            if p.is_file() and (_TEMP_RE.match(p.name) or (_PART_RE.match(p.name) and p.name not in keep)):
+            if p.is_file() and (_TEMP_RE.match(p.name) or (d != vdir and p.name not in keep)):
                 p.unlink()
 
 
-def _make_dirs(vdir: Path) -> None:
-    """Create the variant directory and its table directories; on failure remove what was created."""
-    missing = [p for p in (*reversed(vdir.parents), vdir) if not p.exists()]
-    missing += [vdir / t for t in TABLES if not (vdir / t).exists()]
+def _make_table_dirs(vdir: Path) -> None:
     try:
-        for p in missing:
-            p.mkdir()
+        for t in TABLES:
+            (vdir / t).mkdir(exist_ok=True)
     except OSError as exc:
-        for p in reversed(missing):
-            if p.is_dir():
-                p.rmdir()
         raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
 
 
-def _open(plan: _Plan, spec: RunSpec, stack: ExitStack) -> _Run:
+def _open(plan: _Plan, spec: RunSpec) -> _Run:
     vdir = plan.vdir
-    _make_dirs(vdir)
-    _lock(vdir, stack)
+    _make_table_dirs(vdir)
     _clean(vdir, plan.done)
     manifest = _new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
-    manifest["chunks"] = _chunk_entries(spec.hands, plan.chunk_size, plan.done)
-    _refresh_totals(manifest)
-    atomic_write(vdir / MANIFEST, _manifest_bytes(manifest))
-    pending = [(c["first"], c["last"]) for c in manifest["chunks"] if c["status"] != "done"]
-    return _Run(plan, manifest, pending)
+    manifest["chunks"] = list(plan.done)
+    done = {c["first"] for c in plan.done}
+    pending = (c for c in iter_chunks(spec.hands, plan.chunk_size) if c[0] not in done)
+    n_pending = -(-spec.hands // plan.chunk_size) - len(done)
+    run = _Run(plan, manifest, pending, n_pending)
+    run.write_manifest()
+    return run
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -570,55 +701,84 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
         yield
 
 
-def _interleave(runs: Sequence[_Run]) -> list[tuple[_Run, int, int]]:
-    """Chunk-major order, so that an interrupted study has roughly equal progress in every variant."""
-    longest = max(len(r.pending) for r in runs)
-    return [(r, *r.pending[i]) for i in range(longest) for r in runs if i < len(r.pending)]
+def _interleave(runs: Sequence[_Run]) -> Iterator[tuple[_Run, int, int]]:
+    """Chunk-major order, so that an interrupted study has roughly equal progress in every variant (lazy: a
+    plan of millions of chunks is never held in memory)."""
+    streams = [((r, *c) for c in r.pending) for r in runs]
+    for group in itertools.zip_longest(*streams):
+        yield from (t for t in group if t is not None)
+
+
+def _worker_lost(exc: BaseException) -> bool:
+    return any(type(e).__name__ in _WORKER_LOST for e in (exc, exc.__cause__, exc.__context__) if e is not None)
 
 
 def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any) -> None:
     from joblib import Parallel, delayed
 
-    tasks = _interleave(runs)
-    if not tasks:
+    if not any(r.n_pending for r in runs):
         return
     by_name = {r.plan.variant.name: r for r in runs}
+    parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
     results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate) for r, first, last in tasks)
+        delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate, parent)
+        for r, first, last in _interleave(runs))
     try:
         for res in results:
             by_name[res.variant].commit(res)
             progress.advance(res.variant, res.last - res.first + 1)
+    except Exception as exc:
+        if _worker_lost(exc):
+            raise RunError(WORKER_DIED) from None
+        raise
     finally:
         # On Ctrl-C joblib warns, in several lines, that running tasks were cancelled; finished chunks are
         # already durable and the CLI says how to resume, so close the generator quietly.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             results.close()
+        for r in runs:
+            if r._dirty:
+                r.write_manifest()
 
 
 def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec) -> list[RunSummary]:
     """Simulate every variant on the same hand ids and seed into ``out_dir/variant=<name>/``.
 
-    All arguments and existing directories are checked before anything is written, so a refused run leaves
-    nothing behind. Raises :class:`RunError` for bad arguments and conflicts with existing runs.
+    Every variant directory is locked before it is inspected; all arguments and directories are checked before
+    anything is written, so a refused run leaves nothing behind. Raises :class:`RunError` for bad arguments,
+    conflicts with existing or concurrent runs, and a worker that died.
     """
     out_dir = Path(out_dir)
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
-    plans = [_inspect(out_dir, v, spec) for v in variants]
-    if spec.duplicate and any(p.chunk_size % 4 for p in plans):
-        raise RunError("duplicate play needs a chunk size that is a multiple of 4")
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
     start = time.perf_counter()
     with ExitStack() as stack:
+        locks = []
+        opened = False
+        try:
+            for v in variants:
+                lock = _DirLock(variant_dir(out_dir, v.name))
+                lock.acquire()
+                locks.append(lock)
+                stack.callback(lock.release)
+            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks, variants, strict=True)]
+            if spec.duplicate and any(p.chunk_size % 4 for p in plans):
+                raise RunError("duplicate play needs a chunk size that is a multiple of 4")
+            opened = True
+            runs = [_open(p, spec) for p in plans]
+        except BaseException:
+            if not opened:
+                for lock in reversed(locks):
+                    lock.undo()
+            raise
         stack.enter_context(_backend(spec, jobs))
-        runs = [_open(p, spec, stack) for p in plans]
         progress = stack.enter_context(_progress(runs, spec))
         _execute(runs, spec, jobs, progress)
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
-                       dict(r.manifest["rows"]), wall) for r in runs]
+                       dict(r.manifest["rows"]), wall, r.plan.redone) for r in runs]
 
 
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:

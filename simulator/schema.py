@@ -2,8 +2,10 @@
 
 Three tables per variant: ``hands`` (one row per hand), ``players`` (one row per player per hand) and ``wins``
 (one row per win). Money columns are integers in **base units** (multiply by ``scoring.base`` from the
-manifest for score units). Integer "not applicable" values are ``-1`` (e.g. ``fan`` of a player who did not
-win); categorical strings are null when not applicable.
+manifest for score units). "Not applicable" is null in every column (``fan`` of a player who did not win,
+``void_suit`` under ``void_suit: none``), never a sentinel number, so a naive mean is a mean over wins. Two
+integers are negative by meaning: ``start_shanten`` −1 (a complete hand) and ``payer`` −1 (every player still
+in pays).
 """
 
 from __future__ import annotations
@@ -41,14 +43,14 @@ PLAYERS = pa.schema([
     ("start_shanten", pa.int8()),  # 缺一门 shanten after the exchange (dealer: of 14 tiles)
     ("void_suit", CAT),            # m/p/s, null under void_suit: none
     ("won", pa.bool_()),
-    ("win_order", pa.int8()),      # 1 = first win event of the hand (一炮多响 partners share it), -1 = no win
+    ("win_order", pa.int8()),      # 1 = first win event of the hand (一炮多响 partners share it), null = no win
     ("win_kind", CAT),             # discard/self_draw/rob_kong, null = no win
-    ("win_turn", pa.int16()),      # discards made before the win, -1 = no win
+    ("win_turn", pa.int16()),      # discards made before the win, null = no win
     ("hand_type", CAT16),          # null = no win
     *_FLAG_FIELDS,                 # pattern flags of the win (all false = no win)
-    ("gen", pa.int8()),            # 根 as scored (after long_uses_gen), -1 = no win
-    ("fan", pa.int8()),            # fan after extras, before the cap, -1 = no win
-    ("capped_fan", pa.int8()),
+    ("gen", pa.int8()),            # 根 as scored (after long_uses_gen), null = no win
+    ("fan", pa.int8()),            # fan after extras, before the cap, null = no win
+    ("capped_fan", pa.int8()),     # null = no win
     ("n_kongs", pa.int8()),        # kongs this player made (all kinds)
     ("huazhu", pa.bool_()),        # 花猪 at an exhaustive draw
     ("ready", pa.bool_()),         # ready (听牌) at the end of the hand, players who did not win only
@@ -86,5 +88,7 @@ WINS = pa.schema([
 ])
 
 TABLES = {"hands": HANDS, "players": PLAYERS, "wins": WINS}
+# Integer columns that are null when the player did not win: the engine's −1 there is written as null.
+NULL_IF_NO_WIN = {"hands": (), "players": ("win_order", "win_turn", "gen", "fan", "capped_fan"), "wins": ()}
 SCORE_COMPONENTS = ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao",
                     "score_refund")

@@ -1,0 +1,257 @@
+"""The manifest of a variant directory, and the check of its files against it.
+
+``DIR/variant=<name>/_manifest.json`` (user documentation: ``docs/logs.md``) says what was simulated (rules,
+seed, plan of hand-id chunks) and lists every **finished** chunk with, per table, the size, SHA-256 and row
+count of its Parquet file. Pending chunks are not listed (they follow from ``hands`` and ``chunk_size``), so
+the manifest holds one entry per finished chunk and nothing per hand. The leading underscore keeps the file
+out of what pyarrow and pandas read as a dataset; it lives beside, not inside, the table directories, which
+hold nothing but ``part-*.parquet`` files (polars and DuckDB read every file of a directory they are given).
+
+Pure data and hashing: no engine, no runner, so ``analysis`` uses it to verify before reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from simulator.errors import UserError
+from simulator.schema import TABLES as _SCHEMAS
+
+MANIFEST = "_manifest.json"
+LEGACY_MANIFEST = "manifest.json"  # format 1 (no checksums), written by xuezhan before checksums existed
+FORMAT = 2
+TABLES = tuple(_SCHEMAS)  # hands, players, wins
+MAX_HANDS = 10**10           # upper limit of --hands (documented in docs/logs.md)
+MAX_CHUNKS = 2_000_000       # = MAX_HANDS / the default chunk size: bounds the manifest (~0.5 KB per chunk)
+CHECKS = ("full", "sizes")   # full: size + SHA-256 + row count in the footer; sizes: size only (fast)
+_PART_RE = re.compile(r"part-\d+-\d+\.parquet\Z")
+_SHA_RE = re.compile(r"[0-9a-f]{64}\Z")
+_READ_BLOCK = 1 << 20
+
+
+class ManifestError(UserError):
+    """A manifest that is missing, unreadable, of another format, or inconsistent; names the file."""
+
+
+def part_name(first: int, last: int) -> str:
+    """File name of the chunk of hand ids ``first..last`` (inclusive); zero-padded so names sort by hand id."""
+    return f"part-{first:010d}-{last:010d}.parquet"
+
+
+def is_part_name(name: str) -> bool:
+    return bool(_PART_RE.match(name))
+
+
+def file_info(data: bytes) -> dict[str, Any]:
+    """``{size, sha256}`` of a file's bytes, as recorded per table in a chunk entry."""
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def chunk_entry(first: int, last: int, rows: dict[str, int], files: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The manifest entry of a finished chunk: hand ids, file name, and per table rows, size and SHA-256."""
+    return {"first": first, "last": last, "file": part_name(first, last),
+            "rows": {t: int(rows[t]) for t in TABLES},
+            "size": {t: int(files[t]["size"]) for t in TABLES},
+            "sha256": {t: files[t]["sha256"] for t in TABLES}}
+
+
+def refresh_totals(manifest: dict[str, Any]) -> None:
+    """Recompute ``hands_done``, ``rows`` and ``complete`` from the chunk entries."""
+    chunks = manifest["chunks"]
+    manifest["hands_done"] = sum(c["last"] - c["first"] + 1 for c in chunks)
+    manifest["rows"] = {t: sum(c["rows"][t] for c in chunks) for t in TABLES}
+    manifest["complete"] = manifest["hands_done"] == manifest["hands"]
+
+
+def manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    """Indented JSON with one line per chunk: readable, and written in one pass (no per-hand content)."""
+    head = json.dumps({k: v for k, v in manifest.items() if k != "chunks"}, indent=1, ensure_ascii=False)
+    if not manifest["chunks"]:
+        return f'{head[:-2]},\n "chunks": []\n}}\n'.encode()
+    chunks = ",\n  ".join(json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in manifest["chunks"])
+    return f'{head[:-2]},\n "chunks": [\n  {chunks}\n ]\n}}\n'.encode()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading: every field type-checked, totals re-derived, so a garbled manifest is an error, never a default.
+
+_HEAD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "format": int, "package": str, "version": str, "variant": str, "source": dict, "digest": str, "rules": dict,
+    "seed": int, "duplicate": bool, "hands": int, "chunk_size": int, "complete": bool, "hands_done": int,
+    "rows": dict, "chunks": list,
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bad(path: Path, what: str) -> ManifestError:
+    return ManifestError(f"{path}: {what}; the manifest is damaged (re-simulate, or restore it from a backup)")
+
+
+def _check_head(data: dict, path: Path) -> None:
+    for key, typ in _HEAD_TYPES.items():
+        if key not in data:
+            raise _bad(path, f"no {key!r}")
+        val = data[key]
+        if (typ is int and not _is_int(val)) or (typ is not int and not isinstance(val, typ)):
+            raise _bad(path, f"{key!r} is {type(val).__name__} {str(val)[:40]!r}, expected {typ.__name__}")
+    if not 0 < data["hands"] <= MAX_HANDS or data["chunk_size"] < 1 or data["seed"] < 0:
+        raise _bad(path, "hands, chunk_size or seed out of range")
+
+
+def _check_chunk(c: Any, i: int, data: dict, path: Path, prev_last: int) -> None:
+    where = f"chunk {i}"
+    if not isinstance(c, dict) or not all(_is_int(c.get(k)) for k in ("first", "last")):
+        raise _bad(path, f"{where} has no integer first/last")
+    first, last = c["first"], c["last"]
+    size = data["chunk_size"]
+    if first <= prev_last or first % size or last != min(first + size, data["hands"]) - 1:
+        raise _bad(path, f"{where} ({first}-{last}) is not a chunk of the plan or out of order")
+    if c.get("file") != part_name(first, last):
+        raise _bad(path, f"{where}: file {str(c.get('file'))[:60]!r}, expected {part_name(first, last)}")
+    for key in ("rows", "size", "sha256"):
+        val = c.get(key)
+        if not isinstance(val, dict) or set(val) != set(TABLES):
+            raise _bad(path, f"{where}: {key} must give hands, players and wins")
+    if not all(_is_int(v) and v >= 0 for k in ("rows", "size") for v in c[k].values()):
+        raise _bad(path, f"{where}: rows and sizes must be non-negative integers")
+    if not all(isinstance(v, str) and _SHA_RE.match(v) for v in c["sha256"].values()):
+        raise _bad(path, f"{where}: sha256 must be 64 lowercase hex digits")
+    if c["rows"]["hands"] != last - first + 1 or c["rows"]["players"] != 4 * (last - first + 1):
+        raise _bad(path, f"{where}: {c['rows']['hands']} hands rows / {c['rows']['players']} players rows for "
+                         f"{last - first + 1} hands")
+
+
+def read(vdir: Path) -> dict[str, Any]:
+    """The manifest of a variant directory, fully type-checked; :class:`ManifestError` (one line) otherwise.
+
+    A directory written by an older xuezhan (``manifest.json``, no checksums) is refused with a message
+    saying to re-simulate: its files cannot be verified.
+    """
+    path = vdir / MANIFEST
+    if not path.is_file():
+        if (vdir / LEGACY_MANIFEST).is_file():
+            raise ManifestError(f"{vdir}: written by an older xuezhan ({LEGACY_MANIFEST}, no checksums); its "
+                                "files cannot be verified: re-simulate it into a new directory")
+        raise ManifestError(f"{vdir}: no {MANIFEST} (not a xuezhan run directory, or a run killed before its "
+                            "first chunk)")
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError as exc:  # JSON or UTF-8 decoding
+        raise _bad(path, f"not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(data, dict):
+        raise _bad(path, "not a JSON object")
+    if data.get("format") != FORMAT:
+        raise ManifestError(f"{path}: manifest format {str(data.get('format'))[:20]}, this xuezhan reads format "
+                            f"{FORMAT}: re-simulate it")
+    _check_head(data, path)
+    prev = -1
+    for i, c in enumerate(data["chunks"]):
+        _check_chunk(c, i, data, path, prev)
+        prev = c["last"]
+    stated = {k: data[k] for k in ("hands_done", "rows", "complete")}
+    refresh_totals(data)
+    if stated != {k: data[k] for k in ("hands_done", "rows", "complete")}:
+        raise _bad(path, "totals (hands_done, rows, complete) disagree with the chunk list")
+    return data
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Verifying files against the manifest.
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(_READ_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _footer_rows(path: Path) -> int | None:
+    """Row count in a Parquet footer, None when the footer cannot be read."""
+    import pyarrow.parquet as pq  # only when verifying in full
+
+    try:
+        return pq.read_metadata(path).num_rows
+    except (OSError, ValueError, IndexError):  # pyarrow raises ArrowInvalid (a ValueError) for a bad footer
+        return None
+
+
+def check_file(path: Path, size: int, sha256: str, rows: int, check: str = "full") -> str | None:
+    """What is wrong with one chunk file (None when it matches the manifest)."""
+    try:
+        actual = path.stat()
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot read ({exc.strerror})"
+    if not path.is_file():
+        return "not a regular file"
+    if actual.st_size != size:
+        return f"{actual.st_size:,} bytes, the manifest says {size:,} (truncated or overwritten)"
+    if check == "sizes":
+        return None
+    try:
+        if sha256_file(path) != sha256:
+            return "SHA-256 differs from the manifest (corrupted)"
+    except OSError as exc:
+        return f"cannot read ({exc.strerror})"
+    footer = _footer_rows(path)
+    if footer != rows:
+        return f"{footer} rows in its footer, the manifest says {rows}"
+    return None
+
+
+def bad_chunks(vdir: Path, manifest: dict[str, Any], check: str = "full") -> dict[int, list[str]]:
+    """Problems of the listed chunks: ``{chunk index: ["hands/part-...: what", ...]}`` (empty when all good)."""
+    if check not in CHECKS:
+        raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
+    bad: dict[int, list[str]] = {}
+    for i, c in enumerate(manifest["chunks"]):
+        for t in TABLES:
+            problem = check_file(vdir / t / c["file"], c["size"][t], c["sha256"][t], c["rows"][t], check)
+            if problem:
+                bad.setdefault(i, []).append(f"{t}/{c['file']}: {problem}")
+    return bad
+
+
+def unlisted_parts(vdir: Path, manifest: dict[str, Any]) -> list[str]:
+    """``table/file`` of every file in a table directory that the manifest does not list.
+
+    Anything there is read by a reader given the directory (pandas, pyarrow, polars, DuckDB), so it matters
+    even though xuezhan itself reads only listed files."""
+    listed = {c["file"] for c in manifest["chunks"]}
+    out = []
+    for t in TABLES:
+        tdir = vdir / t
+        if tdir.is_dir():
+            out += [f"{t}/{p.name}" for p in sorted(tdir.iterdir()) if p.name not in listed]
+    return out
+
+
+def problems(vdir: Path, manifest: dict[str, Any], check: str = "full") -> list[str]:
+    """Every problem of a variant directory against its manifest, one line each naming the file."""
+    found = [p for lines in bad_chunks(vdir, manifest, check).values() for p in lines]
+    found += [f"{name}: not listed in the manifest (left by an interrupted run? --resume removes it)"
+              for name in unlisted_parts(vdir, manifest)]
+    return found
+
+
+def verified(vdir: Path, check: str = "full") -> dict[str, Any]:
+    """Read the manifest and check every listed file; :class:`ManifestError` naming the first bad files."""
+    manifest = read(vdir)
+    found = problems(vdir, manifest, check)
+    if found:
+        more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+        raise ManifestError(f"{vdir}: {'; '.join(found[:3])}{more}; run `xuezhan verify` for the full list, and "
+                            "`xuezhan simulate/study ... --resume` to re-simulate damaged chunks")
+    return manifest
+
