@@ -3,8 +3,13 @@
 Layout (written by ``simulator.runner``)::
 
     RUN/study.json                                   (studies only: name, baseline, variants, hands, seed, ...)
-    RUN/variant=<name>/manifest.json                 (resolved rule set, digest, seed, hand counts)
+    RUN/variant=<name>/_manifest.json                (resolved rule set, digest, seed, chunks with checksums)
     RUN/variant=<name>/{hands,players,wins}/part-*.parquet
+
+Every variant's files are verified against its manifest when the run is opened (size, SHA-256 and footer row
+count of every listed file: ``check="full"``, the default; or sizes only, ``check="sizes"``, much faster on a
+large run), and only the files the manifest lists are read, so a damaged, missing or stray file is an error
+naming the file, never silently different data.
 
 Tables follow :mod:`simulator.schema`; money columns are integers in **base units** (multiply by
 ``Run.base(variant)`` for score units). Categorical columns are read as plain strings and ``variant`` is taken
@@ -21,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from simulator import manifest as mf
 from simulator import schema
 from simulator.errors import UserError
 
@@ -90,7 +96,7 @@ class Run:
             return "unknown"
         from simulator.rules import validate
 
-        return validate(dict(rules), f"{variant}/manifest.json").digest()
+        return validate(dict(rules), f"{variant}/{mf.MANIFEST}").digest()
 
     @property
     def baseline(self) -> str:
@@ -126,14 +132,9 @@ class Run:
         return pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
 
     def parts(self, variant: str, table: str) -> list[Path]:
-        """Part files of one table of a variant: those the manifest lists as done when it lists chunks (a
-        file of an unfinished chunk is ignored), else every ``part-*.parquet``, in name order."""
+        """Part files of one table of a variant, as the (verified) manifest lists them, in hand-id order."""
         tdir = self.path / f"variant={self.check(variant)}" / table
-        chunks = self.manifests[variant].get("chunks")
-        if isinstance(chunks, list) and chunks:
-            done = {c.get("file") for c in chunks if isinstance(c, dict) and c.get("status") == "done"}
-            return sorted(p for p in tdir.glob("part-*.parquet") if p.name in done)
-        return sorted(tdir.glob("part-*.parquet"))
+        return [tdir / c["file"] for c in self.manifests[variant]["chunks"]]
 
     def hands(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
         """The ``hands`` table (one row per hand)."""
@@ -166,12 +167,29 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def open_run(run_dir: str | Path) -> Run:
-    """Open a run directory; raise :class:`RunDirError` (one line) if it is missing or holds no variant.
+def _verified_manifest(vdir: Path, check: str) -> dict[str, Any]:
+    """A variant's manifest after checking its files (``check``: "full" or "sizes") and its rule set."""
+    from simulator.rules import RulesError, validate  # rules only (no engine)
 
+    try:
+        manifest = mf.verified(vdir, check)
+        validate(dict(manifest["rules"]), f"{vdir / mf.MANIFEST} (rules)")
+    except (mf.ManifestError, RulesError) as exc:
+        raise RunDirError(str(exc)) from None
+    return manifest
+
+
+def open_run(run_dir: str | Path, check: str = "full") -> Run:
+    """Open a run directory and verify it; raise :class:`RunDirError` (one line) if it is missing, holds no
+    variant, or a variant's manifest or files are damaged (naming the files).
+
+    ``check``: "full" (default) checks the size, SHA-256 and row count of every listed file; "sizes" checks
+    sizes only (fast; catches truncated, missing and stray files, not flipped bits).
     Variant order: ``study.json``'s ``variants`` (names, or mappings with a ``name``) when present, followed by
     any other ``variant=*`` directory in name order.
     """
+    if check not in mf.CHECKS:
+        raise ValueError(f"check must be one of {mf.CHECKS}, got {check!r}")
     path = Path(run_dir)
     if not path.is_dir():
         raise RunDirError(f"{path}: run directory not found")
@@ -185,10 +203,7 @@ def open_run(run_dir: str | Path) -> Run:
         if isinstance(name, str) and name in found and name not in listed:
             listed.append(name)
     variants = tuple(listed + [v for v in found if v not in listed])
-    manifests = {}
-    for v in variants:
-        man = path / f"variant={v}" / "manifest.json"
-        manifests[v] = _read_json(man) if man.is_file() else {}
+    manifests = {v: _verified_manifest(path / f"variant={v}", check) for v in variants}
     return Run(path=path, variants=variants, manifests=manifests, study=study)
 
 

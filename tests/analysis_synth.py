@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator import manifest as mf
 from simulator.rules import FLAGS, load_rules
 from simulator.schema import HANDS, PLAYERS, SCORE_COMPONENTS, WINS
 
@@ -66,24 +67,38 @@ def _rows(variant: str, hands: list[dict[str, Any]]) -> tuple[list, list, list]:
     return hrows, prows, wrows
 
 
+def _parquet(rows: list[dict[str, Any]], sch: pa.Schema) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows, schema=sch), sink)
+    return sink.getvalue().to_pybytes()
+
+
 def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: dict | None = None,
               overrides: dict[str, dict] | None = None, seed: int = 7, parts: int = 2) -> Path:
-    """Write ``root/variant=<name>/{hands,players,wins}/part-*.parquet`` and manifests; return ``root``."""
+    """Write ``root/variant=<name>/{hands,players,wins}/part-*.parquet`` in ``parts`` chunks of hand ids, and
+    a checksummed manifest as the runner writes it (hand ids must be ``0 … n−1``); return ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     for name, hands in variants.items():
         vdir = root / f"variant={name}"
-        tables = dict(zip(("hands", "players", "wins"), _rows(name, hands), strict=True))
-        for table, sch in (("hands", HANDS), ("players", PLAYERS), ("wins", WINS)):
-            (vdir / table).mkdir(parents=True, exist_ok=True)
-            rows = tables[table]
-            step = max(1, -(-len(rows) // parts))
-            for i in range(0, max(len(rows), 1), step):
-                pq.write_table(pa.Table.from_pylist(rows[i:i + step], schema=sch),
-                               vdir / table / f"part-{i // step:05d}.parquet")
+        tables = dict(zip(mf.TABLES, _rows(name, hands), strict=True))
+        size = max(1, -(-len(hands) // parts))
+        chunks = []
+        for first in range(0, len(hands), size):
+            last = min(first + size, len(hands)) - 1
+            blobs = {t: _parquet([r for r in tables[t] if first <= r["hand_id"] <= last], sch)
+                     for t, sch in (("hands", HANDS), ("players", PLAYERS), ("wins", WINS))}
+            for t, blob in blobs.items():
+                (vdir / t).mkdir(parents=True, exist_ok=True)
+                (vdir / t / mf.part_name(first, last)).write_bytes(blob)
+            rows = {t: pq.read_metadata(vdir / t / mf.part_name(first, last)).num_rows for t in mf.TABLES}
+            chunks.append(mf.chunk_entry(first, last, rows, {t: mf.file_info(b) for t, b in blobs.items()}))
         rules = load_rules("chengdu", (overrides or {}).get(name))
-        manifest = {"variant": name, "rules": rules.resolved(), "digest": rules.digest(), "seed": seed,
-                    "hands": len(hands), "economy": rules.economy.model_dump()}
-        (vdir / "manifest.json").write_text(json.dumps(manifest))
+        manifest = {"format": mf.FORMAT, "package": "xuezhan", "version": "0", "variant": name, "source": {},
+                    "digest": rules.digest(), "rules": rules.resolved(), "seed": seed, "duplicate": False,
+                    "hands": len(hands), "chunk_size": size, "chunks": chunks,
+                    "economy": rules.economy.model_dump()}
+        mf.refresh_totals(manifest)
+        (vdir / mf.MANIFEST).write_bytes(mf.manifest_bytes(manifest))
     if study is not None:
         (root / "study.json").write_text(json.dumps(study))
     return root

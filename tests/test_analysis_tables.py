@@ -53,8 +53,8 @@ def test_bad_run_dirs(tmp_path):
     with pytest.raises(RunDirError, match="no variant="):
         open_run(tmp_path)
     (tmp_path / "variant=x").mkdir()
-    (tmp_path / "variant=x" / "manifest.json").write_text("{not json")
-    with pytest.raises(RunDirError, match="malformed JSON"):
+    (tmp_path / "variant=x" / "_manifest.json").write_text("{not json")
+    with pytest.raises(RunDirError, match="not valid JSON"):
         open_run(tmp_path)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -99,15 +100,19 @@ def test_integer_overflow_is_an_error_not_a_wrap():
 
 def test_layout_and_manifest(reference: Path):
     vdir = reference / "variant=chengdu"
-    manifest = json.loads((vdir / "manifest.json").read_text())
+    manifest = json.loads((vdir / "_manifest.json").read_text())
     rules = load_rules("chengdu")
     assert manifest["digest"] == rules.digest() and manifest["rules"] == rules.resolved()
     assert (manifest["seed"], manifest["hands"], manifest["hands_done"], manifest["complete"]) == (
         SEED, HANDS, HANDS, True)
-    assert [c["status"] for c in manifest["chunks"]] == ["done"] * (HANDS // CHUNK)
+    assert [(c["first"], c["last"]) for c in manifest["chunks"]] == runner.plan_chunks(HANDS, CHUNK)
     for table in TABLES:
         files = sorted(p.name for p in (vdir / table).iterdir())
         assert files == [runner.part_name(f, last) for f, last in runner.plan_chunks(HANDS, CHUNK)]
+        for c in manifest["chunks"]:  # size and SHA-256 of every file, as written
+            data = (vdir / table / c["file"]).read_bytes()
+            assert (c["size"][table], c["sha256"][table]) == (len(data), hashlib.sha256(data).hexdigest())
+            assert c["rows"][table] == pq.read_metadata(vdir / table / c["file"]).num_rows
     assert manifest["rows"]["hands"] == HANDS and manifest["rows"]["players"] == 4 * HANDS
 
 
@@ -164,18 +169,17 @@ def _wait_for_chunks(proc: subprocess.Popen, manifest: Path, timeout: float = 12
 
 def _assert_no_debris(vdir: Path) -> None:
     """Every visible part file is a complete Parquet file; the manifest's done chunks are all on disk."""
-    manifest = json.loads((vdir / "manifest.json").read_text())
+    manifest = json.loads((vdir / "_manifest.json").read_text())
     for table in TABLES:
         for p in (vdir / table).glob("part-*.parquet"):
             pq.read_metadata(p)  # raises on a truncated file
-    for c in manifest["chunks"]:
-        if c["status"] == "done":
-            assert all((vdir / t / c["file"]).is_file() for t in TABLES)
+    for c in manifest["chunks"]:  # only finished chunks are listed
+        assert all((vdir / t / c["file"]).is_file() for t in TABLES)
 
 
 def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
     proc = _start(tmp_path, "--jobs", "1")
-    done = _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "manifest.json")
+    done = _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "_manifest.json")
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     vdir = tmp_path / "variant=chengdu"
@@ -191,7 +195,7 @@ def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
 
 def test_ctrl_c_exits_cleanly_and_resumes(reference: Path, tmp_path: Path):
     proc = _start(tmp_path, "--jobs", "2")
-    _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "manifest.json")
+    _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "_manifest.json")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
@@ -245,7 +249,7 @@ def test_refuses_a_foreign_non_empty_directory(tmp_path: Path):
     vdir = tmp_path / "variant=chengdu"
     vdir.mkdir()
     (vdir / "notes.txt").write_text("mine")
-    with pytest.raises(runner.RunError, match="no manifest.json"):
+    with pytest.raises(runner.RunError, match="no _manifest.json"):
         run(tmp_path, hands=8, chunk=4)
     assert [p.name for p in vdir.iterdir()] == ["notes.txt"]
 
@@ -254,7 +258,7 @@ def test_debris_of_a_run_killed_before_its_manifest_is_cleaned(tmp_path: Path):
     vdir = tmp_path / "variant=chengdu"
     (vdir / "hands").mkdir(parents=True)
     (vdir / runner.LOCK_NAME).touch()
-    debris = vdir / "hands" / f".{runner.part_name(0, 3)}.999.tmp"
+    debris = vdir / f".hands.{runner.part_name(0, 3)}.999.tmp"
     debris.write_bytes(b"half a file")
     run(tmp_path, hands=8, chunk=4)
     assert not debris.exists()
@@ -264,16 +268,23 @@ def test_debris_of_a_run_killed_before_its_manifest_is_cleaned(tmp_path: Path):
 def test_unreadable_manifest_is_refused(tmp_path: Path):
     vdir = tmp_path / "variant=chengdu"
     vdir.mkdir()
-    (vdir / "manifest.json").write_text("{")
-    with pytest.raises(runner.RunError, match="unreadable manifest"):
+    (vdir / "_manifest.json").write_text("{")
+    with pytest.raises(runner.RunError, match="not valid JSON"):
         run(tmp_path, hands=8, chunk=4, resume=True)
-    (vdir / "manifest.json").write_text('{"format": 1}')
-    with pytest.raises(runner.RunError, match="manifest lacks"):
+    (vdir / "_manifest.json").write_text('{"format": 2}')
+    with pytest.raises(runner.RunError, match="no 'package'"):
         run(tmp_path, hands=8, chunk=4, resume=True)
+    assert sorted(p.name for p in vdir.iterdir()) == [".lock", "_manifest.json"]  # nothing deleted
 
 
 BAD_ARGS = [
     (["--hands", "0"], "--hands must be positive"),
+    (["--hands", "10000000001"], "above the limit of 10,000,000,000"),
+    (["--hands", "1000000000000000"], "above the limit"),
+    (["--hands", "100000000", "--chunk-size", "10"], "raise --chunk-size"),
+    (["--hands", "8", "--chunk-size", "1000000"], "--chunk-size must be in 1..200,000"),
+    (["--hands", "8", "--name", "x" * 300], "at most 200"),
+    (["--hands", "8", "--set", "scoring.cap=true"], "scoring.cap: Input should be a valid integer (got True)"),
     (["--hands", "-5"], "--hands must be positive"),
     (["--hands", "8", "--jobs", "0"], "--jobs must be at least 1"),
     (["--hands", "8", "--backend", "spark"], "--backend 'spark'"),
@@ -312,7 +323,7 @@ def test_cli_simulate_writes_and_summarises(tmp_path: Path, capsys):
     code, out, _ = cli_run(["simulate", "cap3", "--hands", "8", "--chunk-size", "4", "--jobs", "1", "--quiet",
                             "--set", "scoring.cap=5", "--name", "cap5ish", "--out", str(tmp_path)], capsys)
     assert code == 0 and "cap5ish: 8 hands" in out
-    manifest = json.loads((tmp_path / "variant=cap5ish" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "variant=cap5ish" / "_manifest.json").read_text())
     assert manifest["rules"]["scoring"]["cap"] == 5 and manifest["source"]["set"] == ["scoring.cap=5"]
 
 
@@ -344,7 +355,7 @@ def test_parquet_reads_back_with_the_documented_schema(reference: Path, table: s
             assert str(frame[fld.name].dtype) == EXPECTED_PANDAS[fld.type], fld.name
             assert pl_schema[fld.name] == EXPECTED_POLARS[fld.type], fld.name
     df = lazy.collect()
-    assert df.height == json.loads((vdir / "manifest.json").read_text())["rows"][table]
+    assert df.height == json.loads((vdir / "_manifest.json").read_text())["rows"][table]
     assert df["variant"].cast(pl.String).unique().to_list() == ["chengdu"]
     assert df["hand_id"].is_sorted()  # files in name order are in hand-id order
 

@@ -58,17 +58,17 @@ def test_variants_share_walls_and_seed(tmp_path: Path):
     for name in ("cap3", "nolock", "lenient"):
         other = players(out, name)
         assert other["dealt"].to_list() == base["dealt"].to_list(), name  # same walls, hand by hand
-        manifest = json.loads((out / f"variant={name}" / "manifest.json").read_text())
+        manifest = json.loads((out / f"variant={name}" / "_manifest.json").read_text())
         assert (manifest["seed"], manifest["hands"], manifest["complete"]) == (11, 200, True)
         assert [s["bot"] for s in manifest["rules"]["seats"]] == ["greedy", "value", "greedy", "defensive"]
     assert base["bot"].cast(pl.String).to_list()[:4] == ["greedy", "value", "greedy", "defensive"]
-    lenient = json.loads((out / "variant=lenient" / "manifest.json").read_text())["rules"]
+    lenient = json.loads((out / "variant=lenient" / "_manifest.json").read_text())["rules"]
     assert lenient["void_suit"] == "declared_lenient" and lenient["scoring"]["cap"] == 5
     record = json.loads((out / "study.json").read_text())
     assert record["name"] == "crn" and record["baseline"] == "chengdu"
     assert [v["name"] for v in record["variants"]] == ["chengdu", "cap3", "nolock", "lenient"]
     assert record["variants"][1]["digest"] == json.loads(
-        (out / "variant=cap3" / "manifest.json").read_text())["digest"]
+        (out / "variant=cap3" / "_manifest.json").read_text())["digest"]
     assert (record["hands"], record["seed"], record["duplicate"]) == (200, 11, False)
 
 
