@@ -334,14 +334,14 @@ def _atomic_write_text(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
-def write_report(run_dir: Path, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
+def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
                  session_hands: int = 40, seed: int = 0) -> Path:
     """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
     the default name, else ``out`` with the suffix ``.md``); return the HTML path.
 
     ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). A bad run
     directory or unknown variant raises :class:`analysis.load.RunDirError` before anything is written."""
-    run = open_run(run_dir)
+    run = run_dir if isinstance(run_dir, Run) else open_run(run_dir)
     base = run.check(baseline) if baseline is not None else run.baseline
     out = Path(out) if out is not None else run.path / "report.html"
     if out.suffix.lower() not in (".html", ".htm"):

@@ -7,6 +7,7 @@ subclass by the library and printed here as one line
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -103,6 +104,8 @@ _INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to co
 
 def _print_summaries(summaries) -> None:
     for s in summaries:
+        for line in s.redone:
+            typer.echo(f"warning: {s.name}: damaged chunk re-simulated: {line}", err=True)
         typer.echo(f"{s.name}: {s.hands:,} hands in {s.path} ({s.hands_run:,} simulated now; "
                    f"{s.rows['wins']:,} wins)")
     ran, seconds = sum(s.hands_run for s in summaries), summaries[0].seconds
@@ -125,7 +128,7 @@ def simulate(
     name: str | None = typer.Option(None, "--name", help="Variant name (default: the rule set's name)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Simulate N hands of one rule set into DIR/variant=<name>/ (Parquet logs + manifest.json)."""
+    """Simulate N hands (at most 10^10) of one rule set into DIR/variant=<name>/ (Parquet logs + _manifest.json)."""
     from simulator.runner import RunSpec, Variant
     from simulator.runner import simulate as run
 
@@ -180,6 +183,8 @@ def report(
                              "intervals: 0 (no intervals) or at least 100."),
     session_hands: int = typer.Option(40, "--session-hands", help="Hands per session in the session-risk table."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and session draws."),
+    check: str = typer.Option("full", "--check", help="Verify the logs first: full (size, SHA-256, rows of every "
+                              "file) or sizes (fast: sizes only)."),
 ) -> None:
     """Write the HTML report (figures embedded) and report.md: every table, with n and 95% intervals."""
     from analysis.stats import MIN_BOOT
@@ -188,10 +193,62 @@ def report(
         raise fail(f"--boot must be 0 (no intervals) or at least {MIN_BOOT}, got {boot}")
     if session_hands < 1:
         raise fail(f"--session-hands must be at least 1, got {session_hands}")
+    _check_mode(check)
+    from analysis.load import open_run
     from analysis.report import write_report
 
-    path = write_report(run_dir, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
+    run = open_run(run_dir, check=check)
+    try:
+        path = write_report(run, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
+    except OSError as exc:  # read-only or full directory: the report writes temporaries, nothing half-written
+        raise fail(f"cannot write the report to {exc.filename or out or run_dir}: {exc.strerror}") from None
     typer.echo(f"report: {path}\nsummary: {path.with_suffix('.md')}")
+
+
+def _check_mode(check: str) -> None:
+    from simulator.manifest import CHECKS
+
+    if check not in CHECKS:
+        raise fail(f"--check {check!r}: expected one of {', '.join(CHECKS)}")
+
+
+# ---- verify (simulator.manifest) ------------------------------------------------------------------------------
+
+@app.command()
+def verify(
+    run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one variant=<name>/ in it."),
+    check: str = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
+                              "(fast: sizes only)."),
+) -> None:
+    """Check every file of a run against its manifest; exit 1 naming each bad file (and 0 when all are intact)."""
+    from simulator import manifest as mf
+
+    _check_mode(check)
+    if not run_dir.is_dir():
+        raise fail(f"{run_dir}: run directory not found")
+    vdirs = [run_dir] if run_dir.name.startswith("variant=") else sorted(
+        p for p in run_dir.glob("variant=*") if p.is_dir())
+    if not vdirs:
+        raise fail(f"{run_dir}: not a run directory (no variant=<name>/ subdirectories)")
+    bad = 0
+    for vdir in vdirs:
+        try:
+            manifest = mf.read(vdir)
+        except mf.ManifestError as exc:
+            typer.echo(f"BAD  {exc}")
+            bad += 1
+            continue
+        found = mf.problems(vdir, manifest, check)
+        for line in found:
+            typer.echo(f"BAD  {vdir}/{line}")
+        bad += len(found)
+        state = "complete" if manifest["complete"] else "INCOMPLETE (continue it with --resume)"
+        files = len(manifest["chunks"]) * len(mf.TABLES)
+        typer.echo(f"{'ok ' if not found else 'BAD'}  {vdir}: {files:,} files checked ({check}), "
+                   f"{manifest['hands_done']:,}/{manifest['hands']:,} hands, {state}")
+    if bad:
+        raise fail(f"{bad} problem(s) in {run_dir}; re-simulate damaged chunks with `xuezhan simulate/study ... "
+                   "--resume`", 1)
 
 
 @app.command()
@@ -239,13 +296,36 @@ def compare(
                   "d; analysis.compare.HAND_DETECT). Shares are 0/1 means.")
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: the run stops its workers, records finished chunks and exits (a default SIGTERM
+    would leave the worker processes behind)."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Console-script entry point: user errors become one line and exit status 2."""
+    """Console-script entry point: user errors (and usage errors) become one line and exit status 2."""
+    # typer may vendor click: take the exception classes from where typer's own come from.
+    click = sys.modules[typer.BadParameter.__module__]
+    signal.signal(signal.SIGTERM, _terminate)
     try:
-        app()
+        code = app(standalone_mode=False)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
+    except click.UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `xuezhan`: the help text is the answer
+            exc.show()
+            sys.exit(exc.exit_code)
+        where = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        typer.echo(f"error: {exc.format_message()}{where}", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        typer.echo(f"error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except OverflowError as exc:  # a number that passed parsing but does not fit a machine integer
+        typer.echo(f"error: a number is too large ({exc})", err=True)
+        sys.exit(2)
+    except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted: finished chunks are kept; rerun with --resume to continue", err=True)
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -405,6 +405,7 @@ class _DirLock:
     def __init__(self, vdir: Path) -> None:
         self.vdir = vdir
         self.created: list[Path] = []
+        self.lock_created = False
         self.fd: int | None = None
 
     def acquire(self) -> None:
@@ -424,7 +425,11 @@ class _DirLock:
         _checkpoint("before_lock", vdir)
         path = vdir / LOCK_NAME
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+                self.lock_created = True
+            except FileExistsError:
+                fd = os.open(path, os.O_RDWR)
         except OSError as exc:
             self.undo()
             raise RunError(f"cannot create {path}: {exc.strerror}") from None
@@ -435,7 +440,7 @@ class _DirLock:
         except (BlockingIOError, FileNotFoundError):
             os.close(fd)
             # Not ours: remove nothing, not even the directories we may have created (the other run uses them).
-            self.created = []
+            self.created, self.lock_created = [], False
             raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out") \
                 from None
         self.fd = fd
@@ -443,7 +448,7 @@ class _DirLock:
 
     def undo(self) -> None:
         """Remove the lock file and the directories this run created, if they hold nothing else."""
-        if self.fd is not None and self.created:
+        if self.fd is not None and self.lock_created:
             (self.vdir / LOCK_NAME).unlink(missing_ok=True)
         for p in reversed(self.created):
             try:
