@@ -201,8 +201,21 @@ def report(
     try:
         path = write_report(run, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
     except OSError as exc:  # read-only or full directory: the report writes temporaries, nothing half-written
+        if exc.errno is None:  # pyarrow reports an undecodable file as an OSError without errno
+            raise _unreadable(run_dir, exc) from None
         raise fail(f"cannot write the report to {exc.filename or out or run_dir}: {exc.strerror}") from None
+    except Exception as exc:
+        # --check sizes trusts unchanged sizes: bits flipped in place surface as a decoding error while reading.
+        if check == "sizes" and type(exc).__module__.split(".")[0] in ("polars", "pyarrow"):
+            raise _unreadable(run_dir, exc) from None
+        raise
     typer.echo(f"report: {path}\nsummary: {path.with_suffix('.md')}")
+
+
+def _unreadable(run_dir: Path, exc: Exception) -> typer.Exit:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
+    return fail(f"cannot read the logs of {run_dir} ({first}); `xuezhan verify {run_dir}` (full check) names "
+                "the damaged files")
 
 
 def _check_mode(check: str) -> None:

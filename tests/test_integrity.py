@@ -398,3 +398,17 @@ def test_four_readers_read_every_table(reference: Path):
     fan = pd.read_parquet(vdir / "players", columns=["fan", "won"])
     assert fan["fan"].mean() == pytest.approx(fan.loc[fan["won"], "fan"].astype(float).mean())  # means over wins
     assert duckdb.sql(f"select min(fan) from read_parquet('{vdir}/players/*.parquet')").fetchall()[0][0] >= 0
+
+
+def test_sizes_only_check_still_fails_cleanly_on_flipped_bits(copy: Path, capsys):
+    """--check sizes cannot see bits flipped in place; a file that then cannot be decoded is one error line
+    pointing to `xuezhan verify`, not a polars traceback naming no file."""
+    path = copy / VDIR / "hands" / PART
+    data = bytearray(path.read_bytes())
+    data[-6] ^= 0x7F  # the footer length: the file no longer decodes, its size is unchanged
+    path.write_bytes(bytes(data))
+    code, _, err = cli_run(["report", str(copy), "--boot", "0", "--check", "sizes"], capsys)
+    assert code == 2 and err.count("\n") == 1 and f"xuezhan verify {copy}" in err, err
+    assert not (copy / "report.html").exists()
+    code, _, err = cli_run(["report", str(copy), "--boot", "0"], capsys)
+    assert code == 2 and f"hands/{PART}: SHA-256 differs" in err
