@@ -709,8 +709,10 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
 def _interleave(runs: Sequence[_Run]) -> Iterator[tuple[_Run, int, int]]:
     """Chunk-major order, so that an interrupted study has roughly equal progress in every variant (lazy: a
     plan of millions of chunks is never held in memory)."""
-    streams = [((r, *c) for c in r.pending) for r in runs]
-    for group in itertools.zip_longest(*streams):
+    def stream(run: _Run) -> Iterator[tuple[_Run, int, int]]:  # binds its run (a bare genexp would bind the last)
+        return ((run, first, last) for first, last in run.pending)
+
+    for group in itertools.zip_longest(*map(stream, runs)):
         yield from (t for t in group if t is not None)
 
 

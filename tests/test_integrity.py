@@ -412,3 +412,15 @@ def test_sizes_only_check_still_fails_cleanly_on_flipped_bits(copy: Path, capsys
     assert not (copy / "report.html").exists()
     code, _, err = cli_run(["report", str(copy), "--boot", "0"], capsys)
     assert code == 2 and f"hands/{PART}: SHA-256 differs" in err
+
+
+def test_every_variant_of_a_run_gets_its_own_chunks(tmp_path: Path):
+    """Several variants interleave their chunks; each chunk is simulated under its own variant's rules."""
+    variants = [runner.Variant.load("chengdu"), runner.Variant.load("cap3")]
+    spec = runner.RunSpec(hands=20, seed=SEED, jobs=1, chunk_size=10, progress=False)
+    runner.run_variants(tmp_path, variants, spec)
+    for v in variants:
+        manifest = mf.read(tmp_path / f"variant={v.name}")
+        assert [c["first"] for c in manifest["chunks"]] == [0, 10] and manifest["digest"] == v.rules.digest()
+        names = pl.read_parquet(tmp_path / f"variant={v.name}" / "hands")["variant"].cast(pl.String).unique()
+        assert names.to_list() == [v.name]
