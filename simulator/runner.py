@@ -617,14 +617,21 @@ class _Run:
         (at most ~10% of the time goes to rewriting, however long the chunk list); a chunk finished but not yet
         listed when the run is killed is simply redone by ``--resume``."""
         name = part_name(res.first, res.last)
+        written: list[Path] = []
         try:
             for table, blob in res.blobs.items():
-                atomic_write(self.plan.vdir / table / name, blob, tmp_dir=self.plan.vdir)
-        except OSError as exc:  # disk full, directory removed under us, ...
-            raise self._write_error(exc) from None
+                written.append(self.plan.vdir / table / name)
+                atomic_write(written[-1], blob, tmp_dir=self.plan.vdir)
+        except BaseException as exc:
+            # Ctrl-C/SIGTERM or a write error between a chunk's files: leave no unlisted part file behind.
+            for path in written:
+                path.unlink(missing_ok=True)
+            if isinstance(exc, OSError):  # disk full, directory removed under us, ...
+                raise self._write_error(exc) from None
+            raise
+        self._dirty = True
         entry = mf.chunk_entry(res.first, res.last, res.rows, res.files)
         bisect.insort(self.manifest["chunks"], entry, key=lambda c: c["first"])
-        self._dirty = True
         self.hands_run += res.last - res.first + 1
         if time.monotonic() - self._last_write >= 10 * self._write_cost:
             self.write_manifest()
