@@ -6,8 +6,9 @@ seat per hand; the independent unit is the hand (the wall under duplicate seatin
 mean is ``Σ score / Σ player-hands`` with the cluster-robust SE of :mod:`analysis.stats` (equal to ``sd/√n``
 for a single seat and one hand per unit). ``n_units`` = independent units, ``n_hands`` = hands, ``n_obs`` =
 player-hands. ``p_value`` tests mean = 0 (two-sided normal); ``p_holm`` is Holm-adjusted over the rows of one
-variant (every group × component of the table is one family). The split by score component uses the same estimator on every ``score_*`` column of
-the ``players`` table; the components' means add up to the ``score_total`` mean exactly.
+variant (every group × component of the table is one family). The split by score component uses the same
+estimator on every ``score_*`` column of the ``players`` table; the components' means add up to the
+``score_total`` mean exactly.
 """
 
 from __future__ import annotations

@@ -89,8 +89,11 @@ def test_cluster_proportions_hand_computed():
     out = cluster_proportions(lf, ["g"], "s")
     r16 = out.filter(pl.col("s") == 16).row(0, named=True)
     # p = 2/8; S_h = (0,0,2,0): se² = 4/3 · Σ(S − .5)² / 64 = 4/3 · (3·.25 + 2.25)/64 = 1/16
-    assert (r16["k"], r16["n_obs"], r16["n_hands"], r16["p"]) == (2, 8, 4, 0.25)
+    assert (r16["k"], r16["n_obs"], r16["n_units"], r16["p"]) == (2, 8, 4, 0.25)
     assert r16["se"] == pytest.approx(0.25)
+    # deff = se² / (p(1−p)/n_obs · G/(G−1)) = (1/16) / (3/128 · 4/3) = 2: Wilson at n_eff = 4
+    lo, hi = wilson_interval(1.0, 4.0)
+    assert (r16["p_lo"], r16["p_hi"]) == pytest.approx((float(lo), float(hi)))
     assert out["p"].sum() == pytest.approx(1.0)
     assert out["k"].sum() == 8
 
@@ -99,7 +102,7 @@ def _shares(trials: pl.LazyFrame, events: pl.LazyFrame, key: str | list[str]) ->
     counts, totals = share_moments(events, trials, ["g"], key)
     return (counts.join(totals, on="g").collect()
             .with_columns(cluster_share_exprs(pl.col("k"), pl.col("_SS"), pl.col("_SM"), pl.col("n_obs"),
-                                              pl.col("_MM"), pl.col("n_hands"))))
+                                              pl.col("_MM"), pl.col("n_units"))))
 
 
 def test_cluster_shares_hand_computed():
@@ -110,12 +113,17 @@ def test_cluster_shares_hand_computed():
     out = {r["flag"]: r for r in _shares(trials, events, "flag").iter_rows(named=True)}
     a = out["a"]
     # p = 4/6; k − p·m = 1 − 4/3, 3 − 2, 0 − 2/3 = −1/3, 1, −2/3: se² = 3/2 · (14/9) / 36 = 7/108
-    assert (a["k"], a["k_hands"], a["n_obs"], a["n_hands"]) == (4, 2, 6, 3)
+    assert (a["k"], a["k_units"], a["n_obs"], a["n_units"]) == (4, 2, 6, 3)
     assert a["p"] == pytest.approx(2 / 3) and a["p_se"] == pytest.approx(math.sqrt(7 / 108))
-    assert (a["p_lo"], a["p_hi"]) == pytest.approx((2 / 3 - Z * math.sqrt(7 / 108), 1.0))  # clipped at 1
-    # k = n: SE 0, no interval
+    # design effect (7/108) / (p(1−p)/6 · 3/2 = 1/18) = 7/6: Wilson at n_eff = 6·6/7, inside [0, 1]
+    n_eff = 36 / 7
+    lo, hi = wilson_interval(2 / 3 * n_eff, n_eff)
+    assert (a["p_lo"], a["p_hi"]) == pytest.approx((float(lo), float(hi)))
+    assert 0 < a["p_lo"] < a["p"] < a["p_hi"] < 1
+    # k = n: SE 0, the design effect is unknown: Wilson with n_eff = the 3 clusters, never zero-width
     b = out["b"]
-    assert (b["p"], b["p_se"], b["p_lo"], b["p_hi"]) == (1, 0, None, None)
+    assert (b["p"], b["p_se"], b["p_hi"]) == (1, 0, 1)
+    assert b["p_lo"] == pytest.approx(3 / (3 + Z**2))
     # one trial per hand: the clustered SE is √(p(1−p)/(n−1)), not Wilson's
     one = _shares(pl.LazyFrame({"g": ["x"] * 4, "hand_id": range(4)}),
                   pl.LazyFrame({"g": ["x"], "hand_id": [2], "flag": ["a"]}), "flag").row(0, named=True)
@@ -136,7 +144,7 @@ def test_cluster_diff_se_matches_ols_sandwich():
     scores = np.stack([X[h == c].T @ e[h == c] for c in np.unique(h)])
     G = scores.shape[0]
     V = G / (G - 1) * bread @ (scores.T @ scores) @ bread
-    assert (r["n_hands"], r["n_obs"]) == (G, h.size)
+    assert (r["n_units"], r["n_obs"]) == (G, h.size)
     assert r["diff"] == pytest.approx(beta[1]) and r["se"] == pytest.approx(math.sqrt(V[1, 1]))
     # a group with only one side has no row
     assert cluster_diff_se(pl.LazyFrame({"g": [1, 1], "hand_id": [0, 1], "d": [True, True], "y": [1.0, 2.0]}),
