@@ -161,7 +161,8 @@ def _paired_stats(joined: pl.LazyFrame, keys: list[str], run: Run, variant: str,
     se_p = wide["se_paired"].to_numpy().astype(float)
     se_u = np.sqrt(wide["_se_a"].to_numpy().astype(float) ** 2 + wide["_se_b"].to_numpy().astype(float) ** 2)
     need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True)
-    need_u = hands_needed(se_u, n, d, level, power)
+    # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
+    need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         vrf = np.where(se_p > 0, se_u ** 2 / se_p ** 2, np.nan)
     out = wide.with_columns(
