@@ -118,6 +118,19 @@ def _intervals(wide: pl.DataFrame, units: pl.DataFrame, keys: list[str], level: 
                              pl.Series("p_value", pval, dtype=pl.Float64, nan_to_null=True))
 
 
+def paired_stats(joined: pl.LazyFrame, keys: Sequence[str], cluster: str = "hand_id",
+                 level: float = LEVEL) -> pl.DataFrame:
+    """The paired estimates of any frame with columns ``keys…, cluster, hand_id, x, x_base`` (one row per
+    paired observation): per group ``n_units, n_hands, n_obs, n_differ, mean, mean_baseline, diff, se_paired,
+    ci_lo, ci_hi, interval, p_value`` — the estimator behind :func:`paired_comparison`, for your own paired
+    quantities."""
+    keys = list(keys)
+    units = _unit_sums(joined, keys, cluster)
+    out = _intervals(_moments(units, keys, level), units, keys, level)
+    return out.select(*keys, "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline", "diff",
+                      "se_paired", "ci_lo", "ci_hi", "interval", "p_value")
+
+
 def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: float = LEVEL) -> pl.DataFrame:
     """Recompute ``p_holm`` (Holm over the rows of each ``family`` group that have a p-value) and ``verdict``
     (:data:`VERDICTS`) of paired rows, e.g. after concatenating every paired table of a variant into one
