@@ -222,7 +222,7 @@ def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     if "n_units" in out.columns:
         if not run.duplicate and "n_hands" in out.columns:
             out = out.drop("n_hands")
-        out = out.rename({"n_units": f"{run.unit}s"})
+        out = out.rename({"n_units": f"{run.unit}s", **({"n_hands": "hands"} if "n_hands" in out.columns else {})})
     for col in ("hand_type", "flag"):
         if col in out.columns:
             names = {k: f"{k} {v}" for k, v in zh_names().items()}
