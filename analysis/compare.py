@@ -173,7 +173,10 @@ def _paired_stats(joined: pl.LazyFrame, keys: list[str], run: Run, variant: str,
     hands_per_unit = wide["n_hands"].to_numpy() / np.maximum(n, 1)
     se_p = wide["se_paired"].to_numpy().astype(float)
     se_u = np.sqrt(wide["_se_a"].to_numpy().astype(float) ** 2 + wide["_se_b"].to_numpy().astype(float) ** 2)
-    need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True)
+    # a share's unit mean difference is at most 1: a larger effect must bind more often, not bigger
+    bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
+    need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True,
+                          max_abs=np.where(bounded, 1.0, np.inf))
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):

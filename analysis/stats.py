@@ -265,7 +265,7 @@ def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
 
 def sigma_alternative(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarray | float,
                       k_differ: np.ndarray | float | None = None, m: np.ndarray | float = 1.0,
-                      integer: bool = False) -> np.ndarray:
+                      integer: bool = False, max_abs: np.ndarray | float | None = None) -> np.ndarray:
     """Per-unit SD of a paired difference under the alternative that its true mean is ``d``.
 
     The observed ``σ̂ = se·√n`` (``n`` units) describes the data under the effect that happened, which may be
@@ -273,7 +273,10 @@ def sigma_alternative(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarr
 
     - ``k_differ`` units of ``n`` differ (share ``π = k/n > 0``): a unit mean that is 0 outside an event of
       probability ``π`` and has mean ``d`` has ``Var ≥ d²/π − d²`` (Cauchy–Schwarz). A rule that rarely binds
-      needs about ``(z_α + z_β)²/π`` binding units, not the few hands the observed σ̂ suggests.
+      needs about ``(z_α + z_β)²/π`` binding units, not the few hands the observed σ̂ suggests. When a unit's
+      mean difference cannot exceed ``max_abs`` (1 for a 0/1 share), an effect ``d`` needs ``π ≥ d/max_abs``,
+      so ``π`` is raised to that (the alternative is then "it binds more often", not "each binding is
+      bigger than possible").
     - ``integer``: each unit's sum of differences over its ``m`` observations is an integer (scores in base
       units, counts, 0/1 shares), so ``Var(sum) ≥ |m·d| − (m·d)²`` when ``|m·d| < 1`` (``E[X²] ≥ E|X|``).
 
@@ -285,6 +288,8 @@ def sigma_alternative(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         if k_differ is not None:
             pi = np.asarray(k_differ, dtype=float) / n
+            if max_abs is not None:
+                pi = np.maximum(pi, d / np.asarray(max_abs, dtype=float))
             var = np.maximum(var, np.where(pi > 0, d * d / pi - d * d, 0.0))
         if integer:
             md = np.asarray(m, dtype=float) * d
@@ -295,12 +300,13 @@ def sigma_alternative(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarr
 
 def hands_needed(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarray | float, level: float = LEVEL,
                  power: float = POWER, *, k_differ: np.ndarray | float | None = None,
-                 m: np.ndarray | float = 1.0, integer: bool = False) -> np.ndarray:
+                 m: np.ndarray | float = 1.0, integer: bool = False,
+                 max_abs: np.ndarray | float | None = None) -> np.ndarray:
     """Units (hands, or walls under duplicate seating) needed to detect a true mean difference ``d``: a
     two-sided test at ``α = 1 − level`` with the given ``power``, ``⌈((z_{1−α/2} + z_power) · σ / d)²⌉`` with
     ``σ`` the per-unit SD under the alternative (:func:`sigma_alternative`; ``se``, ``n``: the observed SE
     over ``n`` units). NaN when σ is unknown."""
-    sigma = sigma_alternative(se, n, d, k_differ, m, integer)
+    sigma = sigma_alternative(se, n, d, k_differ, m, integer, max_abs)
     zsum = z_value(level) + NormalDist().inv_cdf(power)
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.ceil((zsum * sigma / np.abs(np.asarray(d, dtype=float))) ** 2)
