@@ -10,6 +10,6 @@ DataFrame; money in base units; every estimate with its ``n`` and an SE or 95% i
 - :mod:`analysis.risk` — SD, quantiles, P(loss > x), CVaR, per hand and per session of K hands.
 - :mod:`analysis.shape` — 流局, winners, turns, 花猪, 查大叫, kongs, deal-ins, cap binding, declined wins.
 - :mod:`analysis.compare` — paired (common random numbers) comparison of a variant with the baseline.
-- :mod:`analysis.economy` — platform coins (RULES.md §6) from room factor and rake.
+- :mod:`analysis.economy` — platform coins from room factor and rake.
 - :mod:`analysis.plots` — matplotlib figures of those tables; :mod:`analysis.report` — HTML + Markdown report.
 """

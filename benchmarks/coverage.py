@@ -7,8 +7,8 @@ Usage::
     python benchmarks/coverage.py --blocks 60 --block-hands 800 --no-duplicate --jobs 2
     python benchmarks/coverage.py --run DIR             # reuse a run written by an earlier call (--keep)
 
-The study: Chengdu rules with all-greedy seats (baseline), the same with a 3-fan cap (differences on many
-hands) and uncapped (a rule that rarely binds: few differing units per block). With duplicate seating the
+The study: Chengdu rules with all-greedy seats (baseline), the same with the value bot at seat 0 (decisions
+differ on most hands) and with a 3-fan cap (a rule that rarely binds: few differing units per block). With duplicate seating the
 all-greedy baseline's four rotations of a wall are byte-identical, so the wall is the independent unit: the
 "hand-clustered" column shows what treating hands as independent would give.
 
@@ -20,10 +20,9 @@ families together. Families:
 - rate: deal-in rate per player-hand (Wilson at the effective n, clustered);
 - per-win share: self-draw share of wins (clustered share, Wilson at the effective n);
 - mean: mean score per hand of each seat;
-- paired mean: cap3 − baseline, score per hand of each seat (many differing units);
-- few differing: uncapped − baseline, score per hand of each seat and "points exchanged" (blocks whose
-  differing units number fewer than 30 get the gamma interval; blocks where nothing differs have none and are
-  counted apart).
+- paired mean: value0 − baseline, score per hand of each seat (many differing units: normal interval);
+- few differing: cap3 − baseline, score per hand of each seat (blocks whose differing units number fewer than
+  30 get the gamma interval; blocks where nothing differs have none and are counted apart).
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ STUDY = """\
 name: coverage
 baseline: {{name: chengdu, rules: chengdu}}
 variants:
+  - {{name: value0, rules: chengdu, set: {{seats: [value, greedy, greedy, greedy]}}}}
   - {{name: cap3, rules: chengdu, set: {{scoring.cap: 3}}}}
-  - {{name: uncapped, rules: chengdu, set: {{scoring.cap: null}}}}
 seats: [greedy, greedy, greedy, greedy]
 duplicate: {duplicate}
 hands: {hands}
@@ -111,8 +110,8 @@ def families(run: Run, block_hands: int) -> list[tuple[str, str, float, int]]:
         blk = cluster_means(_blocked(players, block_hands), ["block", "seat"], ["score_total"], cluster=cluster)
         out.append(("mean (score per hand, by seat)", name, *_coverage(blk, full, ["seat"])))
 
-        for variant, family in (("cap3", "paired mean (cap3, by seat)"),
-                                ("uncapped", "few differing (uncapped, by seat)")):
+        for variant, family in (("value0", "paired mean (value0, by seat)"),
+                                ("cap3", "few differing (cap3, by seat)")):
             joined = (run.players(variant).select("hand_id", "deal_id", "seat", pl.col("score_total").alias("x"))
                       .join(players.select("hand_id", "seat", pl.col("score_total").alias("x_base")),
                             on=["hand_id", "seat"]))
@@ -121,7 +120,8 @@ def families(run: Run, block_hands: int) -> list[tuple[str, str, float, int]]:
             cov, rows = _coverage(blk, full, ["seat"], "diff")
             none = int((blk["n_differ"] == 0).sum())
             rare = int((blk["interval"] == "few differing").sum())
-            out.append((family + f" [{rare} few-differing, {none} with nothing differing]", name, cov, rows))
+            normal = int((blk["interval"] == "normal").sum())
+            out.append((family + f" [{normal} normal, {rare} few, {none} none]", name, cov, rows))
     return out
 
 

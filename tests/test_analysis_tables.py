@@ -565,3 +565,34 @@ def test_report_on_a_run_without_wins(tmp_path):
     assert row(fans.hand_type_frequencies(run_dir), hand_type="pinghu")["n_wins"] == 0
     get = {r["metric"]: r for r in shape.game_shape(run_dir).iter_rows(named=True)}
     assert get["chadajiao (查大叫) any"]["estimate"] == 1.0 and get["winners=0"]["estimate"] == 1.0
+
+
+# -- report: answer first, readable ----------------------------------------------------------------------------
+
+def test_report_answers_first_and_reads_like_prose(tmp_path):
+    """One bot at every seat, an uncapped variant: the summary comes first and names the rule change as people
+    write it; the by-bot tables, zero by construction, are one sentence; hand types carry Chinese names."""
+    from analysis_synth import _base_hands, write_run
+
+    from analysis.report import write_report
+
+    def one_bot(hands):
+        for h in hands:
+            for p in h["players"]:
+                p["bot"] = "greedy"
+        return hands
+
+    run_dir = write_run(tmp_path / "run", {"base": one_bot(_base_hands(16)), "open": one_bot(_base_hands(16))},
+                        study={"name": "one", "baseline": "base", "variants": ["base", "open"]},
+                        overrides={"base": {"void_suit": "none"},
+                                   "open": {"void_suit": "none", "scoring": {"cap": None}}})
+    md = write_report(run_dir, n_boot=0, session_hands=2).with_suffix(".md").read_text(encoding="utf-8")
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[:3] == ["## Summary", "## Contents", "## Run"]
+    assert "scoring.cap: 4 → uncapped" in md and "None" not in md and "RULES.md" not in md
+    assert "Mean score by bot: not shown — every seat is played by the greedy bot" in md
+    assert "**By bot" not in md and "Score by bot and component" not in md
+    assert "| pinghu 平胡 |" in md and "| qingyise 清一色 |" in md
+    assert "Mean score per hand by position" in md and "dealer+3" in md
+    # the unit count is headed by its unit
+    assert "| variant | seat | component | hands | n_obs |" in md
