@@ -8,9 +8,9 @@ Usage::
     python benchmarks/coverage.py --run DIR             # reuse a run written by an earlier call (--keep)
 
 The study: Chengdu rules with all-greedy seats (baseline), the same with the value bot at seat 0 (decisions
-differ on most hands) and with a 3-fan cap (a rule that rarely binds: few differing units per block). With duplicate seating the
-all-greedy baseline's four rotations of a wall are byte-identical, so the wall is the independent unit: the
-"hand-clustered" column shows what treating hands as independent would give.
+differ on most hands) and with a 3-fan cap (a rule that rarely binds: few differing units per block). With
+duplicate seating the all-greedy baseline's four rotations of a wall are byte-identical, so the wall is the
+independent unit: the "hand-clustered" rows show what treating hands as independent would give.
 
 The full-run estimate stands in for the truth; it has its own error (a block's SE / √blocks), which lowers the
 expected coverage of an exact 95% interval to about 2Φ(1.96/√(1 + 1/blocks)) − 1 (94.7% for 40 blocks).
