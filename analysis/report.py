@@ -1,8 +1,12 @@
 """The run report: one self-contained HTML file (figures as base64 PNG) plus a Markdown summary next to it.
 
-:func:`write_report` is what ``xuezhan report`` and ``xuezhan study`` call. Every table of ``analysis`` is
-included, each estimate with its ``n`` and an SE or a 95% interval; the header states the variants' rule sets
-(digest, differences from the baseline), seed, hand counts, ``scoring.base`` and economy. Both files are
+:func:`write_report` is what ``xuezhan report`` and ``xuezhan study`` call. The answer comes first: a summary
+of each variant's largest practically significant differences (:func:`summary_lines`), then a table of
+contents, then every table of ``analysis``, each estimate with its ``n`` (counted in independent units, headed
+"hands" or "walls") and an SE or a 95% interval; the run section states the variants' rule sets (digest,
+differences from the baseline), seed, hand counts, ``scoring.base`` and economy. Section order is built in
+:func:`build_sections`; a "flags" section (e.g. a variant whose rule never fired) goes first, before the
+summary. Both files are
 written to temporaries and renamed into place only when everything has been computed, so a failure never leaves
 a half-written report.
 """

@@ -1,26 +1,28 @@
-"""Statistical building blocks: Wilson intervals, clustered means, paired-design sizes, cluster bootstrap.
+"""Statistical building blocks: clustered means and shares, Wilson intervals, few-difference intervals,
+multiplicity, sample sizes under the alternative, cluster bootstrap, sessions.
 
 Conventions used throughout ``analysis``:
 
 - Intervals are two-sided at ``LEVEL`` (95%); ``z = Φ⁻¹(0.975) ≈ 1.95996``.
-- A proportion of independent trials (one per hand: shares of hands) gets a **Wilson score interval**.
-- A share of trials that are not independent (wins: several per hand) is the ratio estimator
-  ``p = Σ_h k_h / Σ_h m_h`` (``k_h`` successes among the hand's ``m_h`` trials) with the cluster-robust SE
-  below and the interval ``p ± z·se`` clipped to [0, 1]; no interval (null) when that SE is 0 or unknown
-  (``k = 0`` or ``k = n``: the data show no variation to measure). See :func:`cluster_share_exprs`.
-- A mean gets a normal-approximation interval ``mean ± z·se``. When several observations come from the same
-  hand (e.g. every seat played by one bot), the hand is the independent unit: the mean is the ratio estimator
-  ``ΣS_h / Σm_h`` (``S_h`` = sum of the hand's observations, ``m_h`` = their number) and its standard error is
-  the cluster-robust (linearisation) one,
-  ``se² = n/(n−1) · Σ_h (S_h − mean·m_h)² / (Σ_h m_h)²`` over the ``n`` hands. With one observation per hand
-  this is exactly ``sd/√n`` (sample SD, ddof 1).
+- The **cluster** (``cluster=`` argument; ``Run.cluster`` in the tables) is the independent unit: the hand, or
+  the wall (``deal_id``) under duplicate seating. Observations of one cluster may be correlated in any way.
+- A mean is the ratio estimator ``ΣS_c / Σm_c`` (``S_c`` = sum of cluster ``c``'s observations, ``m_c`` = their
+  number) with the cluster-robust (linearisation) SE
+  ``se² = G/(G−1) · Σ_c (S_c − mean·m_c)² / (Σ_c m_c)²`` over the ``G`` clusters (``sd/√n`` with one
+  observation per cluster) and the normal interval ``mean ± z·se``.
+- A share (the mean of a 0/1 indicator: of hands, wins, player-hands) gets the **Wilson interval at the
+  effective sample size** (:func:`share_interval_exprs`): inside [0, 1], never zero-width.
+- A paired difference carried by fewer than :data:`RARE_UNITS` differing clusters gets the conservative gamma
+  interval of :func:`rare_diff_interval` instead of the normal one.
+- Multiplicity: :func:`p_adjust` (Holm, Benjamini–Hochberg). Sample sizes: :func:`hands_needed` with the SD
+  under the alternative (:func:`sigma_alternative`).
 - Quantiles are the inverse of the empirical CDF (numpy ``method="inverted_cdf"``): the smallest observed value
   ``x`` with ``F(x) ≥ p``, so a reported quantile is always a score that actually occurred.
 - CVaR (expected shortfall) at level ``α`` of the loss ``L = −score`` is the mean of the worst ``(1−α)`` share of
   outcomes, ``CVaR_α = (1/k)·Σ`` of the ``k = (1−α)·n`` largest losses, the boundary observation counted with
   its fractional weight (the coherent Acerbi–Tasche definition).
-- Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **hands** with
-  replacement (all of a hand's observations move together), seeded with ``numpy.random.default_rng(seed)``;
+- Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **clusters** with
+  replacement (all of a cluster's observations move together), seeded with ``numpy.random.default_rng(seed)``;
   ``n_boot = 0`` gives no interval. The command line accepts 0 or at least :data:`MIN_BOOT` replicates.
 """
 
