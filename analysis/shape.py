@@ -107,8 +107,8 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_units",
                        pl.lit(None, dtype=pl.Int64).alias("n_hands"), "n_obs",
                        pl.col("diff").alias("mean"), "se",
-                       (pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
-                       (pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
+                       pl.when(pl.col("se") > 0).then(pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
+                       pl.when(pl.col("se") > 0).then(pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
     order = {v: i for i, v in enumerate(run.variants)}
     qorder = {"won": 0, "capped_fan": 1, "score_total": 2}
     return (pl.concat([out.select(diff.columns), diff])

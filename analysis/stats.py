@@ -114,12 +114,16 @@ def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
 
 def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Expr, n: pl.Expr,
                      level: float = LEVEL) -> list[pl.Expr]:
-    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2)."""
+    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2; no
+    interval when the SE is 0 — every unit has the same mean, so there is no variation to measure, and a
+    zero-width interval would claim certainty)."""
     mean = T / M
     var = (SS - 2 * mean * SM + mean * mean * MM).clip(lower_bound=0.0) / (M * M) * n / (n - 1)
     se = pl.when(n > 1).then(var.sqrt())
     z = z_value(level)
-    return [mean.alias("mean"), se.alias("se"), (mean - z * se).alias("ci_lo"), (mean + z * se).alias("ci_hi")]
+    has = se > 0
+    return [mean.alias("mean"), se.alias("se"), pl.when(has).then(mean - z * se).alias("ci_lo"),
+            pl.when(has).then(mean + z * se).alias("ci_hi")]
 
 
 def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
