@@ -333,11 +333,12 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     detect = fmt(df["detect"][0]) if df.height else "—"
     unit = f"{df['unit'][0]}s" if df.height else "units"
     table = Table(title=title, title_justify="left")
-    table.add_column("group")
+    table.add_column("group", no_wrap=True)
     hands = "hands p/u" if per_row else f"hands p/u (d={detect})"
+    # a narrow console (e.g. output piped: 80 columns) folds cells onto more lines, never truncates a number
     for c in (unit, "≠", "B", "A", "B−A [95% CI]", "se", "p", "p Holm", "verdict", "vrf",
               *(["d"] if per_row else []), hands):
-        table.add_column(c, justify="left" if c == "verdict" else "right")
+        table.add_column(c, justify="left" if c == "verdict" else "right", overflow="fold")
     for r in df.iter_rows(named=True):
         table.add_row(name(r), fmt(r["n_units"]), fmt(r["n_differ"]), fmt(r["mean"]), fmt(r["mean_baseline"]),
                       diff_cell(r), fmt(r["se_paired"]), fmt_p(r["p_value"]), fmt_p(r["p_holm"]), r["verdict"],
