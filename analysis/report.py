@@ -292,6 +292,9 @@ def summary_lines(family: pl.DataFrame, unit: str, top: int = 5) -> list[str]:
     n_tests = int(family["p_value"].is_not_null().sum())
     if big.height:
         return [_row_words(r, unit) for r in big.head(top).iter_rows(named=True)]
+    if not (family["n_differ"] > 0).any():
+        return [f"Nothing differs: on every paired {unit}, every score and hand metric equals the baseline's "
+                "(the changed rule never changed an outcome here)."]
     small = int((family["verdict"] == compare.VERDICTS[1]).sum())
     lines = [f"No difference is both significant (Holm, {n_tests} tests) and at least its practical threshold "
              f"(detect)" + (f"; {small} significant but smaller." if small else ".")]
@@ -486,6 +489,13 @@ def slug(title: str) -> str:
     return keep.strip().replace(" ", "-")
 
 
+def _contents_at(sections: list[Section]) -> int:
+    """Index before which the table of contents goes: right after the summary (the answer comes first, and
+    any flags before it), else after the first section."""
+    titles = [sec.title for sec in sections]
+    return titles.index("Summary") + 1 if "Summary" in titles else min(1, len(sections))
+
+
 def render_html(title: str, sections: list[Section], subtitle: str, run: Run | None = None) -> str:
     css = ("body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;margin:.5em 0 "
            "1.5em;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#f0f0f0}td.n{text-align:"
@@ -493,8 +503,9 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
            "figcaption,caption{font-weight:bold;font-size:13px}img{max-width:100%}")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p>"]
+    at = _contents_at(sections)
     for i, sec in enumerate(sections):
-        if i == 1:  # contents after the first section (the answer)
+        if i == at:
             parts.append("<h2>Contents</h2><ol>" + "".join(
                 f"<li><a href='#{slug(x.title)}'>{html.escape(x.title)}</a></li>" for x in sections) + "</ol>")
         parts.append(f"<h2 id='{slug(sec.title)}'>{html.escape(sec.title)}</h2>")
@@ -515,8 +526,9 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
 def render_markdown(title: str, sections: list[Section], subtitle: str, html_name: str,
                     run: Run | None = None) -> str:
     out = [f"# {title}", "", subtitle, "", f"Figures: see `{html_name}`.", ""]
+    at = _contents_at(sections)
     for i, sec in enumerate(sections):
-        if i == 1:
+        if i == at:
             out += ["## Contents", "", *[f"{j + 1}. [{x.title}](#{slug(x.title)})" for j, x in enumerate(sections)],
                     ""]
         out += [f"## {sec.title}", ""]
