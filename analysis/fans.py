@@ -71,8 +71,8 @@ def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], 
 
 def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and hand type (``simulator.rules.HAND_TYPES`` order): ``k_wins, n_wins, p_win(_se/_lo/_hi),
-    k_hands, n_hands, p_hand(_lo/_hi)`` — share of wins with that label (clustered by hand) and share of hands
-    with such a win (Wilson)."""
+    k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
+    win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
     return _frequencies(run, run.wins().select("variant", "hand_id", "deal_id", "hand_type"), "hand_type",
                         HAND_TYPES, level)
@@ -91,9 +91,9 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Distribution over wins of ``fan`` (before the cap), ``capped_fan`` and ``gen`` (根, as scored):
-    ``variant, measure, value, k, n_wins, p, se, p_lo, p_hi``, every value from 0 to the largest seen. ``p`` is
-    a share of wins, clustered by hand like ``p_win`` (cluster-robust SE; ``p ± z·se`` clipped to [0, 1], null
-    when the SE is 0)."""
+    ``variant, measure, value, k, n_wins, n_units, p, se, p_lo, p_hi``, every value from 0 to the largest seen.
+    ``p`` is a share of wins, clustered by ``run.cluster`` like ``p_win`` (cluster-robust SE, effective-n
+    Wilson interval)."""
     run = as_run(run)
     long = (run.wins().select("variant", run.cluster, *FAN_MEASURES)
             .unpivot(index=["variant", run.cluster], on=list(FAN_MEASURES), variable_name="measure",
@@ -116,8 +116,8 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
 
 def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Mean ``fan``, ``capped_fan``, ``gen`` per win and ``wins`` per hand, per variant: ``variant, quantity,
-    n_hands, n_obs, mean, se, ci_lo, ci_hi`` (wins clustered by hand; ``n_obs`` = wins, or hands for
-    ``wins_per_hand``)."""
+    n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` (clustered by ``run.cluster``; ``n_obs`` = wins, or hands
+    for ``wins_per_hand``)."""
     run = as_run(run)
     per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), cluster=run.cluster, level=level)
     per_hand = cluster_means(run.hands().with_columns(pl.col("n_winners").alias("wins_per_hand")), ["variant"],

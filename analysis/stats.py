@@ -89,7 +89,7 @@ def wilson_exprs(k: str | pl.Expr, n: str | pl.Expr, prefix: str = "p", level: f
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Means clustered by hand
+# Means and shares clustered by an independent unit (hand or wall)
 
 
 def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
