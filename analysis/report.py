@@ -195,14 +195,15 @@ def header_table(run: Run, baseline: str) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def glance_table(shape_df: pl.DataFrame, variants: tuple[str, ...]) -> pl.DataFrame:
-    """Game-shape metrics as rows, variants as columns: ``estimate [ci_lo, ci_hi]`` and the row's ``n``."""
+def glance_table(shape_df: pl.DataFrame, variants: tuple[str, ...], unit: str = "hand") -> pl.DataFrame:
+    """Game-shape metrics as rows, variants as columns: ``estimate [ci_lo, ci_hi]`` and the row's count of
+    independent units, headed ``hands (variant)`` or ``walls (variant)`` (``unit`` = ``Run.unit``)."""
     cells = shape_df.with_columns(pl.format("{} [{}, {}]", *[pl.col(c).map_elements(fmt, return_dtype=pl.String)
                                                             for c in ("estimate", "ci_lo", "ci_hi")]).alias("cell"))
     out = cells.filter(pl.col("variant") == variants[0]).select("metric", "per")
     for v in variants:
         sub = cells.filter(pl.col("variant") == v).select("metric", pl.col("cell").alias(v),
-                                                          pl.col("n").alias(f"n ({v})"))
+                                                          pl.col("n_units").alias(f"{unit}s ({v})"))
         out = out.join(sub, on="metric", how="left", maintain_order="left")
     return out
 
@@ -372,7 +373,7 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     shape_df = shape.game_shape(run)
     s = Section("Game shape", f"Per hand, per win or per player-hand (column per); n = that denominator, "
                 f"{unit}s = independent units.")
-    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants))
+    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit))
     s.table("Game shape, full table", shape_df)
     sections.append(s)
 
