@@ -4,83 +4,194 @@ Hands with the same ``hand_id`` were played on the same wall with the same bot r
 variant, so a rule change is measured hand by hand: ``d = x_variant − x_baseline`` per player-hand (joined on
 ``hand_id`` + ``seat``) or per hand (hand-level metrics). Only hands present in both variants are used.
 
-For each group (seat, or bot pair ``bot``/``bot_baseline``) and quantity:
+The independent unit is the hand, or the wall (``deal_id``) under duplicate seating (``Run.cluster``; the
+``unit`` column says which): every mean, SE and count below is over units. For each group (seat, or bot pair
+``bot``/``bot_baseline``) and quantity:
 
-- ``diff`` = mean of ``d`` (= difference of the two means); ``se_paired`` = its cluster-robust SE (hands are
-  the unit; ``sd(d)/√n`` for one seat); ``ci_lo``/``ci_hi`` = ``diff ± z·se_paired``; ``p_value`` two-sided
-  normal;
-- ``se_unpaired`` = ``√(se_a² + se_b²)``, the SE the same number of hands would give from independent runs;
-- ``vrf`` = ``se_unpaired² / se_paired²``, the variance-reduction factor of pairing (how many times more hands
-  an unpaired design needs for the same precision);
-- ``hands_paired`` / ``hands_unpaired`` = hands needed to detect a true difference of ``detect`` with a
-  two-sided test at 95% and 80% power: ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` with ``σ = se·√n`` of the
-  respective design (per arm when unpaired). ``detect`` is in the quantity's own unit: :data:`DETECT` base
-  units for scores, :data:`HAND_DETECT` per hand metric; every row carries the ``detect`` it used.
+- ``n_units`` units (``n_hands`` hands, ``n_obs`` paired observations); ``n_differ`` = units whose summed
+  difference is not 0 — the only ones that carry information about the effect;
+- ``diff`` = mean of ``d`` (= difference of the two means); ``se_paired`` = its cluster-robust SE;
+- ``interval`` = how ``ci_lo``/``ci_hi`` and ``p_value`` were made: ``normal`` (``diff ± z·se_paired``,
+  two-sided normal p) with at least :data:`analysis.stats.RARE_UNITS` differing units; ``few differing`` —
+  the conservative gamma interval on the differing units' sums (:func:`analysis.stats.rare_diff_interval`)
+  and the p-value that inverts it; ``none`` when no unit differs (no interval, no test: the rule did not
+  change this quantity on these hands);
+- ``p_holm`` = Holm-adjusted p over the rows of the call (the report adjusts over every paired row of a
+  variant, :func:`add_adjusted`); ``verdict`` (:data:`VERDICTS`) reads the row against ``detect``;
+- ``se_unpaired`` = ``√(se_a² + se_b²)``, the SE the same units would give from independent runs;
+  ``vrf`` = ``se_unpaired² / se_paired²``, the variance-reduction factor of pairing;
+- ``hands_paired`` / ``hands_unpaired`` = hands to simulate (per arm when unpaired) to detect a true
+  difference of ``detect`` with a two-sided test at ``α = 0.05`` and 80% power:
+  ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` units times the hands per unit, with ``σ`` the per-unit SD *under
+  the alternative* (:func:`analysis.stats.sigma_alternative`: at least the observed one, and at least what an
+  effect of size ``detect`` carried by ``n_differ`` of ``n_units`` units, on integer-valued quantities,
+  implies). ``detect`` and ``measured_in`` are in the quantity's own unit: :data:`DETECT` base units for
+  scores, :data:`HAND_DETECT` per hand metric.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from statistics import NormalDist
 
 import numpy as np
 import polars as pl
 
 from analysis.ev import COMPONENTS, group_columns
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, POWER, cluster_means, hands_needed, z_value
+from analysis.stats import (
+    LEVEL,
+    POWER,
+    RARE_UNITS,
+    hands_needed,
+    normal_p,
+    p_adjust,
+    rare_diff_interval,
+    rare_diff_p,
+    ratio_mean_exprs,
+    z_value,
+)
 
 DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
 
+VERDICTS = ("significant, ≥ detect", "significant, < detect", "< detect (not significant)", "inconclusive",
+            "no unit differs")
+"""The ``verdict`` of a paired row: significant (Holm-adjusted p below ``1 − level``) with ``|diff| ≥ detect``
+or below it; not significant with the whole interval inside ``(−detect, detect)`` (an effect of that size is
+ruled out); not significant otherwise (the data cannot tell); no unit has a nonzero difference."""
 
-def _finish(stats: pl.DataFrame, keys: list[str], variant: str, baseline: str, detect: float | Mapping[str, float],
-            level: float, power: float) -> pl.DataFrame:
-    """From long cluster means of x, x_base, d to one row per key with the paired statistics (``detect``: one
-    number, or one per ``metric`` key)."""
-    def pick(q: str, names: dict[str, str]) -> pl.DataFrame:
-        return stats.filter(pl.col("_q") == q).select(*keys, *[pl.col(a).alias(b) for a, b in names.items()])
+COLUMNS = ("variant", "baseline", "unit", "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline",
+           "diff", "se_paired", "ci_lo", "ci_hi", "interval", "p_value", "p_holm", "verdict", "measured_in",
+           "se_unpaired", "vrf", "detect", "hands_paired", "hands_unpaired")
 
-    wide = (pick("d", {"n_hands": "n_hands", "n_obs": "n_obs", "mean": "diff", "se": "se_paired"})
-            .join(pick("x", {"mean": "mean", "se": "_se_a"}), on=keys)
-            .join(pick("x_base", {"mean": "mean_baseline", "se": "_se_b"}), on=keys))
+
+def _unit_sums(joined: pl.LazyFrame, keys: list[str], cluster: str) -> pl.DataFrame:
+    """Per group and independent unit: observations ``_m``, hands ``_h`` and the sums ``x``, ``x_base``, ``d``."""
+    return (joined.with_columns((pl.col("x") - pl.col("x_base")).alias("d"))
+            .group_by([*keys, cluster])
+            .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col("hand_id").n_unique().alias("_h"),
+                 *[pl.col(c).cast(pl.Float64).sum() for c in ("x", "x_base", "d")])
+            .collect())
+
+
+def _moments(units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
+    """Cluster ratio means of ``x``, ``x_base`` and ``d`` per group, with unit counts and ``n_differ``."""
+    aggs = [pl.len().cast(pl.Int64).alias("n_units"), pl.col("_h").sum().cast(pl.Int64).alias("n_hands"),
+            pl.col("_m").sum().alias("_M"), (pl.col("_m") ** 2).sum().alias("_MM"),
+            (pl.col("d") != 0).sum().cast(pl.Int64).alias("n_differ")]
+    for v in ("x", "x_base", "d"):
+        aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
+                 (pl.col(v) * pl.col("_m")).sum().alias(f"{v}__SM")]
+    mom = units.group_by(keys, maintain_order=True).agg(aggs)
+    n, M, MM = pl.col("n_units").cast(pl.Float64), pl.col("_M"), pl.col("_MM")
+    cols = []
+    for v, (mean, se) in (("x", ("mean", "_se_a")), ("x_base", ("mean_baseline", "_se_b")),
+                          ("d", ("diff", "se_paired"))):
+        m, e, _, _ = ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n, level)
+        cols += [m.alias(mean), e.alias(se)]
+    return mom.with_columns(*cols, pl.col("_M").cast(pl.Int64).alias("n_obs"))
+
+
+def _intervals(wide: pl.DataFrame, units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
+    """``ci_lo, ci_hi, interval, p_value``: normal with ``RARE_UNITS`` or more differing units, else the
+    gamma interval of :func:`analysis.stats.rare_diff_interval` on the differing units' sums; none (null)
+    when no unit differs."""
     z = z_value(level)
-    wide = wide.with_columns(
-        (pl.col("diff") - z * pl.col("se_paired")).alias("ci_lo"),
-        (pl.col("diff") + z * pl.col("se_paired")).alias("ci_hi"),
-        (pl.col("_se_a") ** 2 + pl.col("_se_b") ** 2).sqrt().alias("se_unpaired"))
-    wide = wide.with_columns(
-        pl.when(pl.col("se_paired") > 0).then(pl.col("se_unpaired") ** 2 / pl.col("se_paired") ** 2).alias("vrf"))
-    n = wide["n_hands"].to_numpy().astype(float)
+    diff, se = wide["diff"].to_numpy().astype(float), wide["se_paired"].to_numpy().astype(float)
+    k = wide["n_differ"].to_numpy()
+    lo, hi, pval = diff - z * se, diff + z * se, normal_p(diff, se)
+    kind = np.where(k >= RARE_UNITS, "normal", np.where(k > 0, "few differing", "none"))
+    rare = np.flatnonzero((k > 0) & (k < RARE_UNITS))
+    if rare.size:
+        sums = (units.filter(pl.col("d") != 0).join(wide.select(*keys).with_row_index("_row"), on=keys)
+                .group_by("_row").agg(pl.col("d")))
+        by_row = dict(zip(sums["_row"].to_list(), sums["d"].to_list(), strict=True))
+        n_obs = wide["n_obs"].to_numpy().astype(float)
+        for i in rare:
+            d = np.asarray(by_row[i], dtype=float)
+            lo[i], hi[i] = rare_diff_interval(d, n_obs[i], level)
+            pval[i] = rare_diff_p(d)
+    none = k == 0
+    lo[none] = hi[none] = pval[none] = np.nan
+    return wide.with_columns(pl.Series("ci_lo", lo, nan_to_null=True), pl.Series("ci_hi", hi, nan_to_null=True),
+                             pl.Series("interval", kind, dtype=pl.String),
+                             pl.Series("p_value", pval, dtype=pl.Float64, nan_to_null=True))
+
+
+def paired_stats(joined: pl.LazyFrame, keys: Sequence[str], cluster: str = "hand_id",
+                 level: float = LEVEL) -> pl.DataFrame:
+    """The paired estimates of any frame with columns ``keys…, cluster, hand_id, x, x_base`` (one row per
+    paired observation): per group ``n_units, n_hands, n_obs, n_differ, mean, mean_baseline, diff, se_paired,
+    ci_lo, ci_hi, interval, p_value`` — the estimator behind :func:`paired_comparison`, for your own paired
+    quantities."""
+    keys = list(keys)
+    units = _unit_sums(joined, keys, cluster)
+    out = _intervals(_moments(units, keys, level), units, keys, level)
+    return out.select(*keys, "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline", "diff",
+                      "se_paired", "ci_lo", "ci_hi", "interval", "p_value")
+
+
+def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: float = LEVEL) -> pl.DataFrame:
+    """Recompute ``p_holm`` (Holm over the rows of each ``family`` group that have a p-value) and ``verdict``
+    (:data:`VERDICTS`) of paired rows, e.g. after concatenating every paired table of a variant into one
+    family."""
+    if df.height == 0:
+        return df.with_columns(pl.lit(None, dtype=pl.Float64).alias("p_holm"),
+                               pl.lit(None, dtype=pl.String).alias("verdict"))
+    out = df.with_columns(pl.int_range(pl.len()).alias("_row"))
+    adj = np.full(df.height, np.nan)
+    for part in out.partition_by(list(family), maintain_order=True):
+        adj[part["_row"].to_numpy()] = p_adjust(part["p_value"].fill_null(np.nan).to_numpy())
+    alpha = 1 - level
+    sig = pl.col("p_holm") < alpha
+    big = pl.col("diff").abs() >= pl.col("detect")
+    inside = (pl.col("ci_lo") > -pl.col("detect")) & (pl.col("ci_hi") < pl.col("detect"))
+    verdict = (pl.when(pl.col("n_differ") == 0).then(pl.lit(VERDICTS[4]))
+               .when(sig & big).then(pl.lit(VERDICTS[0])).when(sig).then(pl.lit(VERDICTS[1]))
+               .when(inside).then(pl.lit(VERDICTS[2])).otherwise(pl.lit(VERDICTS[3])))
+    return (out.with_columns(pl.Series("p_holm", adj, dtype=pl.Float64, nan_to_null=True))
+            .with_columns(verdict.alias("verdict")).drop("_row"))
+
+
+def _paired_stats(joined: pl.LazyFrame, keys: list[str], run: Run, variant: str, baseline: str,
+                  detect: float | Mapping[str, float], level: float, power: float,
+                  measured_in: str | Mapping[str, str]) -> pl.DataFrame:
+    """One row per key with the paired statistics (``detect`` and ``measured_in``: one value, or one per
+    ``metric`` key)."""
+    units = _unit_sums(joined, keys, run.cluster)
+    wide = _moments(units, keys, level)
+    wide = _intervals(wide, units, keys, level)
+
+    def per_row(value: float | str | Mapping, dtype: pl.DataType) -> pl.Series:
+        if isinstance(value, Mapping):
+            return wide["metric"].replace_strict(dict(value), return_dtype=dtype)
+        return pl.Series([value] * wide.height, dtype=dtype)
+
+    d = per_row(detect, pl.Float64).to_numpy()
+    n = wide["n_units"].to_numpy().astype(float)
+    m = wide["n_obs"].to_numpy() / np.maximum(n, 1)
+    hands_per_unit = wide["n_hands"].to_numpy() / np.maximum(n, 1)
     se_p = wide["se_paired"].to_numpy().astype(float)
-    se_u = wide["se_unpaired"].to_numpy().astype(float)
-    diff = wide["diff"].to_numpy().astype(float)
-    if isinstance(detect, Mapping):
-        d = wide["metric"].replace_strict(dict(detect), return_dtype=pl.Float64).to_numpy()
-    else:
-        d = np.full(wide.height, float(detect))
+    se_u = np.sqrt(wide["_se_a"].to_numpy().astype(float) ** 2 + wide["_se_b"].to_numpy().astype(float) ** 2)
+    # a share's unit mean difference is at most 1: a larger effect must bind more often, not bigger
+    bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
+    need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True,
+                          max_abs=np.where(bounded, 1.0, np.inf))
+    # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
+    need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
-        zstat = np.where(se_p > 0, np.abs(diff) / se_p, np.nan)
-    pval = np.array([2 * NormalDist().cdf(-v) if np.isfinite(v) else np.nan for v in zstat])
-    extra = pl.DataFrame({
-        "p_value": pl.Series(pval, dtype=pl.Float64, nan_to_null=True),
-        "detect": pl.Series(d, dtype=pl.Float64),
-        "hands_paired": pl.Series(hands_needed(se_p, n, d, level, power), nan_to_null=True),
-        "hands_unpaired": pl.Series(hands_needed(se_u, n, d, level, power), nan_to_null=True),
-    })
-    return (pl.concat([wide, extra], how="horizontal")
-            .with_columns(pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline"),
-                          pl.col("hands_paired", "hands_unpaired").cast(pl.Int64))
-            .select("variant", "baseline", *keys, "n_hands", "n_obs", "mean", "mean_baseline", "diff",
-                    "se_paired", "ci_lo", "ci_hi", "p_value", "se_unpaired", "vrf", "detect", "hands_paired",
-                    "hands_unpaired"))
-
-
-def _paired_stats(joined: pl.LazyFrame, keys: list[str], variant: str, baseline: str, detect: float,
-                  level: float, power: float) -> pl.DataFrame:
-    stats = cluster_means(joined.with_columns((pl.col("x") - pl.col("x_base")).alias("d")), keys,
-                          ["x", "x_base", "d"], level=level, name="_q")
-    return _finish(stats, keys, variant, baseline, detect, level, power)
+        vrf = np.where(se_p > 0, se_u ** 2 / se_p ** 2, np.nan)
+    out = wide.with_columns(
+        pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline"), pl.lit(run.unit).alias("unit"),
+        per_row(measured_in, pl.String).alias("measured_in"),
+        pl.Series("se_unpaired", se_u, nan_to_null=True), pl.Series("vrf", vrf, nan_to_null=True),
+        pl.Series("detect", d, dtype=pl.Float64),
+        # units needed × hands per unit (4 under duplicate seating): the hands to simulate, per arm if unpaired
+        pl.Series("hands_paired", np.ceil(need_p * hands_per_unit), nan_to_null=True).cast(pl.Int64),
+        pl.Series("hands_unpaired", np.ceil(need_u * hands_per_unit), nan_to_null=True).cast(pl.Int64))
+    out = add_adjusted(out.with_columns(pl.lit(None, dtype=pl.Float64).alias("p_holm")).drop("p_holm"),
+                       level=level)
+    return out.select(*COLUMNS[:3], *keys, *COLUMNS[3:])
 
 
 def _variants(run: Run, variant: str, baseline: str | None) -> tuple[str, str]:
@@ -102,16 +213,18 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
     bad = [c for c in components if c not in COMPONENTS]
     if bad:
         raise ValueError(f"unknown score component(s) {bad}; expected some of {COMPONENTS}")
+    if "position" in cols:
+        raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
 
     def long(v: str) -> pl.LazyFrame:
-        return (run.players(v).select("hand_id", "seat", "bot", *components)
-                .unpivot(index=["hand_id", "seat", "bot"], on=list(components), variable_name="component",
-                         value_name="x"))
+        return (run.players(v).select("hand_id", "deal_id", "seat", "bot", *components)
+                .unpivot(index=["hand_id", "deal_id", "seat", "bot"], on=list(components),
+                         variable_name="component", value_name="x"))
 
-    joined = long(variant).join(long(baseline).rename({"x": "x_base", "bot": "bot_baseline"}),
+    joined = long(variant).join(long(baseline).drop("deal_id").rename({"x": "x_base", "bot": "bot_baseline"}),
                                 on=["hand_id", "seat", "component"], how="inner")
     keys = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))] + ["component"]
-    out = _paired_stats(joined, keys, variant, baseline, detect, level, power)
+    out = _paired_stats(joined, keys, run, variant, baseline, detect, level, power, "base units")
     corder = {c: i for i, c in enumerate(components)}
     return (out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
             .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"))
@@ -144,6 +257,18 @@ HAND_DETECT: dict[str, float] = {
 shares, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of points exchanged (as :data:`DETECT`
 for scores)."""
 
+HAND_UNITS: dict[str, str] = {
+    "exhaustive_draw (流局)": "share of hands",
+    "winners": "winners per hand",
+    "turns": "turns per hand",
+    "kongs": "kongs per hand",
+    "huazhu (花猪) any": "share of hands",
+    "chadajiao (查大叫) any": "share of hands",
+    "cap binds (any win)": "share of hands",
+    "points exchanged": "base units",
+}
+"""What each hand metric is measured in (``measured_in``): plots put one unit per axis."""
+
 
 def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
     players = (run.players(variant).group_by("hand_id")
@@ -152,7 +277,7 @@ def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
     caps = run.wins(variant).group_by("hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
     return (run.hands(variant).join(players, on="hand_id", how="left").join(caps, on="hand_id", how="left")
             .with_columns(pl.col("_cap").fill_null(False))
-            .select("hand_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
+            .select("hand_id", "deal_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 
 def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None,
@@ -171,10 +296,12 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
         detect = {**HAND_DETECT, **(detect or {})}
 
     def long(v: str) -> pl.LazyFrame:
-        return _hand_frame(run, v).unpivot(index="hand_id", on=names, variable_name="metric", value_name="x")
+        return _hand_frame(run, v).unpivot(index=["hand_id", "deal_id"], on=names, variable_name="metric",
+                                           value_name="x")
 
-    joined = long(variant).join(long(baseline).rename({"x": "x_base"}), on=["hand_id", "metric"], how="inner")
-    out = _paired_stats(joined, ["metric"], variant, baseline, detect, level, power)
+    joined = long(variant).join(long(baseline).drop("deal_id").rename({"x": "x_base"}), on=["hand_id", "metric"],
+                                how="inner")
+    out = _paired_stats(joined, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
     return (out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))
             .sort("_m").drop("_m"))
@@ -182,10 +309,11 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
 
 def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     """A compact :class:`rich.table.Table` of a comparison frame for the terminal: one row per group (the
-    ``label`` columns joined; ``bot`` shown as ``B-bot/A-bot`` when the pair differs), ``n`` hands, the two
-    means, ``B−A`` with its 95% CI, paired SE, p-value, variance-reduction factor and hands needed (paired /
-    unpaired) to detect ``detect`` — named in the header when every row uses the same ``detect``, else in a
-    ``d`` column per row."""
+    ``label`` columns joined; ``bot`` shown as ``B-bot/A-bot`` when the pair differs), ``n`` units (headed
+    "walls" or "hands"), ``≠`` differing units, the two means, ``B−A`` with its 95% CI (or why there is none),
+    paired SE, p-value raw and Holm-adjusted, the verdict against ``detect``, variance-reduction factor and
+    hands needed (paired / unpaired) to detect ``detect`` — named in the header when every row uses the same
+    ``detect``, else in a ``d`` column per row."""
     from rich.table import Table
 
     from analysis.report import fmt, fmt_p
@@ -203,14 +331,39 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
 
     per_row = df["detect"].n_unique() > 1
     detect = fmt(df["detect"][0]) if df.height else "—"
+    unit = f"{df['unit'][0]}s" if df.height else "units"
     table = Table(title=title, title_justify="left")
-    table.add_column("group")
+    table.add_column("group", no_wrap=True)
     hands = "hands p/u" if per_row else f"hands p/u (d={detect})"
-    for c in ("n", "B", "A", "B−A [95% CI]", "se", "p", "vrf", *(["d"] if per_row else []), hands):
-        table.add_column(c, justify="right")
+    # a narrow console (e.g. output piped: 80 columns) folds cells onto more lines, never truncates a number
+    for c in (unit, "≠", "B", "A", "B−A [95% CI]", "se", "p", "p Holm", "verdict", "vrf",
+              *(["d"] if per_row else []), hands):
+        table.add_column(c, justify="left" if c == "verdict" else "right", overflow="fold")
     for r in df.iter_rows(named=True):
-        table.add_row(name(r), fmt(r["n_hands"]), fmt(r["mean"]), fmt(r["mean_baseline"]),
-                      f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]", fmt(r["se_paired"]),
-                      fmt_p(r["p_value"]), fmt(r["vrf"]), *([fmt(r["detect"])] if per_row else []),
+        table.add_row(name(r), fmt(r["n_units"]), fmt(r["n_differ"]), fmt(r["mean"]), fmt(r["mean_baseline"]),
+                      diff_cell(r), fmt(r["se_paired"]), fmt_p(r["p_value"]), fmt_p(r["p_holm"]), r["verdict"],
+                      fmt(r["vrf"]), *([fmt(r["detect"])] if per_row else []),
                       f"{fmt(r['hands_paired'])}/{fmt(r['hands_unpaired'])}")
     return table
+
+
+def diff_cell(r: Mapping) -> str:
+    """``diff [lo, hi]`` of a paired row; ``0 (no unit differs)`` when nothing differed; the interval marked
+    ``*`` when it comes from few differing units (conservative gamma interval)."""
+    from analysis.report import fmt
+
+    if r["n_differ"] == 0:
+        return f"{fmt(r['diff'])} (no {r['unit']} differs)"
+    star = "*" if r["interval"] == "few differing" else ""
+    return f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]{star}"
+
+
+def footnote(level: float = LEVEL, power: float = POWER) -> str:
+    """What the columns of :func:`rich_table` mean (printed under the tables by ``xuezhan compare``)."""
+    return (f"n = independent units (walls under duplicate seating, else hands); ≠ = units whose difference is "
+            f"not 0; * = fewer than {RARE_UNITS} differing units: conservative gamma interval on those units; "
+            f"se = paired SE over units; p = two-sided test, p Holm = Holm-adjusted over the rows of the table; "
+            f"verdict against d; vrf = unpaired / paired variance; hands p/u = hands to simulate to detect d "
+            f"(two-sided test at α = {1 - level:.2g}, power {power:.0%}; σ under the alternative), paired / "
+            f"unpaired per arm; d = --detect for scores, each hand metric's own default in its own unit "
+            f"(analysis.compare.HAND_DETECT). Shares are 0/1 means.")

@@ -1,4 +1,4 @@
-"""Economy (RULES.md §6): platform coins from logged scores, applied at analysis time only.
+"""Economy: platform coins from logged scores, applied at analysis time only.
 
 The platform rule: the loser pays ``X·N + A``, the winner receives ``ΣX·N − A`` and the house keeps ``A`` from
 each player each hand (``X`` = points, ``N`` = room factor, ``A`` = rake). What is implemented here, per player
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.ev import group_columns
+from analysis.ev import group_columns, player_frame
 from analysis.load import Run, as_run
 from analysis.stats import LEVEL, cluster_means
 
@@ -49,18 +49,20 @@ def economy_table(run: Run | str, by: str | Sequence[str] = "bot", room_factor: 
                   rake: float | None = None, level: float = LEVEL) -> pl.DataFrame:
     """Coins per player per hand: ``variant, <by…>, base, room_factor, rake, house_per_hand, quantity, n_hands,
     n_obs, mean, se, ci_lo, ci_hi`` with quantities ``coins`` (mean coin delta per hand) and ``coin_loss``
-    (share of player-hands with a negative delta), clustered by hand."""
+    (share of player-hands with a negative delta; Wilson at the effective sample size), clustered by
+    ``run.cluster`` (``n_units``: hands, or walls under duplicate seating)."""
     run = as_run(run)
     cols = group_columns(by)
     params = coin_parameters(run, room_factor, rake)
-    lf = (run.players().join(params.lazy(), on="variant", how="left")
+    lf = (player_frame(run, position="position" in cols).join(params.lazy(), on="variant", how="left")
           .with_columns(coins_expr().alias("coins"))
           .with_columns((pl.col("coins") < 0).alias("coin_loss")))
-    out = cluster_means(lf, ["variant", *cols], ["coins", "coin_loss"], level=level)
+    out = cluster_means(lf, ["variant", *cols], ["coins", "coin_loss"], cluster=run.cluster, level=level,
+                        shares=["coin_loss"])
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     return (out.join(params, on="variant").join(order, on="variant")
             .with_columns(pl.col("quantity").replace_strict({"coins": 0, "coin_loss": 1},
                                                             return_dtype=pl.Int64).alias("_q"))
             .sort("_v", *cols, "_q")
-            .select("variant", *cols, "base", "room_factor", "rake", "house_per_hand", "quantity", "n_hands",
-                    "n_obs", "mean", "se", "ci_lo", "ci_hi"))
+            .select("variant", *cols, "base", "room_factor", "rake", "house_per_hand", "quantity", "n_units",
+                    "n_hands", "n_obs", "mean", "se", "ci_lo", "ci_hi"))

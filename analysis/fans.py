@@ -6,12 +6,13 @@ Read from the ``wins`` table (one row per win). Per variant:
 - ``p_hand`` = share of hands with at least one such win (``k_hands`` of ``n_hands``, all hands played,
   including 流局 without a win).
 
-Wins are not independent trials (血战到底 has several wins per hand; the hand is the independent unit), so
-``p_win`` is the ratio estimator ``Σ_h k_h / Σ_h m_h`` over the hands with at least one win with the
-cluster-robust SE ``p_win_se`` and the interval ``p_win ± z·se`` clipped to [0, 1], null when the SE is 0
-(``k_wins = 0`` or ``k_wins = n_wins``; see :func:`analysis.stats.cluster_share_exprs`). ``p_hand`` has one
-observation per hand and a Wilson 95% interval. :func:`fan_distribution` treats its shares of wins like
-``p_win``. Every hand type of ``simulator.rules.HAND_TYPES`` and every flag of ``simulator.rules.FLAGS`` gets a
+Wins are not independent trials (血战到底 has several wins per hand; the hand — the wall under duplicate
+seating, ``Run.cluster`` — is the independent unit), so ``p_win`` is the ratio estimator ``Σ_h k_h / Σ_h m_h``
+over the units with at least one win, with the cluster-robust SE ``p_win_se`` and the Wilson interval at the
+effective sample size (:func:`analysis.stats.share_interval_exprs`: inside [0, 1], never zero-width).
+``p_hand`` is a share of hands with the same treatment (plain Wilson when every hand is its own unit).
+``n_units`` = independent units played. :func:`fan_distribution` treats its shares of wins like ``p_win``.
+Every hand type of ``simulator.rules.HAND_TYPES`` and every flag of ``simulator.rules.FLAGS`` gets a
 row per variant, zeros included, in that canonical order.
 """
 
@@ -20,76 +21,89 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments, wilson_exprs
+from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments
 from simulator.rules import FLAGS, HAND_TYPES
 
 FAN_MEASURES = ("fan", "capped_fan", "gen")
 
 
 def _totals(run: Run) -> pl.DataFrame:
+    """``variant, n_hands, n_wins, n_units`` (hands, wins, independent units played)."""
     wins = run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")).collect()
-    return (run.hand_counts().join(wins, on="variant", how="left")
-            .with_columns(pl.col("n_wins").fill_null(0)))
+    units = (run.hands().group_by("variant").agg(pl.col(run.cluster).n_unique().cast(pl.Int64).alias("n_units"))
+             .collect())
+    return (run.hand_counts().join(wins, on="variant", how="left").join(units, on="variant", how="left")
+            .with_columns(pl.col("n_wins", "n_units").fill_null(0)))
 
 
 def _win_shares(grid: pl.DataFrame, counts: pl.LazyFrame, totals: pl.LazyFrame, on: list[str], k: str,
-                prefix: str, level: float) -> pl.DataFrame:
-    """Join the :func:`analysis.stats.share_moments` of wins onto ``grid`` (zeros where nothing occurred) and
-    add ``prefix, prefix_se, prefix_lo, prefix_hi``."""
-    out = (grid.join(counts.rename({"k": k}).collect(), on=on, how="left")
-           .join(totals.select("variant", pl.col("n_hands").alias("_nc"), "_MM").collect(), on="variant", how="left")
-           .with_columns(pl.col(k, "k_hands").fill_null(0), pl.col("_SS", "_SM", "_MM", "_nc").fill_null(0)))
-    return out.with_columns(cluster_share_exprs(pl.col(k), pl.col("_SS"), pl.col("_SM"), pl.col("n_wins"),
-                                                pl.col("_MM"), pl.col("_nc"), prefix, level))
+                prefix: str, level: float, n: str = "n_wins") -> pl.DataFrame:
+    """Join the :func:`analysis.stats.share_moments` of wins (or hands) onto ``grid`` (zeros where nothing
+    occurred) and add ``prefix, prefix_se, prefix_lo, prefix_hi`` (trials: the ``n`` column of ``grid``)."""
+    out = (grid.join(counts.rename({"k": k}).drop("k_units").collect(), on=on, how="left")
+           .join(totals.select("variant", pl.col("n_units").alias("_nc"), "_MM").collect(), on="variant",
+                 how="left")
+           .with_columns(pl.col(k).fill_null(0), pl.col("_SS", "_SM", "_MM", "_nc").fill_null(0)))
+    return (out.with_columns(cluster_share_exprs(pl.col(k), pl.col("_SS"), pl.col("_SM"), pl.col(n),
+                                                 pl.col("_MM"), pl.col("_nc"), prefix, level))
+            .drop("_SS", "_SM", "_MM", "_nc"))
 
 
 def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
-    """``long`` has one row per (win, key value): columns variant, hand_id, <key>."""
-    counts, totals = share_moments(long, run.wins().select("variant", "hand_id"), ["variant"], key)
+    """``long`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
+    cl = run.cluster
+    counts, totals = share_moments(long, run.wins().select("variant", "hand_id", "deal_id"), ["variant"], key,
+                                   cluster=cl)
+    hand_events = long.select("variant", "hand_id", "deal_id", key).unique()
+    hcounts, htotals = share_moments(hand_events, run.hands().select("variant", "hand_id", "deal_id"),
+                                     ["variant"], key, cluster=cl)
     seen = counts.select(key).collect()[key]
     extra = sorted(set(seen.drop_nulls().to_list()) - set(keys))
     grid = _totals(run).join(pl.DataFrame({key: list(keys) + extra,
                                            "_order": range(len(keys) + len(extra))}), how="cross")
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
-    return (_win_shares(grid, counts, totals, ["variant", key], "k_wins", "p_win", level)
-            .with_columns(*wilson_exprs("k_hands", "n_hands", "p_hand", level))
+    wins = _win_shares(grid, counts, totals, ["variant", key], "k_wins", "p_win", level)
+    return (_win_shares(wins, hcounts, htotals, ["variant", key], "k_hands", "p_hand", level, n="n_hands")
             .join(vorder, on="variant").sort("_vorder", "_order")
             .select("variant", key, "k_wins", "n_wins", "p_win", "p_win_se", "p_win_lo", "p_win_hi",
-                    "k_hands", "n_hands", "p_hand", "p_hand_lo", "p_hand_hi"))
+                    "k_hands", "n_hands", "p_hand", "p_hand_lo", "p_hand_hi", "n_units"))
 
 
 def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and hand type (``simulator.rules.HAND_TYPES`` order): ``k_wins, n_wins, p_win(_se/_lo/_hi),
-    k_hands, n_hands, p_hand(_lo/_hi)`` — share of wins with that label (clustered by hand) and share of hands
-    with such a win (Wilson)."""
+    k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
+    win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
-    return _frequencies(run, run.wins().select("variant", "hand_id", "hand_type"), "hand_type", HAND_TYPES, level)
+    return _frequencies(run, run.wins().select("variant", "hand_id", "deal_id", "hand_type"), "hand_type",
+                        HAND_TYPES, level)
 
 
 def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
     :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
     run = as_run(run)
-    long = (run.wins().select("variant", "hand_id", *FLAGS)
-            .unpivot(index=["variant", "hand_id"], on=list(FLAGS), variable_name="flag", value_name="_on")
+    long = (run.wins().select("variant", "hand_id", "deal_id", *FLAGS)
+            .unpivot(index=["variant", "hand_id", "deal_id"], on=list(FLAGS), variable_name="flag",
+                     value_name="_on")
             .filter(pl.col("_on")).drop("_on"))
     return _frequencies(run, long, "flag", FLAGS, level)
 
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Distribution over wins of ``fan`` (before the cap), ``capped_fan`` and ``gen`` (根, as scored):
-    ``variant, measure, value, k, n_wins, p, se, p_lo, p_hi``, every value from 0 to the largest seen. ``p`` is
-    a share of wins, clustered by hand like ``p_win`` (cluster-robust SE; ``p ± z·se`` clipped to [0, 1], null
-    when the SE is 0)."""
+    ``variant, measure, value, k, n_wins, n_units, p, se, p_lo, p_hi``, every value from 0 to the largest seen.
+    ``p`` is a share of wins, clustered by ``run.cluster`` like ``p_win`` (cluster-robust SE, effective-n
+    Wilson interval)."""
     run = as_run(run)
-    long = (run.wins().select("variant", "hand_id", *FAN_MEASURES)
-            .unpivot(index=["variant", "hand_id"], on=list(FAN_MEASURES), variable_name="measure",
+    long = (run.wins().select("variant", run.cluster, *FAN_MEASURES)
+            .unpivot(index=["variant", run.cluster], on=list(FAN_MEASURES), variable_name="measure",
                      value_name="value")
             .with_columns(pl.col("value").cast(pl.Int64)))
-    counts, totals = share_moments(long, run.wins().select("variant", "hand_id"), ["variant"], ["measure", "value"])
+    counts, totals = share_moments(long, run.wins().select("variant", run.cluster), ["variant"],
+                                   ["measure", "value"], cluster=run.cluster)
     top = counts.select(pl.col("value").max()).collect().item()
     top = int(top) if top is not None else 0
-    grid = (_totals(run).select("variant", "n_wins")
+    grid = (_totals(run).select("variant", "n_wins", "n_units")
             .join(pl.DataFrame({"measure": list(FAN_MEASURES), "_m": range(len(FAN_MEASURES))}), how="cross")
             .join(pl.DataFrame({"value": range(0, top + 1)}, schema={"value": pl.Int64}), how="cross"))
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
@@ -97,17 +111,17 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
             .rename({"p_se": "se"})
             .join(vorder, on="variant")
             .sort("_vorder", "_m", "value")
-            .select("variant", "measure", "value", "k", "n_wins", "p", "se", "p_lo", "p_hi"))
+            .select("variant", "measure", "value", "k", "n_wins", "n_units", "p", "se", "p_lo", "p_hi"))
 
 
 def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Mean ``fan``, ``capped_fan``, ``gen`` per win and ``wins`` per hand, per variant: ``variant, quantity,
-    n_hands, n_obs, mean, se, ci_lo, ci_hi`` (wins clustered by hand; ``n_obs`` = wins, or hands for
-    ``wins_per_hand``)."""
+    n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` (clustered by ``run.cluster``; ``n_obs`` = wins, or hands
+    for ``wins_per_hand``)."""
     run = as_run(run)
-    per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), level=level)
+    per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), cluster=run.cluster, level=level)
     per_hand = cluster_means(run.hands().with_columns(pl.col("n_winners").alias("wins_per_hand")), ["variant"],
-                             ["wins_per_hand"], level=level)
+                             ["wins_per_hand"], cluster=run.cluster, level=level)
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
     return (pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
             .sort("_vorder", "_i").drop("_vorder", "_i"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,27 @@ class Run:
         from simulator.rules import validate
 
         return validate(dict(rules), f"{variant}/{mf.MANIFEST}").digest()
+
+    @cached_property
+    def duplicate(self) -> bool:
+        """Whether the run played duplicate seating (each wall dealt four times, bots rotated): the manifests'
+        or study's ``duplicate`` flag; when none records one, whether any logged ``deal_id`` differs from its
+        ``hand_id``."""
+        flags = [m.get("duplicate") for m in self.manifests.values()] + [(self.study or {}).get("duplicate")]
+        if any(isinstance(f, bool) for f in flags):
+            return any(f is True for f in flags)
+        return bool(self.hands().select((pl.col("deal_id") != pl.col("hand_id")).any()).collect().item())
+
+    @property
+    def cluster(self) -> str:
+        """Column of the independent unit: ``deal_id`` (the wall) under duplicate seating — the four seatings
+        of one wall share every tile, so they are one observation of the wall, not four — else ``hand_id``."""
+        return "deal_id" if self.duplicate else "hand_id"
+
+    @property
+    def unit(self) -> str:
+        """Name of the independent unit for tables: ``"wall"`` under duplicate seating, else ``"hand"``."""
+        return "wall" if self.duplicate else "hand"
 
     @property
     def baseline(self) -> str:

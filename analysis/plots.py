@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -26,28 +27,89 @@ def to_png(fig: Figure, dpi: int = 100) -> bytes:
 
 
 _CJK = re.compile(r"\s*\([^)]*[\u3400-\u9fff][^)]*\)")
+_CJK_FAMILIES = ("Noto Sans CJK", "Noto Serif CJK", "Source Han Sans", "Source Han Serif", "WenQuanYi",
+                 "SimHei", "SimSun", "Microsoft YaHei", "PingFang", "Heiti", "Hiragino Sans GB", "AR PL",
+                 "Droid Sans Fallback", "Arial Unicode")
+
+
+@cache
+def cjk_font() -> str | None:
+    """Name of an installed font with Chinese glyphs (matplotlib's font manager), or None: labels then stay
+    pinyin only, never a row of missing-glyph boxes."""
+    from matplotlib import font_manager
+
+    for font in font_manager.fontManager.ttflist:
+        if any(font.name.startswith(f) for f in _CJK_FAMILIES):
+            return font.name
+    return None
 
 
 def plain(text: str) -> str:
-    """Drop parenthesised Chinese glosses, e.g. ``huazhu (花猪) any`` → ``huazhu any`` (the default matplotlib
-    fonts have no CJK glyphs; tables keep them)."""
-    return _CJK.sub("", str(text))
+    """A label for a figure: parenthesised Chinese glosses kept when a CJK font is installed (see
+    :func:`cjk_font`), else dropped, e.g. ``huazhu (花猪) any`` → ``huazhu any``."""
+    return str(text) if cjk_font() else _CJK.sub("", str(text))
+
+
+def zh_label(key: str) -> str:
+    """A hand type / flag for a figure: ``qingyise 清一色`` with a CJK font, ``qingyise`` without one."""
+    if cjk_font() is None:
+        return key
+    from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH  # plain dicts; imported late (scoring loads numba)
+
+    zh = {**FLAG_ZH, **HAND_TYPE_ZH}.get(key)
+    return f"{key} {zh}" if zh else key
+
+
+def _fonts(ax) -> None:
+    """Let the axis' tick labels fall back to the CJK font when there is one."""
+    font = cjk_font()
+    if font:
+        for label in (*ax.get_yticklabels(), *ax.get_xticklabels()):
+            label.set_fontfamily(["DejaVu Sans", font])
 
 
 def _label(row: dict, cols: Sequence[str]) -> str:
-    return plain(" / ".join(f"seat {row[c]}" if c == "seat" else str(row[c]) for c in cols))
+    from analysis.ev import POSITION_NAMES
+
+    def one(c: str) -> str:
+        if c == "seat":
+            return f"seat {row[c]}"
+        if c == "position":
+            return POSITION_NAMES[row[c]]
+        return str(row[c])
+
+    return plain(" / ".join(one(c) for c in cols))
 
 
 def _variants(df: pl.DataFrame) -> list[str]:
     return list(dict.fromkeys(df["variant"].to_list()))
 
 
+def _has_interval(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Rows with a real interval: both bounds known and ``hi > lo`` (a zero-width interval is not drawn)."""
+    lo, hi = (np.asarray(pl.Series(a, dtype=pl.Float64).fill_null(np.nan), dtype=float) for a in (lo, hi))
+    return np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+
+
 def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Asymmetric error-bar array from an interval (a null estimate counts as 0; a null bound draws no bar)."""
     est = np.nan_to_num(np.asarray(est, dtype=float), nan=0.0)
-    lo, hi = (np.asarray(a, dtype=float) for a in (lo, hi))
+    lo, hi = (np.asarray(pl.Series(a, dtype=pl.Float64).fill_null(np.nan), dtype=float) for a in (lo, hi))
     lo, hi = np.where(np.isnan(lo), est, lo), np.where(np.isnan(hi), est, hi)
     return np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
+
+
+def _points(ax, x: np.ndarray, y: np.ndarray, lo, hi, color: str, label: str | None = None,
+            marker: str = "o") -> None:
+    """Points with horizontal 95% intervals; points without a real interval are drawn hollow, with no bar."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = _has_interval(lo, hi)
+    err = _errors(x, lo, hi)
+    if ok.any():
+        ax.errorbar(x[ok], y[ok], xerr=err[:, ok], fmt=marker, capsize=3, color=color, label=label)
+        label = None
+    if (~ok).any():
+        ax.plot(x[~ok], y[~ok], marker, mfc="none", color=color, label=label)
 
 
 def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -> None:
@@ -58,9 +120,14 @@ def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -
     for i, v in enumerate(variants):
         sub = pl.DataFrame({key: keys}).join(df.filter(pl.col("variant") == v), on=key, how="left")
         e = sub[est].fill_null(0).to_numpy()
-        ax.barh(ypos + (i - (len(variants) - 1) / 2) * height, e, height=height, color=COLORS[i % len(COLORS)],
-                xerr=_errors(e, sub[lo].to_numpy(), sub[hi].to_numpy()), capsize=2, label=v)
-    ax.set_yticks(ypos, labels=keys)
+        y = ypos + (i - (len(variants) - 1) / 2) * height
+        color = COLORS[i % len(COLORS)]
+        ax.barh(y, e, height=height, color=color, label=v)
+        ok = _has_interval(sub[lo], sub[hi])
+        if ok.any():
+            ax.errorbar(e[ok], y[ok], xerr=_errors(e, sub[lo], sub[hi])[:, ok], fmt="none", ecolor="black",
+                        capsize=2, lw=0.8)
+    ax.set_yticks(ypos, labels=[zh_label(k) for k in keys])
     ax.invert_yaxis()
     ax.legend(fontsize="small")
 
@@ -68,7 +135,7 @@ def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -
 def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True) -> Figure:
     """Grouped bars of :func:`analysis.fans.hand_type_frequencies` or ``flag_frequencies``: share of wins
     (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one bar per variant, with the tables' 95%
-    intervals (clustered by hand for shares of wins, Wilson for shares of hands)."""
+    intervals, on a **log** axis so a hand type won once in ten thousand wins is as visible as pinghu."""
     key = "hand_type" if "hand_type" in freq.columns else "flag"
     col = f"p_{per}"
     df = freq
@@ -80,7 +147,12 @@ def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = T
     ax = fig.add_subplot()
     if df.height:
         _grouped_hbars(ax, df, key, col, f"{col}_lo", f"{col}_hi")
-    ax.set_xlabel(f"share of {per}s (95% interval, " + ("clustered by hand)" if per == "win" else "Wilson)"))
+        positive = df.filter(pl.col(col) > 0)[col]
+        if positive.len():
+            ax.set_xscale("log")
+            ax.set_xlim(left=float(positive.min()) / 3, right=min(1.5, float(df[f"{col}_hi"].max() or 1) * 1.5))
+        _fonts(ax)
+    ax.set_xlabel(f"share of {per}s, log scale (95% Wilson interval, clustered)")
     ax.set_title(f"{key.replace('_', ' ')} frequency per {per}")
     return fig
 
@@ -89,7 +161,7 @@ def ev_errorbars(ev: pl.DataFrame, component: str = "score_total") -> Figure:
     """Mean score per hand with 95% intervals from :func:`analysis.ev.expected_value`, one point per group and
     variant (base units)."""
     df = ev.filter(pl.col("component") == component)
-    cols = [c for c in ("seat", "bot") if c in df.columns]
+    cols = [c for c in ("seat", "position", "bot") if c in df.columns]
     groups = list(dict.fromkeys(_label(r, cols) for r in df.iter_rows(named=True)))
     variants = _variants(df)
     fig = Figure(figsize=(7, 1.2 + 0.45 * max(len(groups), 1)))
@@ -98,9 +170,8 @@ def ev_errorbars(ev: pl.DataFrame, component: str = "score_total") -> Figure:
     for i, v in enumerate(variants):
         sub = df.filter(pl.col("variant") == v)
         y = np.array([groups.index(_label(r, cols)) for r in sub.iter_rows(named=True)], dtype=float)
-        m = sub["mean"].to_numpy()
-        ax.errorbar(m, y + (i - (len(variants) - 1) / 2) * step, xerr=_errors(m, sub["ci_lo"], sub["ci_hi"]),
-                    fmt="o", capsize=3, color=COLORS[i % len(COLORS)], label=v)
+        _points(ax, sub["mean"].to_numpy(), y + (i - (len(variants) - 1) / 2) * step, sub["ci_lo"], sub["ci_hi"],
+                COLORS[i % len(COLORS)], v)
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(range(len(groups)), labels=groups)
     ax.invert_yaxis()
@@ -128,9 +199,7 @@ def component_stack(ev: pl.DataFrame) -> Figure:
         left = np.where(m >= 0, pos, neg)
         ax.barh(y, m, left=left, color=COLORS[i % len(COLORS)], label=c.removeprefix("score_"))
         pos, neg = pos + np.clip(m, 0, None), neg + np.clip(m, None, 0)
-    t = total["mean"].to_numpy()
-    ax.errorbar(t, y, xerr=_errors(t, total["ci_lo"], total["ci_hi"]), fmt="D", color="black", capsize=3,
-                label="total")
+    _points(ax, total["mean"].to_numpy(), y, total["ci_lo"], total["ci_hi"], "black", "total", marker="D")
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(y, labels=labels)
     ax.invert_yaxis()
@@ -166,21 +235,38 @@ def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
 
 
 def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> Figure:
-    """Paired differences (variant − baseline) with 95% CIs from :mod:`analysis.compare`; one row per line."""
+    """Paired differences (variant − baseline) with 95% CIs from :mod:`analysis.compare`, one row per line and
+    **one panel per unit of measurement** (``measured_in``: base units, share of hands, turns…), so a
+    difference in turns never shares an axis with one in base units. Rows whose interval comes from few
+    differing units are drawn with squares; rows where no unit differs, hollow at 0 with no bar."""
     if label is None:
         label = [c for c in ("seat", "bot", "bot_baseline", "component", "metric") if c in cmp.columns]
-    names = [plain(" / ".join(str(r[c]) for c in label if r.get(c) is not None)) + f"  [{r['variant']}−{r['baseline']}]"
-             for r in cmp.iter_rows(named=True)]
-    fig = Figure(figsize=(7, 1.2 + 0.35 * max(len(names), 1)))
-    ax = fig.add_subplot()
-    d = cmp["diff"].to_numpy() if cmp.height else np.array([])
-    y = np.arange(len(names))
-    if cmp.height:
-        ax.errorbar(d, y, xerr=_errors(d, cmp["ci_lo"], cmp["ci_hi"]), fmt="o", capsize=3, color=COLORS[0])
-    ax.axvline(0, color="grey", lw=0.8)
-    ax.set_yticks(y, labels=names)
-    ax.invert_yaxis()
-    ax.set_xlabel("paired difference, variant − baseline (95% CI)")
+    label = [c for c in label if c in cmp.columns]
+    units = list(dict.fromkeys(cmp["measured_in"].to_list())) if "measured_in" in cmp.columns and cmp.height \
+        else ["difference"]
+    sizes = [max(cmp.filter(pl.col("measured_in") == u).height if "measured_in" in cmp.columns else cmp.height, 1)
+             for u in units]
+    fig = Figure(figsize=(7, 1.0 + 0.35 * sum(sizes) + 0.6 * len(units)))
+    axes = fig.subplots(len(units), 1, squeeze=False, height_ratios=sizes)[:, 0]
+    for ax, unit in zip(axes, units, strict=True):
+        sub = cmp.filter(pl.col("measured_in") == unit) if "measured_in" in cmp.columns else cmp
+        names = [plain(" / ".join(str(r[c]) for c in label if r.get(c) is not None))
+                 + f"  [{r['variant']}−{r['baseline']}]" for r in sub.iter_rows(named=True)]
+        y = np.arange(len(names), dtype=float)
+        if sub.height:
+            rare = (sub["interval"] == "few differing").to_numpy() if "interval" in sub.columns \
+                else np.zeros(sub.height, dtype=bool)
+            d = sub["diff"].to_numpy().astype(float)
+            for mask, marker in ((~rare, "o"), (rare, "s")):
+                if mask.any():
+                    _points(ax, d[mask], y[mask], sub["ci_lo"].filter(pl.Series(mask)),
+                            sub["ci_hi"].filter(pl.Series(mask)), COLORS[0], marker=marker)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_yticks(y, labels=names)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"variant − baseline, {unit} (95% CI)")
+        _fonts(ax)
+    fig.tight_layout()
     return fig
 
 

@@ -5,8 +5,9 @@ For each variant and group (seat or bot) the sample is every player-hand of that
 - ``sd`` — sample standard deviation; ``q(p)`` — inverse-empirical-CDF quantile of the score (an observed
   score); ``P(loss>x)`` — share of player-hands with ``score < −x``; ``CVaR95 loss`` — mean loss ``−score``
   over the worst 5% of player-hands (fractional boundary weight, see :mod:`analysis.stats`); ``mean`` too.
-- Intervals: percentile bootstrap over hands (``n_boot`` replicates, seeded): a replicate redraws the hands
-  with replacement and keeps every observation of a drawn hand, so seats of one hand stay together.
+- Intervals: percentile bootstrap over independent units (``n_boot`` replicates, seeded): a replicate redraws
+  the hands — the walls under duplicate seating (``Run.cluster``) — with replacement and keeps every
+  observation of a drawn unit, so seats of one hand (and the four seatings of one wall) stay together.
   ``n_boot=0`` gives no interval (``ci_lo``/``ci_hi`` null).
 - Sessions (:func:`session_risk_table`): the total of ``hands`` independent hands for one player of the group.
   Each hand of the session is a uniform draw of a logged hand (every logged hand is an equally likely deal),
@@ -17,7 +18,7 @@ For each variant and group (seat or bot) the sample is every player-hand of that
   the group holds the same number of seats in every hand (always for ``by="seat"``), and then the session
   ``mean`` is exactly ``hands`` times the per-hand ``mean`` of :func:`risk_table` (which pools player-hands).
   Estimates come from ``n_sessions`` simulated sessions; intervals from ``n_boot`` outer
-  replicates (hands resampled, ``boot_sessions`` sessions each). Hands of a simulated hand stream are
+  replicates (units resampled, ``boot_sessions`` sessions each). Hands of a simulated hand stream are
   independent by construction (every hand is a fresh deal).
 - :func:`score_distribution` gives the full distribution of the per-hand score with cluster-robust intervals.
 """
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from analysis.ev import group_columns
+from analysis.ev import group_columns, player_frame
 from analysis.load import Run, as_run
 from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, session_risk
 
@@ -50,8 +51,11 @@ def _label(key: str, alpha: float) -> str:
     return key
 
 
-def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarray]]:
-    df = run.players().select("variant", *cols, "hand_id", "score_total").collect()
+def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per variant and group: (key, scores, hand of each score, independent unit of each score)."""
+    df = (player_frame(run, position="position" in cols)
+          .select("variant", *cols, "hand_id", "deal_id", "score_total").collect())
+    unit = run.cluster
     out = []
     for variant in run.variants:
         sub = df.filter(pl.col("variant") == variant)
@@ -59,14 +63,15 @@ def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarra
             continue
         for key, part in sub.sort(cols).partition_by(cols, as_dict=True, maintain_order=True).items():
             out.append(({"variant": variant, **dict(zip(cols, key, strict=True))},
-                        part["score_total"].to_numpy().astype(float), part["hand_id"].to_numpy()))
+                        part["score_total"].to_numpy().astype(float), part["hand_id"].to_numpy(),
+                        part[unit].to_numpy()))
     return out
 
 
 def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
-    schema = {"variant": pl.String, **{c: (pl.Int8 if c == "seat" else pl.String) for c in cols},
+    schema = {"variant": pl.String, **{c: (pl.String if c == "bot" else pl.Int8) for c in cols},
               "statistic": pl.String, "estimate": pl.Float64, "ci_lo": pl.Float64, "ci_hi": pl.Float64,
-              "n_hands": pl.Int64, "n_obs": pl.Int64}
+              "n_units": pl.Int64, "n_hands": pl.Int64, "n_obs": pl.Int64}
     if not rows:
         return pl.DataFrame(schema=schema)
     # no bootstrap (n_boot = 0) or no finite replicate: no interval, as null rather than NaN
@@ -76,7 +81,8 @@ def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
 def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float = LEVEL,
                probs: Sequence[float] = PROBS, thresholds: Sequence[float] = HAND_THRESHOLDS,
                n_boot: int = 200, seed: int = 0, level: float = LEVEL) -> pl.DataFrame:
-    """Per-hand risk, long format: ``variant, <by…>, statistic, estimate, ci_lo, ci_hi, n_hands, n_obs``.
+    """Per-hand risk, long format: ``variant, <by…>, statistic, estimate, ci_lo, ci_hi, n_units, n_hands,
+    n_obs``.
 
     Statistics in order: ``mean``, ``sd``, ``q(p)`` for ``probs``, ``P(loss>x)`` for ``thresholds`` (base
     units), ``CVaR<alpha> loss``. Bootstrap seeded by ``(seed, group index)``: the same call gives the same
@@ -84,11 +90,11 @@ def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float 
     run = as_run(run)
     cols = group_columns(by)
     rows = []
-    for i, (key, values, hands) in enumerate(_groups(run, cols)):
-        stats = cluster_bootstrap_risk(values, hands, probs=probs, thresholds=thresholds, alpha=alpha,
+    for i, (key, values, hands, units) in enumerate(_groups(run, cols)):
+        stats = cluster_bootstrap_risk(values, units, probs=probs, thresholds=thresholds, alpha=alpha,
                                        n_boot=n_boot, seed=np.random.SeedSequence([seed, i]), level=level)
-        n_hands = int(np.unique(hands).size)
-        rows += [(*key.values(), _label(k, alpha), *v, n_hands, values.size) for k, v in stats.items()]
+        counts = (int(np.unique(units).size), int(np.unique(hands).size), values.size)
+        rows += [(*key.values(), _label(k, alpha), *v, *counts) for k, v in stats.items()]
     return _table(rows, cols)
 
 
@@ -105,20 +111,22 @@ def session_risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, hands
     run = as_run(run)
     cols = group_columns(by)
     rows = []
-    for i, (key, values, hand_ids) in enumerate(_groups(run, cols)):
+    for i, (key, values, hand_ids, units) in enumerate(_groups(run, cols)):
         stats = session_risk(values, hand_ids, hands=hands, probs=probs, thresholds=thresholds, alpha=alpha,
                              n_sessions=n_sessions, n_boot=n_boot, boot_sessions=boot_sessions,
-                             seed=np.random.SeedSequence([seed, i]), level=level)
-        n_hands = int(np.unique(hand_ids).size)
-        rows += [(*key.values(), _label(k, alpha), *v, n_hands, values.size) for k, v in stats.items()]
+                             seed=np.random.SeedSequence([seed, i]), level=level, units=units)
+        counts = (int(np.unique(units).size), int(np.unique(hand_ids).size), values.size)
+        rows += [(*key.values(), _label(k, alpha), *v, *counts) for k, v in stats.items()]
     return _table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands"))
 
 
 def score_distribution(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
-    """Distribution of the per-hand score: ``variant, <by…>, score_total, k, n_obs, n_hands, p, se, p_lo, p_hi``
-    (``p`` = share of the group's player-hands with that score, base units; cluster-robust 95% interval)."""
+    """Distribution of the per-hand score: ``variant, <by…>, score_total, k, n_obs, n_units, p, se, p_lo, p_hi``
+    (``p`` = share of the group's player-hands with that score, base units; clustered by ``run.cluster``,
+    Wilson 95% interval at the effective sample size)."""
     run = as_run(run)
     cols = group_columns(by)
-    out = cluster_proportions(run.players(), ["variant", *cols], "score_total", level=level)
+    out = cluster_proportions(player_frame(run, position="position" in cols), ["variant", *cols], "score_total",
+                              cluster=run.cluster, level=level)
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     return out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v")

@@ -1,14 +1,12 @@
 """Game shape: how hands unfold under each variant (流局, winners, turns, 花猪, 查大叫, kongs, deal-ins, caps,
 declined wins).
 
-:func:`game_shape` returns one row per variant and metric with ``n`` (the denominator), an estimate, an SE and
-a 95% interval. Three kinds of metric, named by ``per``:
-
-- ``hand`` — a share of hands (Wilson interval; ``se = √(p(1−p)/n)``) or a mean per hand (``sd/√n``);
-- ``win`` — a share of wins or a mean over wins, clustered by hand (several wins per hand are not independent):
-  ratio estimator with the cluster-robust SE; a share's interval is ``p ± z·se`` clipped to [0, 1], null when
-  the SE is 0 (no win, or every win, has the property);
-- ``player-hand`` — a share or mean over the four players of every hand, clustered by hand.
+:func:`game_shape` returns one row per variant and metric with ``n`` (the denominator: hands, wins or
+player-hands), ``n_units`` (independent units: hands, or walls under duplicate seating), an estimate, an SE and
+a 95% interval. Every estimate is a ratio mean clustered by the independent unit (``Run.cluster``); shares get
+the Wilson interval at the effective sample size (inside [0, 1], never zero-width), means ``mean ± z·se``.
+Three kinds of metric, named by ``per``: ``hand`` (one observation per hand), ``win`` (several wins per hand)
+and ``player-hand`` (the four players of every hand).
 
 Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more players still in); 查大叫 = hands
 where any player's ``score_chadajiao`` is nonzero; deal-in = a player-hand in which the player was the single
@@ -24,72 +22,54 @@ import polars as pl
 
 from analysis.ev import group_columns
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_diff_se, cluster_means, wilson_exprs, z_value
+from analysis.stats import LEVEL, cluster_diff_se, cluster_means, z_value
 
-COLUMNS = ("variant", "metric", "per", "n", "estimate", "se", "ci_lo", "ci_hi")
-
-
-def _shares(lf: pl.LazyFrame, indicators: dict[str, pl.Expr], per: str, level: float) -> pl.DataFrame:
-    """Wilson rows for boolean indicators over the rows of ``lf`` (one row = one independent trial: a hand)."""
-    agg = lf.group_by("variant").agg(pl.len().alias("n"),
-                                     *[e.cast(pl.Int64).sum().alias(k) for k, e in indicators.items()]).collect()
-    frames = [agg.select("variant", pl.lit(name).alias("metric"), pl.lit(per).alias("per"),
-                         pl.col("n").cast(pl.Int64), pl.col(name).alias("_k"))
-              for name in indicators]
-    return (pl.concat(frames)
-            .with_columns(wilson_exprs("_k", "n", "estimate", level))
-            .with_columns((pl.col("estimate") * (1 - pl.col("estimate")) / pl.col("n")).sqrt().alias("se"))
-            .rename({"estimate_lo": "ci_lo", "estimate_hi": "ci_hi"})
-            .select(COLUMNS))
+COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
 
-def _means(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, level: float) -> pl.DataFrame:
-    """Cluster-robust means of expressions over the rows of ``lf`` (clustered by hand)."""
-    out = cluster_means(lf.select("variant", "hand_id", *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
-                        ["variant"], list(values), level=level, name="metric")
-    return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"),
+def _rows(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, cluster: str, level: float,
+          share: bool) -> pl.DataFrame:
+    """Cluster-robust means of expressions over the rows of ``lf``, clustered by ``cluster``; ``share``: the
+    expressions are 0/1 indicators and get the effective-n Wilson interval."""
+    out = cluster_means(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
+                        ["variant"], list(values), cluster=cluster, level=level, name="metric",
+                        shares=list(values) if share else ())
+    return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
                       pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
 
 
-def _win_shares(wins: pl.LazyFrame, indicators: dict[str, pl.Expr], level: float) -> pl.DataFrame:
-    """Shares of wins clustered by hand: ``_means`` of 0/1 indicators, interval clipped to [0, 1] and null
-    when the SE is 0 or null (see :func:`analysis.stats.cluster_share_exprs`)."""
-    has = pl.col("se") > 0
-    return _means(wins, indicators, "win", level).with_columns(
-        pl.when(has).then(pl.col("ci_lo").clip(0.0, 1.0)).alias("ci_lo"),
-        pl.when(has).then(pl.col("ci_hi").clip(0.0, 1.0)).alias("ci_hi"))
-
-
 def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
-    """Per variant: ``variant, metric, per, n, estimate, se, ci_lo, ci_hi`` (see the module docstring)."""
+    """Per variant: ``variant, metric, per, n, n_units, estimate, se, ci_lo, ci_hi`` (see the module
+    docstring; ``n`` = hands, wins or player-hands, ``n_units`` = independent units, ``Run.unit``)."""
     run = as_run(run)
+    cl = run.cluster
     hands, players, wins = run.hands(), run.players(), run.wins()
     per_hand = (players.group_by("variant", "hand_id")
                 .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"))
                 .join(hands, on=["variant", "hand_id"], how="right"))
     cap_hands = (wins.group_by("variant", "hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
-                 .join(hands.select("variant", "hand_id"), on=["variant", "hand_id"], how="right"))
+                 .join(hands.select("variant", "hand_id", "deal_id"), on=["variant", "hand_id"], how="right"))
     dealt_in = (wins.filter(pl.col("kind").is_in(["discard", "rob_kong"]) & (pl.col("payer") >= 0))
                 .select("variant", "hand_id", pl.col("payer").alias("seat")).unique()
                 .with_columns(pl.lit(True).alias("_dealt_in")))
     player_rows = players.join(dealt_in, on=["variant", "hand_id", "seat"], how="left")
     parts = [
-        _shares(hands, {"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
-                        **{f"winners={k}": pl.col("n_winners") == k for k in range(4)}}, "hand", level),
-        _means(hands, {"winners per hand": pl.col("n_winners"), "turns per hand": pl.col("turns"),
-                       "kongs per hand": pl.col("n_kongs")}, "hand", level),
-        _shares(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
-                           "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", level),
-        _shares(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", level),
-        _win_shares(wins, {"self-draw share": pl.col("kind") == "self_draw",
-                           "discard-win share": pl.col("kind") == "discard",
-                           "rob-kong share": pl.col("kind") == "rob_kong",
-                           "cap binds": pl.col("capped_fan") < pl.col("fan")}, level),
-        _means(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", level),
-        _means(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
-                             "huazhu (花猪) rate": pl.col("huazhu"),
-                             "declined a win": pl.col("declined_wins") > 0,
-                             "declined wins per player": pl.col("declined_wins")}, "player-hand", level),
+        _rows(hands, {"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
+                      **{f"winners={k}": pl.col("n_winners") == k for k in range(4)}}, "hand", cl, level, True),
+        _rows(hands, {"winners per hand": pl.col("n_winners"), "turns per hand": pl.col("turns"),
+                      "kongs per hand": pl.col("n_kongs")}, "hand", cl, level, False),
+        _rows(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
+                         "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", cl, level, True),
+        _rows(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", cl, level, True),
+        _rows(wins, {"self-draw share": pl.col("kind") == "self_draw",
+                     "discard-win share": pl.col("kind") == "discard",
+                     "rob-kong share": pl.col("kind") == "rob_kong",
+                     "cap binds": pl.col("capped_fan") < pl.col("fan")}, "win", cl, level, True),
+        _rows(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", cl, level, False),
+        _rows(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
+                            "huazhu (花猪) rate": pl.col("huazhu"),
+                            "declined a win": pl.col("declined_wins") > 0}, "player-hand", cl, level, True),
+        _rows(player_rows, {"declined wins per player": pl.col("declined_wins")}, "player-hand", cl, level, False),
     ]
     order = {v: i for i, v in enumerate(run.variants)}
     out = pl.concat(parts).with_row_index("_i")
@@ -100,10 +80,10 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
 def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
     """Players who declined at least one win (``declined``) vs those who declined none, per variant and group.
 
-    Rows: ``variant, <by…>, declined, quantity, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
+    Rows: ``variant, <by…>, declined, quantity, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
     of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
     ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null,
-    ``n_obs`` = both groups, ``n_hands`` = hands with an observation in either). The two groups share hands
+    ``n_obs`` = both groups, ``n_units`` = units with an observation in either). The two groups share hands
     (a bot at several seats, both winners of one hand), so the diff's SE is not ``√(se₁² + se₀²)``: it is the
     hand-clustered SE of the group coefficient in the OLS ``quantity ~ declined``
     (:func:`analysis.stats.cluster_diff_se`), which keeps the covariance of the two means. This is
@@ -112,21 +92,23 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     run = as_run(run)
     cols = group_columns(by)
     keys = ["variant", *cols, "declined"]
+    cl = run.cluster
     players = run.players().with_columns((pl.col("declined_wins") > 0).alias("declined"),
                                          pl.col("won").cast(pl.Float64).alias("won_f"))
-    allp = cluster_means(players, keys, ["won_f", "score_total"], level=level)
-    fans = cluster_means(players.filter(pl.col("won")), keys, ["capped_fan"], level=level)
+    allp = cluster_means(players, keys, ["won_f", "score_total"], cluster=cl, level=level, shares=["won_f"])
+    fans = cluster_means(players.filter(pl.col("won")), keys, ["capped_fan"], cluster=cl, level=level)
     out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
     z = z_value(level)
     gkeys = ["variant", *cols]
     diff = pl.concat([
-        cluster_diff_se(lf, gkeys, "declined", v).with_columns(pl.lit(q).alias("quantity"))
+        cluster_diff_se(lf, gkeys, "declined", v, cluster=cl).with_columns(pl.lit(q).alias("quantity"))
         for lf, v, q in ((players, "won_f", "won"), (players.filter(pl.col("won")), "capped_fan", "capped_fan"),
                          (players, "score_total", "score_total"))])
-    diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_hands", "n_obs",
+    diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_units",
+                       pl.lit(None, dtype=pl.Int64).alias("n_hands"), "n_obs",
                        pl.col("diff").alias("mean"), "se",
-                       (pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
-                       (pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
+                       pl.when(pl.col("se") > 0).then(pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
+                       pl.when(pl.col("se") > 0).then(pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
     order = {v: i for i, v in enumerate(run.variants)}
     qorder = {"won": 0, "capped_fan": 1, "score_total": 2}
     return (pl.concat([out.select(diff.columns), diff])

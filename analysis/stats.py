@@ -1,31 +1,34 @@
-"""Statistical building blocks: Wilson intervals, clustered means, paired-design sizes, cluster bootstrap.
+"""Statistical building blocks: clustered means and shares, Wilson intervals, few-difference intervals,
+multiplicity, sample sizes under the alternative, cluster bootstrap, sessions.
 
 Conventions used throughout ``analysis``:
 
 - Intervals are two-sided at ``LEVEL`` (95%); ``z = Φ⁻¹(0.975) ≈ 1.95996``.
-- A proportion of independent trials (one per hand: shares of hands) gets a **Wilson score interval**.
-- A share of trials that are not independent (wins: several per hand) is the ratio estimator
-  ``p = Σ_h k_h / Σ_h m_h`` (``k_h`` successes among the hand's ``m_h`` trials) with the cluster-robust SE
-  below and the interval ``p ± z·se`` clipped to [0, 1]; no interval (null) when that SE is 0 or unknown
-  (``k = 0`` or ``k = n``: the data show no variation to measure). See :func:`cluster_share_exprs`.
-- A mean gets a normal-approximation interval ``mean ± z·se``. When several observations come from the same
-  hand (e.g. every seat played by one bot), the hand is the independent unit: the mean is the ratio estimator
-  ``ΣS_h / Σm_h`` (``S_h`` = sum of the hand's observations, ``m_h`` = their number) and its standard error is
-  the cluster-robust (linearisation) one,
-  ``se² = n/(n−1) · Σ_h (S_h − mean·m_h)² / (Σ_h m_h)²`` over the ``n`` hands. With one observation per hand
-  this is exactly ``sd/√n`` (sample SD, ddof 1).
+- The **cluster** (``cluster=`` argument; ``Run.cluster`` in the tables) is the independent unit: the hand, or
+  the wall (``deal_id``) under duplicate seating. Observations of one cluster may be correlated in any way.
+- A mean is the ratio estimator ``ΣS_c / Σm_c`` (``S_c`` = sum of cluster ``c``'s observations, ``m_c`` = their
+  number) with the cluster-robust (linearisation) SE
+  ``se² = G/(G−1) · Σ_c (S_c − mean·m_c)² / (Σ_c m_c)²`` over the ``G`` clusters (``sd/√n`` with one
+  observation per cluster) and the normal interval ``mean ± z·se``.
+- A share (the mean of a 0/1 indicator: of hands, wins, player-hands) gets the **Wilson interval at the
+  effective sample size** (:func:`share_interval_exprs`): inside [0, 1], never zero-width.
+- A paired difference carried by fewer than :data:`RARE_UNITS` differing clusters gets the conservative gamma
+  interval of :func:`rare_diff_interval` instead of the normal one.
+- Multiplicity: :func:`p_adjust` (Holm, Benjamini–Hochberg). Sample sizes: :func:`hands_needed` with the SD
+  under the alternative (:func:`sigma_alternative`).
 - Quantiles are the inverse of the empirical CDF (numpy ``method="inverted_cdf"``): the smallest observed value
   ``x`` with ``F(x) ≥ p``, so a reported quantile is always a score that actually occurred.
 - CVaR (expected shortfall) at level ``α`` of the loss ``L = −score`` is the mean of the worst ``(1−α)`` share of
   outcomes, ``CVaR_α = (1/k)·Σ`` of the ``k = (1−α)·n`` largest losses, the boundary observation counted with
   its fractional weight (the coherent Acerbi–Tasche definition).
-- Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **hands** with
-  replacement (all of a hand's observations move together), seeded with ``numpy.random.default_rng(seed)``;
+- Bootstrap intervals are percentile intervals over ``n_boot`` replicates that resample **clusters** with
+  replacement (all of a cluster's observations move together), seeded with ``numpy.random.default_rng(seed)``;
   ``n_boot = 0`` gives no interval. The command line accepts 0 or at least :data:`MIN_BOOT` replicates.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from statistics import NormalDist
 
@@ -86,17 +89,22 @@ def wilson_exprs(k: str | pl.Expr, n: str | pl.Expr, prefix: str = "p", level: f
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Means clustered by hand
+# Means and shares clustered by an independent unit (hand or wall)
 
 
 def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
                     cluster: str = "hand_id") -> pl.LazyFrame:
-    """Per group of ``by``: ``n`` clusters, ``n_obs``, and for each value column ``v`` the moments
+    """Per group of ``by``: ``n`` clusters, ``n_obs``, ``n_hands`` (distinct ``hand_id`` when the frame has that
+    column and the clusters are walls, else ``n``), and for each value column ``v`` the moments
     ``v__T = ΣS``, ``v__SS = ΣS²``, ``v__SM = ΣS·m`` with ``S`` the cluster sum; plus ``_MM = Σm²``."""
     by = list(by)
-    per_cluster = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"),
-                                                  *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
+    count_hands = cluster != "hand_id" and "hand_id" in lf.collect_schema().names()
+    per_cluster = lf.group_by([*by, cluster]).agg(
+        pl.len().cast(pl.Float64).alias("_m"),
+        *([pl.col("hand_id").n_unique().alias("_h")] if count_hands else []),
+        *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
     aggs = [pl.len().alias("n"), pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+            (pl.col("_h").sum() if count_hands else pl.len()).cast(pl.Int64).alias("n_hands"),
             (pl.col("_m") ** 2).sum().alias("_MM")]
     for v in values:
         aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
@@ -106,26 +114,36 @@ def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
 
 def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Expr, n: pl.Expr,
                      level: float = LEVEL) -> list[pl.Expr]:
-    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2)."""
+    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2; no
+    interval when the SE is 0 — every unit has the same mean, so there is no variation to measure, and a
+    zero-width interval would claim certainty)."""
     mean = T / M
     var = (SS - 2 * mean * SM + mean * mean * MM).clip(lower_bound=0.0) / (M * M) * n / (n - 1)
     se = pl.when(n > 1).then(var.sqrt())
     z = z_value(level)
-    return [mean.alias("mean"), se.alias("se"), (mean - z * se).alias("ci_lo"), (mean + z * se).alias("ci_hi")]
+    has = se > 0
+    return [mean.alias("mean"), se.alias("se"), pl.when(has).then(mean - z * se).alias("ci_lo"),
+            pl.when(has).then(mean + z * se).alias("ci_hi")]
 
 
 def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
-                  level: float = LEVEL, name: str = "quantity") -> pl.DataFrame:
-    """Long table ``by…, <name>, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value column per
-    group with its cluster-robust SE (clusters = ``cluster``, hands by default), in ``values`` order."""
+                  level: float = LEVEL, name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+    """Long table ``by…, <name>, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value
+    column per group with its cluster-robust SE over the ``n_units`` clusters (``cluster``: hands by default,
+    walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
+    interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
+    [0, 1]; the others get ``mean ± z·se``."""
     mom = cluster_moments(lf, by, values, cluster).collect()
     n, M, MM = pl.col("n").cast(pl.Float64), pl.col("n_obs").cast(pl.Float64), pl.col("_MM")
     frames = []
     for i, v in enumerate(values):
+        est = ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n, level)
+        if v in shares:
+            lo, hi = share_interval_exprs(est[0], est[1], M, n, level)
+            est = [est[0], est[1], lo.alias("ci_lo"), hi.alias("ci_hi")]
         frames.append(mom.select(
-            *by, pl.lit(v).alias(name), pl.lit(i).alias("_order"), pl.col("n").cast(pl.Int64).alias("n_hands"),
-            "n_obs", *ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n,
-                                       level)))
+            *by, pl.lit(v).alias(name), pl.lit(i).alias("_order"), pl.col("n").cast(pl.Int64).alias("n_units"),
+            "n_hands", "n_obs", *est))
     out = pl.concat(frames) if frames else pl.DataFrame()
     return out.sort([*by, "_order"]).drop("_order") if frames else out
 
@@ -136,60 +154,84 @@ def share_moments(events: pl.LazyFrame, trials: pl.LazyFrame, by: Sequence[str],
 
     ``trials`` has one row per trial (e.g. per win) with the ``by`` and ``cluster`` columns; ``events`` one row
     per (trial, key value) that occurred (a trial may have several values, e.g. several flags, or exactly one).
-    Returns ``(counts, totals)``: ``counts`` per ``by…, key…``: ``k`` = events, ``k_hands`` = clusters with at
-    least one, ``_SS = Σk_h²``, ``_SM = Σk_h·m_h``; ``totals`` per ``by…``: ``n_hands`` = clusters with at least
+    Returns ``(counts, totals)``: ``counts`` per ``by…, key…``: ``k`` = events, ``k_units`` = clusters with at
+    least one, ``_SS = Σk_h²``, ``_SM = Σk_h·m_h``; ``totals`` per ``by…``: ``n_units`` = clusters with at least
     one trial, ``n_obs = Σm_h`` trials, ``_MM = Σm_h²`` (``k_h``, ``m_h``: events and trials of cluster ``h``).
     Feed them to :func:`cluster_share_exprs`; a key value that never occurs has ``k = _SS = _SM = 0``."""
     by, keys = list(by), [key] if isinstance(key, str) else list(key)
     sizes = trials.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
-    totals = sizes.group_by(by).agg(pl.len().cast(pl.Int64).alias("n_hands"),
+    totals = sizes.group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"),
                                     pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
                                     (pl.col("_m") ** 2).sum().alias("_MM"))
     counts = (events.group_by([*by, cluster, *keys]).agg(pl.len().cast(pl.Float64).alias("_c"))
               .join(sizes, on=[*by, cluster], how="inner")
               .group_by([*by, *keys]).agg(pl.col("_c").sum().cast(pl.Int64).alias("k"),
-                                          pl.len().cast(pl.Int64).alias("k_hands"),
+                                          pl.len().cast(pl.Int64).alias("k_units"),
                                           (pl.col("_c") ** 2).sum().alias("_SS"),
                                           (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
     return counts, totals
 
 
-def cluster_share_exprs(k: pl.Expr, SS: pl.Expr, SM: pl.Expr, n_obs: pl.Expr, MM: pl.Expr, n_hands: pl.Expr,
+def share_interval_exprs(p: pl.Expr, se: pl.Expr, n_obs: pl.Expr, n_units: pl.Expr,
+                         level: float = LEVEL) -> tuple[pl.Expr, pl.Expr]:
+    """``(lo, hi)``: Wilson interval of a share of clustered trials at its effective sample size.
+
+    ``p`` = share, ``se`` = its cluster-robust SE over ``n_units`` clusters, ``n_obs`` = trials. The design
+    effect ``deff = se² / (p(1−p)/n_obs · G/(G−1))`` (``G`` = clusters; exactly 1 with one trial per cluster)
+    gives ``n_eff = n_obs / deff``, capped at ``n_obs`` (never more information than independent trials); the
+    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When no variation is seen (``p`` = 0 or
+    1, or ``se`` = 0) the design effect cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster
+    had one" bounds the chance of a trial having one, whatever the correlation inside clusters. Null when
+    there are no trials or fewer than 2 clusters."""
+    pf, se, M, G = p.cast(pl.Float64), se.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
+    binom = pf * (1 - pf) / M * G / (G - 1)
+    varies = (pf > 0) & (pf < 1) & (se > 0)
+    n_eff = (pl.when(varies).then((binom / (se * se) * M).clip(upper_bound=M))
+             .when((pf > 0) & (pf < 1)).then(M).otherwise(G))
+    z2 = z_value(level) ** 2
+    denom = 1.0 + z2 / n_eff
+    centre = (pf + z2 / (2 * n_eff)) / denom
+    half = (z2 ** 0.5) * (pf * (1 - pf) / n_eff + z2 / (4 * n_eff * n_eff)).sqrt() / denom
+    ok = (M > 0) & (G > 1)
+    lo = pl.when(ok).then(pl.when(pf > 0).then((centre - half).clip(0.0, 1.0)).otherwise(0.0))
+    hi = pl.when(ok).then(pl.when(pf < 1).then((centre + half).clip(0.0, 1.0)).otherwise(1.0))
+    return lo, hi
+
+
+def cluster_share_exprs(k: pl.Expr, SS: pl.Expr, SM: pl.Expr, n_obs: pl.Expr, MM: pl.Expr, n_units: pl.Expr,
                         prefix: str = "p", level: float = LEVEL) -> list[pl.Expr]:
     """``prefix, prefix_se, prefix_lo, prefix_hi`` of a share of clustered trials (moments of
     :func:`share_moments`): ``p = k / n_obs`` (null when there are no trials), the cluster-robust SE over the
-    ``n_hands`` clusters (null when fewer than 2), and ``p ± z·se`` clipped to [0, 1] — null when the SE is 0
-    or null (``k = 0`` or ``k = n_obs``: no variation to measure, so no interval rather than a zero-width one)."""
-    kf, M, n = k.cast(pl.Float64), n_obs.cast(pl.Float64), n_hands.cast(pl.Float64)
-    p, se, lo, hi = ratio_mean_exprs(kf, SS, SM, M, MM, n, level)
+    ``n_units`` clusters (null when fewer than 2), and the Wilson interval at the effective sample size
+    (:func:`share_interval_exprs`): inside [0, 1], and never zero-width."""
+    kf, M, n = k.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
+    p, se, _, _ = ratio_mean_exprs(kf, SS, SM, M, MM, n, level)
+    lo, hi = share_interval_exprs(p, se, M, n, level)
     ok = M > 0
-    has = ok & (se > 0)
     return [pl.when(ok).then(p).alias(prefix), pl.when(ok).then(se).alias(f"{prefix}_se"),
-            pl.when(has).then(lo.clip(0.0, 1.0)).alias(f"{prefix}_lo"),
-            pl.when(has).then(hi.clip(0.0, 1.0)).alias(f"{prefix}_hi")]
+            lo.alias(f"{prefix}_lo"), hi.alias(f"{prefix}_hi")]
 
 
 def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster: str = "hand_id",
                         level: float = LEVEL) -> pl.DataFrame:
-    """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_hands, p, se, p_lo, p_hi``.
+    """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_units, p, se, p_lo, p_hi``.
 
-    ``p`` = share of the group's observations taking that value; its SE is cluster-robust (hands are the
-    independent unit) and the interval is ``p ± z·se`` clipped to [0, 1]."""
+    ``p`` = share of the group's observations taking that value; its SE is cluster-robust (``cluster`` is the
+    independent unit) and the interval is the effective-n Wilson one of :func:`share_interval_exprs`."""
     by = list(by)
     sizes = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
-    totals = sizes.group_by(by).agg(pl.len().alias("n_hands"), pl.col("_m").sum().alias("_M"),
+    totals = sizes.group_by(by).agg(pl.len().alias("n_units"), pl.col("_m").sum().alias("_M"),
                                     (pl.col("_m") ** 2).sum().alias("_MM"))
     counts = (lf.group_by([*by, cluster, value]).agg(pl.len().cast(pl.Float64).alias("_c"))
               .join(sizes, on=[*by, cluster], how="inner")
               .group_by([*by, value]).agg(pl.col("_c").sum().alias("_T"), (pl.col("_c") ** 2).sum().alias("_SS"),
                                           (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
-    n = pl.col("n_hands").cast(pl.Float64)
-    est = ratio_mean_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"), n, level)
+    est = cluster_share_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"),
+                              pl.col("n_units"), "p", level)
     out = (counts.join(totals, on=by, how="inner")
            .with_columns(est)
            .select(*by, value, pl.col("_T").cast(pl.Int64).alias("k"), pl.col("_M").cast(pl.Int64).alias("n_obs"),
-                   pl.col("n_hands").cast(pl.Int64), pl.col("mean").alias("p"), "se",
-                   pl.col("ci_lo").clip(0.0, 1.0).alias("p_lo"), pl.col("ci_hi").clip(0.0, 1.0).alias("p_hi"))
+                   pl.col("n_units").cast(pl.Int64), "p", pl.col("p_se").alias("se"), "p_lo", "p_hi")
            .sort([*by, value]))
     return out.collect()
 
@@ -204,7 +246,7 @@ def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
     ``N₀`` the two groups' observation counts, ``se² = G/(G−1) · Σ_h (A_h/N₁ − B_h/N₀)²`` over the ``G``
     clusters with an observation in either group (the sandwich estimator, with the ``G/(G−1)`` factor of
     :func:`ratio_mean_exprs`). A cluster holding observations of both groups enters once, so their covariance
-    counts. Returns ``by…, n_hands (G), n_obs, diff, se`` for the groups where both sides have observations
+    counts. Returns ``by…, n_units (G), n_obs, diff, se`` for the groups where both sides have observations
     (``se`` null when ``G < 2``)."""
     by = list(by)
     per = (lf.group_by([*by, cluster, group])
@@ -219,25 +261,215 @@ def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
             .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
                            * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
             .group_by([*by, cluster]).agg(pl.col("_u").sum())
-            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_hands"), (pl.col("_u") ** 2).sum().alias("_U")))
-    g = pl.col("n_hands").cast(pl.Float64)
+            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U")))
+    g = pl.col("n_units").cast(pl.Float64)
     return (both.join(infl, on=by)
-            .select(*by, "n_hands", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),
+            .select(*by, "n_units", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),
                     pl.when(g > 1).then((g / (g - 1) * pl.col("_U")).sqrt()).alias("se"))
             .collect())
 
 
+def sigma_alternative(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarray | float,
+                      k_differ: np.ndarray | float | None = None, m: np.ndarray | float = 1.0,
+                      integer: bool = False, max_abs: np.ndarray | float | None = None) -> np.ndarray:
+    """Per-unit SD of a paired difference under the alternative that its true mean is ``d``.
+
+    The observed ``σ̂ = se·√n`` (``n`` units) describes the data under the effect that happened, which may be
+    none; a true effect ``d`` forces more spread, so ``σ = max(σ̂, bounds)``:
+
+    - ``k_differ`` units of ``n`` differ (share ``π = k/n > 0``): a unit mean that is 0 outside an event of
+      probability ``π`` and has mean ``d`` has ``Var ≥ d²/π − d²`` (Cauchy–Schwarz). A rule that rarely binds
+      needs about ``(z_α + z_β)²/π`` binding units, not the few hands the observed σ̂ suggests. When a unit's
+      mean difference cannot exceed ``max_abs`` (1 for a 0/1 share), an effect ``d`` needs ``π ≥ d/max_abs``,
+      so ``π`` is raised to that (the alternative is then "it binds more often", not "each binding is
+      bigger than possible").
+    - ``integer``: each unit's sum of differences over its ``m`` observations is an integer (scores in base
+      units, counts, 0/1 shares), so ``Var(sum) ≥ |m·d| − (m·d)²`` when ``|m·d| < 1`` (``E[X²] ≥ E|X|``).
+
+    NaN where nothing bounds σ and ``σ̂`` is 0 or unknown."""
+    n = np.asarray(n, dtype=float)
+    d = np.abs(np.asarray(d, dtype=float))
+    var = (np.asarray(se, dtype=float) ** 2) * n
+    var = np.where(np.isfinite(var), var, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if k_differ is not None:
+            pi = np.asarray(k_differ, dtype=float) / n
+            if max_abs is not None:
+                pi = np.maximum(pi, d / np.asarray(max_abs, dtype=float))
+            var = np.maximum(var, np.where(pi > 0, d * d / pi - d * d, 0.0))
+        if integer:
+            md = np.asarray(m, dtype=float) * d
+            var = np.maximum(var, np.where(md < 1, (md - md * md) / np.asarray(m, dtype=float) ** 2, 0.0))
+    sigma = np.sqrt(var)
+    return np.where(sigma > 0, sigma, np.nan)
+
+
 def hands_needed(se: np.ndarray | float, n: np.ndarray | float, d: np.ndarray | float, level: float = LEVEL,
-                 power: float = POWER) -> np.ndarray:
-    """Hands needed to detect a true mean difference ``d`` (two-sided test at ``level``, given ``power``; ``d``
-    one number or one per row):
-    ``⌈((z_{(1+level)/2} + z_power) · σ / d)²⌉`` with the per-hand SD ``σ = se·√n`` estimated from the data;
-    NaN when ``σ`` is 0 or unknown (no variation observed: the question has no answer from these data)."""
-    sigma = np.asarray(se, dtype=float) * np.sqrt(np.asarray(n, dtype=float))
+                 power: float = POWER, *, k_differ: np.ndarray | float | None = None,
+                 m: np.ndarray | float = 1.0, integer: bool = False,
+                 max_abs: np.ndarray | float | None = None) -> np.ndarray:
+    """Units (hands, or walls under duplicate seating) needed to detect a true mean difference ``d``: a
+    two-sided test at ``α = 1 − level`` with the given ``power``, ``⌈((z_{1−α/2} + z_power) · σ / d)²⌉`` with
+    ``σ`` the per-unit SD under the alternative (:func:`sigma_alternative`; ``se``, ``n``: the observed SE
+    over ``n`` units). NaN when σ is unknown."""
+    sigma = sigma_alternative(se, n, d, k_differ, m, integer, max_abs)
     zsum = z_value(level) + NormalDist().inv_cdf(power)
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.ceil((zsum * sigma / np.abs(np.asarray(d, dtype=float))) ** 2)
-    return np.where(np.isfinite(need) & (sigma > 0), need, np.nan)
+    return np.where(np.isfinite(need), need, np.nan)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tests: normal p-values, multiplicity
+
+
+def normal_p(diff: np.ndarray | float, se: np.ndarray | float) -> np.ndarray:
+    """Two-sided normal p-value of ``diff/se`` (NaN when ``se`` is 0 or unknown)."""
+    diff, se = np.asarray(diff, dtype=float), np.asarray(se, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zs = np.where(se > 0, np.abs(diff) / se, np.nan)
+    return np.array([2 * NormalDist().cdf(-v) if np.isfinite(v) else np.nan for v in np.ravel(zs)]
+                    ).reshape(zs.shape)
+
+
+def p_adjust(p: np.ndarray | Sequence[float], method: str = "holm") -> np.ndarray:
+    """Multiplicity-adjusted p-values over one family: ``"holm"`` (Holm's step-down, controls the
+    family-wise error rate under any dependence) or ``"bh"`` (Benjamini–Hochberg, false discovery rate).
+    NaN entries are not tests: they stay NaN and do not count in the family size."""
+    p = np.asarray(p, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ps = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * ps))
+    elif method == "bh":
+        adj = np.minimum.accumulate(np.minimum(1.0, m / np.arange(1, m + 1) * ps)[::-1])[::-1]
+    else:
+        raise ValueError(f"method {method!r}: expected 'holm' or 'bh'")
+    out[order] = adj
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Few differing units: a gamma (weighted Poisson) interval
+
+RARE_UNITS = 30
+"""Fewer differing units than this and a paired difference gets :func:`rare_diff_interval`, not the normal one
+(with a handful of nonzero differences the normal interval is far too short, and zero-width at 0 or 1)."""
+
+
+def _gamma_p(a: float, x: float) -> float:
+    """Regularised lower incomplete gamma ``P(a, x)``: series below ``a + 1``, continued fraction above."""
+    if x <= 0:
+        return 0.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1:
+        term = total = 1.0 / a
+        k = a
+        for _ in range(10_000):
+            k += 1
+            term *= x / k
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return min(1.0, total * math.exp(log_front))
+    # Q(a, x) by the modified Lentz continued fraction
+    tiny = 1e-300
+    b = x + 1 - a
+    c, dd = 1 / tiny, 1 / b
+    h = dd
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2
+        dd = an * dd + b
+        dd = tiny if abs(dd) < tiny else dd
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        dd = 1 / dd
+        delta = dd * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return max(0.0, 1.0 - math.exp(log_front) * h)
+
+
+def gamma_quantile(q: float, shape: float) -> float:
+    """Quantile of the Gamma(shape, scale 1) distribution (bisection on :func:`_gamma_p`; shape > 0)."""
+    if q <= 0:
+        return 0.0
+    lo, hi = 0.0, shape + 10 * math.sqrt(shape) + 50
+    while _gamma_p(shape, hi) < q:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _gamma_p(shape, mid) < q:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * max(hi, 1e-300):
+            break
+    return (lo + hi) / 2
+
+
+def _weighted_poisson(w: np.ndarray, w_max: float, alpha: float) -> tuple[float, float]:
+    """Fay–Feuer gamma interval (two-sided ``1 − alpha``) for the mean of ``Y = Σ w_i`` over events of a
+    Poisson process with positive marks ``w`` (the observed ones); ``w_max`` = the largest mark thought
+    possible (used for the upper bound, also when no event was seen)."""
+    y, v = float(w.sum()), float((w * w).sum())
+    lo = v / y * gamma_quantile(alpha / 2, y * y / v) if y > 0 else 0.0
+    yu, vu = y + w_max, v + w_max * w_max
+    hi = vu / yu * gamma_quantile(1 - alpha / 2, yu * yu / vu)
+    return lo, hi
+
+
+def rare_diff_interval(unit_sums: np.ndarray, n_obs: float, level: float = LEVEL) -> tuple[float, float]:
+    """Interval for a mean paired difference carried by few differing units.
+
+    ``unit_sums``: the nonzero per-unit sums ``D`` of the differences (units whose sum is 0 add nothing);
+    ``n_obs``: the observations of all units (the estimate is ``ΣD / n_obs``). The positive and the negative
+    sums are each treated as a compound Poisson total (a unit differs rarely and independently) and get the
+    Fay–Feuer gamma interval at level ``1 − α/2``; the difference of the two ranges is the interval (union
+    bound: coverage at least ``level``). The largest observed ``|D|`` stands for the size of a difference of
+    the sign not seen, so "every observed difference is positive" is not read as "no negative ones exist".
+    Conservative by construction; exact for a single possible size of difference."""
+    d = np.asarray(unit_sums, dtype=float)
+    d = d[d != 0]
+    if d.size == 0:
+        return math.nan, math.nan
+    alpha = (1 - level) / 2
+    w_max = float(np.abs(d).max())
+    p_lo, p_hi = _weighted_poisson(d[d > 0], w_max, alpha)
+    n_lo, n_hi = _weighted_poisson(-d[d < 0], w_max, alpha)
+    return (p_lo - n_hi) / n_obs, (p_hi - n_lo) / n_obs
+
+
+def rare_diff_p(unit_sums: np.ndarray, tol: float = 1e-4) -> float:
+    """Two-sided p-value matching :func:`rare_diff_interval`: the largest ``α`` whose interval still holds 0
+    (bisection; 1 when the 0%-level interval holds 0, NaN without a differing unit)."""
+    d = np.asarray(unit_sums, dtype=float)
+    if not (d != 0).any():
+        return math.nan
+
+    def holds_zero(alpha: float) -> bool:
+        lo, hi = rare_diff_interval(d, 1.0, 1.0 - alpha)
+        return lo <= 0 <= hi
+
+    if holds_zero(1.0 - 1e-9):
+        return 1.0
+    lo, hi = 1e-12, 1.0 - 1e-9  # holds_zero(lo) is True unless p is below 1e-12
+    if not holds_zero(lo):
+        return lo
+    while hi - lo > tol * lo:
+        mid = math.sqrt(lo * hi) if hi / lo > 10 else (lo + hi) / 2
+        if holds_zero(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -320,24 +552,39 @@ def cluster_bootstrap_risk(values: np.ndarray, clusters: np.ndarray, *, probs: S
     return out
 
 
-def _by_hand(values: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Values grouped by hand: (values in hand order, start, size, per-hand mean, per-hand mean of squares)."""
+def _by_hand(values: np.ndarray, clusters: np.ndarray, units: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """Values grouped by hand: (values in hand order, start, size, per-hand mean, per-hand mean of squares,
+    hands grouped by independent unit: hand order, unit start, unit size). ``units`` (e.g. the wall of each
+    value) defaults to the hand itself."""
     values = np.asarray(values, dtype=float)
-    order = np.argsort(np.asarray(clusters), kind="stable")
+    clusters = np.asarray(clusters)
+    order = np.argsort(clusters, kind="stable")
     vals = values[order]
-    _, start, size = np.unique(np.asarray(clusters)[order], return_index=True, return_counts=True)
+    _, start, size = np.unique(clusters[order], return_index=True, return_counts=True)
     mean = np.add.reduceat(vals, start) / size
     mean2 = np.add.reduceat(vals * vals, start) / size
-    return vals, start, size, mean, mean2
+    unit_of_hand = np.asarray(units)[order][start] if units is not None else np.arange(start.size)
+    horder = np.argsort(unit_of_hand, kind="stable")
+    _, ustart, usize = np.unique(unit_of_hand[horder], return_index=True, return_counts=True)
+    return vals, start, size, mean, mean2, horder, ustart, usize
+
+
+def _resample_units(tab: tuple[np.ndarray, ...], rng: np.random.Generator) -> np.ndarray:
+    """Hand indices of one cluster-bootstrap replicate: units drawn with replacement, all their hands kept."""
+    horder, ustart, usize = tab[5:]
+    pick = rng.integers(0, ustart.size, size=ustart.size)
+    sizes = usize[pick]
+    offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return horder[np.repeat(ustart[pick], sizes) + offsets]
 
 
 def _sessions(tab: tuple[np.ndarray, ...], hands: int, n_sessions: int, rng: np.random.Generator,
               resample_hands: bool) -> tuple[np.ndarray, float, float]:
     """Simulated session totals plus the exact mean and SD of a session total under the same draw."""
-    vals, start, size, hmean, hmean2 = tab
+    vals, start, size, hmean, hmean2 = tab[:5]
     n_cl = start.size
-    pool = rng.integers(0, n_cl, size=n_cl) if resample_hands else np.arange(n_cl)
-    pick = pool[rng.integers(0, n_cl, size=(n_sessions, hands))]
+    pool = _resample_units(tab, rng) if resample_hands else np.arange(n_cl)
+    pick = pool[rng.integers(0, pool.size, size=(n_sessions, hands))]
     obs = start[pick] + np.floor(rng.random((n_sessions, hands)) * size[pick]).astype(np.int64)
     # one draw = a uniform hand of the pool, then a uniform observation of that hand
     m1, m2 = hmean[pool].mean(), hmean2[pool].mean()
@@ -345,29 +592,33 @@ def _sessions(tab: tuple[np.ndarray, ...], hands: int, n_sessions: int, rng: np.
 
 
 def session_totals(values: np.ndarray, clusters: np.ndarray, hands: int, n_sessions: int,
-                   rng: np.random.Generator, resample_hands: bool = False) -> np.ndarray:
+                   rng: np.random.Generator, resample_hands: bool = False,
+                   units: np.ndarray | None = None) -> np.ndarray:
     """Totals of ``n_sessions`` simulated sessions of ``hands`` hands for one player.
 
-    Each hand of a session is an independent draw of a logged hand (uniform), then of one of that hand's
-    observations (uniform), i.e. one player's score in that hand. With ``resample_hands`` the logged hands are
-    first resampled with replacement (one outer bootstrap replicate)."""
-    return _sessions(_by_hand(values, clusters), hands, n_sessions, rng, resample_hands)[0]
+    Each hand of a session is an independent draw of a logged hand (``clusters``: the hand of each value;
+    uniform), then of one of that hand's observations (uniform), i.e. one player's score in that hand. With
+    ``resample_hands`` the logged hands are first resampled (one outer bootstrap replicate): by independent
+    unit when ``units`` (the wall of each value, duplicate seating) is given — all hands of a drawn wall
+    together — else hand by hand."""
+    return _sessions(_by_hand(values, clusters, units), hands, n_sessions, rng, resample_hands)[0]
 
 
 def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs: Sequence[float],
                  thresholds: Sequence[float], alpha: float = LEVEL, n_sessions: int = 20_000,
-                 n_boot: int = 100, boot_sessions: int = 2_000, seed: Seed = 0, level: float = LEVEL
-                 ) -> dict[str, tuple[float, float, float]]:
+                 n_boot: int = 100, boot_sessions: int = 2_000, seed: Seed = 0, level: float = LEVEL,
+                 units: np.ndarray | None = None) -> dict[str, tuple[float, float, float]]:
     """Risk statistics of the total over a session of ``hands`` hands: ``{stat: (estimate, lo, hi)}``.
 
     One hand of a session is a uniform draw of a logged hand (``clusters``), then of one of that hand's
     observations (:func:`session_totals`), so every hand weighs the same however many observations it has.
     ``mean`` and ``sd`` are exact for the session model (``K·μ`` and ``√K·σ`` of one draw, σ with ddof 0);
     the other statistics use ``n_sessions`` simulated sessions. Intervals: percentile interval over ``n_boot``
-    outer replicates that resample the logged hands (and simulate ``boot_sessions`` sessions each, so the
-    interval includes the simulation error); ``lo``/``hi`` are NaN when ``n_boot == 0``."""
+    outer replicates that resample the logged hands — by wall when ``units`` gives each value's wall (duplicate
+    seating) — and simulate ``boot_sessions`` sessions each, so the interval includes the simulation error;
+    ``lo``/``hi`` are NaN when ``n_boot == 0``."""
     rng = np.random.default_rng(seed)
-    tab = _by_hand(values, clusters)
+    tab = _by_hand(values, clusters, units)
     tot, mean, sd = _sessions(tab, hands, n_sessions, rng, False)
     tot = np.sort(tot)
     point = risk_kernel(tot, np.ones((1, tot.size)), probs, thresholds, alpha)

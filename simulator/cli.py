@@ -279,7 +279,7 @@ def compare(
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
     from rich.console import Console
 
-    from analysis.compare import paired_comparison, paired_hand_metrics, rich_table
+    from analysis.compare import footnote, paired_comparison, paired_hand_metrics, rich_table
     from analysis.ev import COMPONENTS
     from analysis.load import open_run
 
@@ -303,10 +303,7 @@ def compare(
     what = components[0] if len(components) == 1 else "score"
     console.print(rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label))
     console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
-    console.print("n = paired hands; se = paired SE (hands are the unit); p = two-sided normal test; vrf = unpaired "
-                  "/ paired variance; hands p/u = hands needed to detect d (95% two-sided, 80% power), paired / "
-                  "unpaired; d = --detect for scores, and for each hand metric a default in its own unit (column "
-                  "d; analysis.compare.HAND_DETECT). Shares are 0/1 means.")
+    console.print(footnote())
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -149,8 +149,11 @@ def test_study_wrote_the_report(run_dir):
     for v in run.variants:
         assert run.digest(v)[:12] in html and run.digest(v)[:12] in md
     assert html.count("data:image/png;base64,") >= 10
-    for heading in ("Game shape", "Fan frequencies", "Expected value", "Risk", "Economy", "Paired comparisons"):
-        assert f"## {heading}" in md and f"<h2>{heading}</h2>" in html
+    for heading in ("Summary", "Contents", "Game shape", "Fan frequencies", "Expected value", "Risk", "Economy",
+                    "Paired: huazhu_8x − huazhu_16x", "Paired: cap3 − huazhu_16x"):
+        assert f"## {heading}" in md and f">{heading}</h2>" in html
+    assert md.index("## Summary") < md.index("## Contents") < md.index("## Run")
+    assert "<a href='#paired-cap3--huazhu_16x'>" in html and "(#paired-cap3--huazhu_16x)" in md
     assert "settlement.huazhu_penalty: 16 → 8" in md
     assert not list(run_dir.glob(".report*"))  # no temporaries left
 
@@ -161,6 +164,8 @@ def test_duplicate_strategy_pairs(dup_dir):
     assert set(pairs) == {("value", "greedy"), ("greedy", "greedy")}
     assert pairs[("value", "greedy")]["n_obs"] == 400 and pairs[("greedy", "greedy")]["n_obs"] == 1200
     assert pairs[("value", "greedy")]["n_hands"] == 400
+    # duplicate seating: the 400 hands are 100 walls, the independent unit
+    assert {r["n_units"] for r in pairs.values()} == {100} and set(df["unit"]) == {"wall"}
     # the rest of the table loses what the test bot gains, hand by hand
     v, g = pairs[("value", "greedy")], pairs[("greedy", "greedy")]
     assert v["diff"] * 400 + g["diff"] * 1200 == pytest.approx(0, abs=1e-6)

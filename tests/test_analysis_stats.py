@@ -89,8 +89,11 @@ def test_cluster_proportions_hand_computed():
     out = cluster_proportions(lf, ["g"], "s")
     r16 = out.filter(pl.col("s") == 16).row(0, named=True)
     # p = 2/8; S_h = (0,0,2,0): se² = 4/3 · Σ(S − .5)² / 64 = 4/3 · (3·.25 + 2.25)/64 = 1/16
-    assert (r16["k"], r16["n_obs"], r16["n_hands"], r16["p"]) == (2, 8, 4, 0.25)
+    assert (r16["k"], r16["n_obs"], r16["n_units"], r16["p"]) == (2, 8, 4, 0.25)
     assert r16["se"] == pytest.approx(0.25)
+    # deff = se² / (p(1−p)/n_obs · G/(G−1)) = (1/16) / (3/128 · 4/3) = 2: Wilson at n_eff = 4
+    lo, hi = wilson_interval(1.0, 4.0)
+    assert (r16["p_lo"], r16["p_hi"]) == pytest.approx((float(lo), float(hi)))
     assert out["p"].sum() == pytest.approx(1.0)
     assert out["k"].sum() == 8
 
@@ -99,7 +102,7 @@ def _shares(trials: pl.LazyFrame, events: pl.LazyFrame, key: str | list[str]) ->
     counts, totals = share_moments(events, trials, ["g"], key)
     return (counts.join(totals, on="g").collect()
             .with_columns(cluster_share_exprs(pl.col("k"), pl.col("_SS"), pl.col("_SM"), pl.col("n_obs"),
-                                              pl.col("_MM"), pl.col("n_hands"))))
+                                              pl.col("_MM"), pl.col("n_units"))))
 
 
 def test_cluster_shares_hand_computed():
@@ -110,12 +113,17 @@ def test_cluster_shares_hand_computed():
     out = {r["flag"]: r for r in _shares(trials, events, "flag").iter_rows(named=True)}
     a = out["a"]
     # p = 4/6; k − p·m = 1 − 4/3, 3 − 2, 0 − 2/3 = −1/3, 1, −2/3: se² = 3/2 · (14/9) / 36 = 7/108
-    assert (a["k"], a["k_hands"], a["n_obs"], a["n_hands"]) == (4, 2, 6, 3)
+    assert (a["k"], a["k_units"], a["n_obs"], a["n_units"]) == (4, 2, 6, 3)
     assert a["p"] == pytest.approx(2 / 3) and a["p_se"] == pytest.approx(math.sqrt(7 / 108))
-    assert (a["p_lo"], a["p_hi"]) == pytest.approx((2 / 3 - Z * math.sqrt(7 / 108), 1.0))  # clipped at 1
-    # k = n: SE 0, no interval
+    # design effect (7/108) / (p(1−p)/6 · 3/2 = 1/18) = 7/6: Wilson at n_eff = 6·6/7, inside [0, 1]
+    n_eff = 36 / 7
+    lo, hi = wilson_interval(2 / 3 * n_eff, n_eff)
+    assert (a["p_lo"], a["p_hi"]) == pytest.approx((float(lo), float(hi)))
+    assert 0 < a["p_lo"] < a["p"] < a["p_hi"] < 1
+    # k = n: SE 0, the design effect is unknown: Wilson with n_eff = the 3 clusters, never zero-width
     b = out["b"]
-    assert (b["p"], b["p_se"], b["p_lo"], b["p_hi"]) == (1, 0, None, None)
+    assert (b["p"], b["p_se"], b["p_hi"]) == (1, 0, 1)
+    assert b["p_lo"] == pytest.approx(3 / (3 + Z**2))
     # one trial per hand: the clustered SE is √(p(1−p)/(n−1)), not Wilson's
     one = _shares(pl.LazyFrame({"g": ["x"] * 4, "hand_id": range(4)}),
                   pl.LazyFrame({"g": ["x"], "hand_id": [2], "flag": ["a"]}), "flag").row(0, named=True)
@@ -136,7 +144,7 @@ def test_cluster_diff_se_matches_ols_sandwich():
     scores = np.stack([X[h == c].T @ e[h == c] for c in np.unique(h)])
     G = scores.shape[0]
     V = G / (G - 1) * bread @ (scores.T @ scores) @ bread
-    assert (r["n_hands"], r["n_obs"]) == (G, h.size)
+    assert (r["n_units"], r["n_obs"]) == (G, h.size)
     assert r["diff"] == pytest.approx(beta[1]) and r["se"] == pytest.approx(math.sqrt(V[1, 1]))
     # a group with only one side has no row
     assert cluster_diff_se(pl.LazyFrame({"g": [1, 1], "hand_id": [0, 1], "d": [True, True], "y": [1.0, 2.0]}),
@@ -259,3 +267,61 @@ def test_p_values_below_the_floor_are_shown_as_a_bound_not_as_zero():
     assert fmt_p(0.03125) == "0.03125" and fmt_p(None) == "—"
     table = md_table(pl.DataFrame({"mean": [0.0], "p_value": [0.0]}))
     assert table.splitlines()[-1] == "| 0 | <0.0001 |"
+
+
+# -- multiplicity, few differing units, sample sizes under the alternative ------------------------------------
+
+def test_p_adjust_holm_and_bh():
+    from analysis.stats import p_adjust
+
+    p = [0.01, 0.04, float("nan"), 0.03]
+    # Holm: sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04 -> running max 0.03, 0.06, 0.06; NaN is no test
+    np.testing.assert_allclose(p_adjust(p, "holm"), [0.03, 0.06, np.nan, 0.06])
+    # BH: 0.01·3/1, 0.03·3/2, 0.04·3/3 = 0.03, 0.045, 0.04 -> running min from the top: 0.03, 0.04, 0.04
+    np.testing.assert_allclose(p_adjust(p, "bh"), [0.03, 0.04, np.nan, 0.04])
+    assert p_adjust([0.9, 0.8], "holm").max() == 1.0
+    with pytest.raises(ValueError, match="holm"):
+        p_adjust(p, "bonferroni")
+
+
+def test_gamma_quantile_matches_garwood():
+    from analysis.stats import gamma_quantile
+
+    # exact Poisson interval for 10 events: Gamma(10) at 2.5%, Gamma(11) at 97.5% (chi² tables: 4.795, 18.390)
+    assert gamma_quantile(0.025, 10) == pytest.approx(4.795389, abs=1e-5)
+    assert gamma_quantile(0.975, 11) == pytest.approx(18.390356, abs=1e-5)
+    assert gamma_quantile(0.9, 1) == pytest.approx(-math.log(0.1))  # Gamma(1) = exponential
+    assert gamma_quantile(0.5, 0.3) < 0.3  # small shapes: the median is below the mean
+
+
+def test_rare_diff_interval_single_size_is_poisson():
+    from analysis.stats import gamma_quantile, rare_diff_interval, rare_diff_p
+
+    # five differing units of +8 over 1,000 observations: the positive total's Fay–Feuer bounds reduce to the exact
+    # Poisson (Garwood) bounds at 97.5% times 8; the unseen negative side can be as large as the upper 98.75%
+    # bound of "0 events" of size 8
+    lo, hi = rare_diff_interval(np.array([8.0] * 5 + [0.0] * 3), 1000)
+    assert lo == pytest.approx((8 * gamma_quantile(0.0125, 5) - 8 * -math.log(0.0125)) / 1000)
+    assert hi == pytest.approx(8 * gamma_quantile(0.9875, 6) / 1000)
+    assert lo < 0 < hi and rare_diff_p(np.array([8.0] * 5)) > 0.05  # the 95% interval holds 0
+    # many same-signed units: significant, and the p-value agrees with the interval
+    d = np.array([8.0] * 25)
+    p = rare_diff_p(d)
+    assert p < 0.01
+    lo_above, _ = rare_diff_interval(d, 1.0, 1 - p * 1.05)  # α a bit above p: the interval excludes 0
+    lo_below, _ = rare_diff_interval(d, 1.0, 1 - p * 0.95)  # a bit below: it holds 0
+    assert lo_above > 0 >= lo_below
+    assert np.isnan(rare_diff_interval(np.zeros(4), 10)[0]) and np.isnan(rare_diff_p(np.zeros(4)))
+
+
+def test_hands_needed_under_the_alternative():
+    zsum2 = (Z + 0.8416212335729143) ** 2
+    # a 0/1 share, nothing observed to differ: detecting one percentage point needs Var ≥ 0.01 − 0.0001
+    assert hands_needed(0.0, 2000, 0.01, integer=True) == math.ceil(zsum2 * 0.0099 / 0.0001)  # 778
+    # a rule that binds on 3 of 2,000 hands: an effect of 0.1 carried by those hands needs Var ≥ 0.01/π − 0.01
+    pi = 3 / 2000
+    assert hands_needed(0.0, 2000, 0.1, k_differ=3) == math.ceil(zsum2 * (0.01 / pi - 0.01) / 0.01)
+    # ... unless each unit's difference is at most 1 (a share): then it must bind more often, π ≥ 0.1
+    assert hands_needed(0.0, 2000, 0.1, k_differ=3, max_abs=1.0) == math.ceil(zsum2 * (0.1 - 0.01) / 0.01)
+    # the observed SD wins when it is larger
+    assert hands_needed(0.0106, 2000, 0.1, k_differ=1500, integer=True) == 177

@@ -28,6 +28,17 @@ def run_dir(tmp_path_factory):
     return example_run(tmp_path_factory.mktemp("synth") / "run")
 
 
+def eff_wilson(p: float, se: float, n_obs: int, units: int) -> tuple[float, float]:
+    """The effective-n Wilson interval of analysis.stats.share_interval_exprs, recomputed in plain Python:
+    design effect se² / (p(1−p)/n · G/(G−1)), n_eff = n / deff capped at n; n_eff = G when p is 0 or 1."""
+    if p in (0, 1) or se == 0:
+        n_eff = units if p in (0, 1) else n_obs
+    else:
+        n_eff = min(n_obs, n_obs * p * (1 - p) / n_obs * units / (units - 1) / se**2)
+    lo, hi = wilson_interval(p * n_eff, n_eff)
+    return float(lo), float(hi)
+
+
 def row(df: pl.DataFrame, **where) -> dict:
     sub = df.filter(*[pl.col(k) == v for k, v in where.items()])
     assert sub.height == 1, (where, sub)
@@ -77,19 +88,22 @@ def test_hand_type_frequencies(run_dir):
     # p_win is clustered by hand: the hands with wins are 0, 1, 3 with m = 2, 3, 2 wins and k = 1, 1, 1 pinghu;
     # k − p·m = 1/7, −2/7, 1/7: se² = 3/2 · (6/49) / 7² = 9/2401, se = 3/49
     assert r["p_win_se"] == pytest.approx(3 / 49)
-    assert (r["p_win_lo"], r["p_win_hi"]) == pytest.approx((3 / 7 - Z * 3 / 49, 3 / 7 + Z * 3 / 49))
-    lo, hi = wilson_interval(3, 7)  # Wilson on 7 "independent" wins would be far wider here: not what we report
-    assert r["p_win_lo"] > float(lo) + 0.1 and r["p_win_hi"] < float(hi) - 0.1
+    # design effect (9/2401) / (p(1−p)/7 · 3/2) < 1: n_eff is capped at the 7 wins, so Wilson(3, 7) — never
+    # more information than independent wins
+    assert (r["p_win_lo"], r["p_win_hi"]) == pytest.approx(tuple(map(float, wilson_interval(3, 7))))
     # p_hand stays Wilson: one observation per hand
     assert (r["p_hand_lo"], r["p_hand_hi"]) == pytest.approx(tuple(map(float, wilson_interval(3, 4))))
-    # qingdui: k = 0, 0, 1 in m = 2, 3, 2: k − p·m = −2/7, −3/7, 5/7: se² = 3/2 · 38/49 / 49 = 57/2401; the
-    # interval is clipped at 0
+    # qingdui: k = 0, 0, 1 in m = 2, 3, 2: k − p·m = −2/7, −3/7, 5/7: se² = 3/2 · 38/49 / 49 = 57/2401;
+    # Wilson at the effective n: inside [0, 1], no negative bound
     q = row(base, hand_type="qingdui")
     assert q["k_wins"] == 1 and q["p_win_se"] == pytest.approx(math.sqrt(57) / 49)
-    assert q["p_win_lo"] == 0 and q["p_win_hi"] == pytest.approx(1 / 7 + Z * math.sqrt(57) / 49)
-    # never won: SE 0, so no interval (rather than [0, 0]); p_hand's Wilson interval still bounds it
+    assert (q["p_win_lo"], q["p_win_hi"]) == pytest.approx(eff_wilson(1 / 7, math.sqrt(57) / 49, 7, 3))
+    assert 0 < q["p_win_lo"] < 1 / 7
+    # never won: SE 0; the interval is Wilson for "0 of the 3 hands with a win" (the design effect is unknown),
+    # never [0, 0]
     t = row(base, hand_type="tianhu")
-    assert (t["k_wins"], t["p_win"], t["p_win_se"], t["p_win_lo"], t["p_win_hi"]) == (0, 0, 0, None, None)
+    assert (t["k_wins"], t["p_win"], t["p_win_se"], t["p_win_lo"]) == (0, 0, 0, 0)
+    assert t["p_win_hi"] == pytest.approx(Z**2 / (3 + Z**2))
     assert t["p_hand_hi"] == pytest.approx(Z**2 / (4 + Z**2))
 
 
@@ -102,9 +116,10 @@ def test_flag_frequencies(run_dir):
         (2, 2, 1, 2, 1)
     assert counts["menqing"] == 2 and counts["tianhu"] == 0
     assert row(base, flag="duiduihu")["k_hands"] == 2  # hands 0 and 3
-    # every win is pinghu: k = n, SE 0, no interval
+    # every win is pinghu: k = n, SE 0: Wilson for "all 3 hands with a win", upper bound 1
     pinghu = row(base, flag="pinghu")
-    assert (pinghu["p_win"], pinghu["p_win_se"], pinghu["p_win_lo"]) == (1, 0, None)
+    assert (pinghu["p_win"], pinghu["p_win_se"], pinghu["p_win_hi"]) == (1, 0, 1)
+    assert pinghu["p_win_lo"] == pytest.approx(3 / (3 + Z**2))
     # duiduihu: k = 1, 0, 1 in m = 2, 3, 2 (p = 2/7): k − p·m = 3/7, −6/7, 3/7: se² = 3/2 · 54/49 / 49 = 81/2401
     assert row(base, flag="duiduihu")["p_win_se"] == pytest.approx(9 / 49)
 
@@ -123,9 +138,9 @@ def test_fan_distribution_and_summary(run_dir):
     # se² = 3/2 · 26/49 / 49 = 39/2401
     f0 = row(dist, measure="fan", value=0)
     assert f0["se"] == pytest.approx(math.sqrt(39) / 49)
-    assert (f0["p_lo"], f0["p_hi"]) == pytest.approx((2 / 7 - Z * math.sqrt(39) / 49, 2 / 7 + Z * math.sqrt(39) / 49))
+    assert (f0["p_lo"], f0["p_hi"]) == pytest.approx(eff_wilson(2 / 7, math.sqrt(39) / 49, 7, 3))
     f4 = row(dist, measure="fan", value=4)
-    assert (f4["k"], f4["se"], f4["p_lo"], f4["p_hi"]) == (0, 0, None, None)
+    assert (f4["k"], f4["se"], f4["p_lo"]) == (0, 0, 0) and f4["p_hi"] == pytest.approx(Z**2 / (3 + Z**2))
     summ = fans.fan_summary(run_dir).filter(pl.col("variant") == "base")
     assert row(summ, quantity="fan")["mean"] == pytest.approx(12 / 7)
     assert row(summ, quantity="capped_fan")["mean"] == pytest.approx(11 / 7)
@@ -255,10 +270,13 @@ def test_game_shape(run_dir):
     # self-draws k = 1, 1, 0 -> se² = 39/2401 (as fan 0); rob-kong and cap binds k = 0, 0, 1 -> se² = 57/2401
     sd = get["self-draw share"]
     assert sd["se"] == pytest.approx(math.sqrt(39) / 49) and sd["se"] != pytest.approx(math.sqrt(2 / 7 * 5 / 7 / 7))
-    assert (sd["ci_lo"], sd["ci_hi"]) == pytest.approx((2 / 7 - Z * sd["se"], 2 / 7 + Z * sd["se"]))
+    assert (sd["ci_lo"], sd["ci_hi"]) == pytest.approx(eff_wilson(2 / 7, sd["se"], 7, 3))
     for m in ("rob-kong share", "cap binds"):
         assert get[m]["se"] == pytest.approx(math.sqrt(57) / 49)
-        assert get[m]["ci_lo"] == 0 and get[m]["ci_hi"] == pytest.approx(1 / 7 + Z * math.sqrt(57) / 49)
+        assert (get[m]["ci_lo"], get[m]["ci_hi"]) == pytest.approx(eff_wilson(1 / 7, math.sqrt(57) / 49, 7, 3))
+    # every share's interval lies inside [0, 1]
+    shares = df.filter(pl.col("metric").str.contains("share|rate|any|winners=|declined a|流局|cap binds"))
+    assert shares.height == 15 and ((shares["ci_lo"] >= 0) & (shares["ci_hi"] <= 1)).all()
     # a hand share keeps Wilson (one observation per hand)
     assert (get["cap binds (any win)"]["ci_lo"], get["cap binds (any win)"]["ci_hi"]) == \
         pytest.approx(tuple(map(float, wilson_interval(1, 4))))
@@ -287,7 +305,7 @@ def test_decline_effect(run_dir):
     # greedy player-hands (won 1,1 | 0,1 | 0,0 | 1) have e = y − 4/7 summing per hand to B = 6/7, −1/7, −8/7, 3/7:
     # se² = 4/3 · Σ (B_h/7)² = 4/3 · 110/2401 (√(se₁² + se₀²) would be null: the decliners span one hand)
     d_won = row(df.filter(pl.col("declined").is_null()), quantity="won")
-    assert (d_won["mean"], d_won["n_hands"], d_won["n_obs"]) == (pytest.approx(3 / 7), 4, 8)
+    assert (d_won["mean"], d_won["n_units"], d_won["n_obs"]) == (pytest.approx(3 / 7), 4, 8)
     assert d_won["se"] == pytest.approx(math.sqrt(4 / 3 * 110 / 2401))
     # score: non-decliners 6, 0 | −16, 8 | −48, 16 | 2 (mean −32/7): B = 106/7, 8/7, −160/7, 46/7
     d_score = row(df.filter(pl.col("declined").is_null()), quantity="score_total")
@@ -312,7 +330,7 @@ def test_decline_effect_shares_hands(tmp_path):
     # declined 4, 6, −1 (mean 3, N₁ = 3); not 2, −2, 0, −4, 4 (mean 0, N₀ = 5): diff 3.
     # A_h = 1, 3, 0, −4; B_h = 2, −2, −4, 4; u_h = A_h/3 − B_h/5 = −1/15, 21/15, 12/15, −32/15;
     # se² = 4/3 · Σu² = 4/3 · 1610/225
-    assert (d["mean"], d["n_hands"], d["n_obs"]) == (3, 4, 8)
+    assert (d["mean"], d["n_units"], d["n_obs"]) == (3, 4, 8)
     assert d["se"] == pytest.approx(math.sqrt(4 / 3 * 1610 / 225))
     # the same number from the OLS sandwich with numpy: y = a + b·D, clustered by hand, G/(G−1) factor
     y = np.array([4, 2, -2, 6, 0, -4, -1, 4], dtype=float)
@@ -338,13 +356,23 @@ def test_paired_by_seat_hand_computed(run_dir):
     df = compare.paired_comparison(run_dir, "alt", "base", by="seat", detect=1.0)
     r = row(df, seat=0)
     # d = 0, 0, +24, 0: mean 6, sd 12, paired se 6; unpaired var (605.33 + 205.33)/4 = 202.67
-    assert (r["n_hands"], r["mean"], r["mean_baseline"], r["diff"]) == (4, -8, -14, 6)
+    assert (r["n_units"], r["n_hands"], r["unit"], r["mean"], r["mean_baseline"], r["diff"]) == \
+        (4, 4, "hand", -8, -14, 6)
     assert r["se_paired"] == pytest.approx(6.0)
-    assert (r["ci_lo"], r["ci_hi"]) == pytest.approx((6 - Z * 6, 6 + Z * 6))
+    # one differing hand: not the normal 6 ± 1.96·6 but the gamma interval on that hand's difference, +24 (the
+    # positive and negative totals each at 97.5%; Gamma(1) quantiles are −ln(1 − q), and the unseen negative side
+    # is sized by the largest |difference|, 24)
+    assert (r["n_differ"], r["interval"]) == (1, "few differing")
+    assert r["ci_lo"] == pytest.approx((24 * -math.log(1 - 0.0125) - 24 * -math.log(0.0125)) / 4)
+    # upper: the positive total's Fay–Feuer bound with y + w = 48, v + w² = 1152: 24 · Gamma(2) quantile 0.9875
+    x = 1.0
+    for _ in range(200):  # bisection on the Gamma(2) CDF 1 − e^{−x}(1 + x)
+        x = x + (1 if 1 - math.exp(-x) * (1 + x) < 0.9875 else -1) * 2 ** -(_ / 8)
+    assert r["ci_hi"] == pytest.approx(24 * x / 4, rel=1e-3)
+    assert r["p_value"] == 1.0 and r["verdict"] == "inconclusive"
     assert r["se_unpaired"] == pytest.approx(math.sqrt((1816 / 3 + 616 / 3) / 4))
     assert r["vrf"] == pytest.approx((1816 / 3 + 616 / 3) / 4 / 36)
     assert r["hands_paired"] == 1131  # ⌈(2.80159·12)²⌉
-    assert r["p_value"] == pytest.approx(0.3173105, abs=1e-6)
     assert row(df, seat=3)["diff"] == -2
 
 
@@ -357,7 +385,13 @@ def test_paired_by_bot_and_components(run_dir):
     assert g["se_paired"] == pytest.approx(2.0)
     assert row(df, bot="greedy", component="score_huazhu")["diff"] == 2
     w = row(df, bot="value", component="score_win")
-    assert w["diff"] == 0 and w["se_paired"] == 0 and w["hands_paired"] is None
+    assert w["diff"] == 0 and w["se_paired"] == 0 and w["n_differ"] == 0
+    # nothing differed: no interval and no test, not a zero-width interval with p = 1
+    assert (w["ci_lo"], w["ci_hi"], w["p_value"], w["interval"], w["verdict"]) == \
+        (None, None, None, "none", "no unit differs")
+    # hands needed under the alternative: the two value seats' summed difference is an integer with mean
+    # 2·0.1 = 0.2, so its variance is at least 0.2 − 0.04: σ ≥ 0.2 per seat, ⌈(2.8016·0.2/0.1)²⌉ = 32 hands
+    assert w["hands_paired"] == 32
 
 
 def test_paired_against_itself_is_zero(run_dir):
@@ -531,3 +565,34 @@ def test_report_on_a_run_without_wins(tmp_path):
     assert row(fans.hand_type_frequencies(run_dir), hand_type="pinghu")["n_wins"] == 0
     get = {r["metric"]: r for r in shape.game_shape(run_dir).iter_rows(named=True)}
     assert get["chadajiao (查大叫) any"]["estimate"] == 1.0 and get["winners=0"]["estimate"] == 1.0
+
+
+# -- report: answer first, readable ----------------------------------------------------------------------------
+
+def test_report_answers_first_and_reads_like_prose(tmp_path):
+    """One bot at every seat, an uncapped variant: the summary comes first and names the rule change as people
+    write it; the by-bot tables, zero by construction, are one sentence; hand types carry Chinese names."""
+    from analysis_synth import _base_hands, write_run
+
+    from analysis.report import write_report
+
+    def one_bot(hands):
+        for h in hands:
+            for p in h["players"]:
+                p["bot"] = "greedy"
+        return hands
+
+    run_dir = write_run(tmp_path / "run", {"base": one_bot(_base_hands(16)), "open": one_bot(_base_hands(16))},
+                        study={"name": "one", "baseline": "base", "variants": ["base", "open"]},
+                        overrides={"base": {"void_suit": "none"},
+                                   "open": {"void_suit": "none", "scoring": {"cap": None}}})
+    md = write_report(run_dir, n_boot=0, session_hands=2).with_suffix(".md").read_text(encoding="utf-8")
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[:3] == ["## Summary", "## Contents", "## Run"]
+    assert "scoring.cap: 4 → uncapped" in md and "None" not in md and "RULES.md" not in md
+    assert "Mean score by bot: not shown — every seat is played by the greedy bot" in md
+    assert "**By bot" not in md and "Score by bot and component" not in md
+    assert "| pinghu 平胡 |" in md and "| qingyise 清一色 |" in md
+    assert "Mean score per hand by position" in md and "dealer+3" in md
+    # the unit count is headed by its unit
+    assert "| variant | seat | component | hands | n_obs |" in md

@@ -1,0 +1,93 @@
+"""The independent unit: under duplicate seating the wall (``deal_id``), not the hand.
+
+A synthetic duplicate run in which the four seatings of each wall are byte-identical (as for an all-greedy
+baseline, where rotating identical bots changes nothing) holds exactly one wall's worth of information per four
+hands. Every table must count walls and give the SE of the per-wall values, not a 2× too small SE from treating
+the 24 hands as independent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from analysis_synth import player, write_run
+
+from analysis import compare, ev, fans, risk, shape
+from analysis.load import open_run
+from analysis.report import build_sections, present
+from analysis.stats import cluster_bootstrap_risk, cluster_means
+
+WALLS = 6
+# seat 0's score per wall (the other seats pay / receive so each hand is zero-sum)
+SEAT0 = [6, -2, 12, -6, 0, 2]
+
+
+def _hands(shift: int = 0) -> list[dict]:
+    hands = []
+    for w, s in enumerate(SEAT0):
+        for rot in range(4):
+            s0 = s + (shift if w == 2 else 0)  # the variant differs on wall 2 only
+            won = s0 > 0
+            hands.append({"hand_id": 4 * w + rot, "deal_id": w, "rotation": rot, "exhaustive_draw": not won,
+                          "players": [player(0, score_win=s0, won=won, win_order=1 if won else -1,
+                                             win_kind="self_draw" if won else None, win_turn=10 if won else -1,
+                                             hand_type="pinghu" if won else None, fan=0 if won else -1,
+                                             capped_fan=0 if won else -1, payer=-1, n_payers=3),
+                                      player(1, score_win=-s0), player(2), player(3)]})
+    return hands
+
+
+@pytest.fixture(scope="module")
+def dup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dup") / "run"
+    study = {"name": "dup", "baseline": "base", "variants": ["base", "alt"], "duplicate": True}
+    return open_run(write_run(root, {"base": _hands(), "alt": _hands(4)}, study=study))
+
+
+def test_run_knows_its_unit(dup):
+    assert (dup.duplicate, dup.cluster, dup.unit) == (True, "deal_id", "wall")
+
+
+def test_means_are_clustered_by_wall(dup):
+    r = ev.expected_value(dup, "seat", components=False).filter(pl.col("variant") == "base", pl.col("seat") == 0)
+    r = r.row(0, named=True)
+    x = np.array(SEAT0, dtype=float)
+    assert (r["n_units"], r["n_hands"], r["n_obs"]) == (WALLS, 4 * WALLS, 4 * WALLS)
+    assert r["mean"] == pytest.approx(x.mean())
+    assert r["se"] == pytest.approx(x.std(ddof=1) / math.sqrt(WALLS))  # sd of the 6 walls / √6
+    # what clustering by hand would claim: more than 2× too precise for these byte-identical rotations
+    naive = cluster_means(dup.players("base").filter(pl.col("seat") == 0), ["seat"], ["score_total"])
+    assert r["se"] / naive["se"][0] == pytest.approx(math.sqrt(23 * 6 / 30))
+
+
+def test_paired_shares_and_risk_count_walls(dup):
+    cmp = compare.paired_comparison(dup, "alt", by="seat")
+    s0 = cmp.filter(pl.col("seat") == 0).row(0, named=True)
+    # one wall differs (all four of its hands): one differing unit, not four
+    assert (s0["n_units"], s0["n_hands"], s0["n_differ"], s0["unit"]) == (WALLS, 4 * WALLS, 1, "wall")
+    assert s0["diff"] == pytest.approx(4 / WALLS) and s0["interval"] == "few differing"
+    shp = shape.game_shape(dup).filter(pl.col("variant") == "base", pl.col("metric") == "exhaustive_draw (流局)")
+    assert (shp["n"][0], shp["n_units"][0]) == (4 * WALLS, WALLS)
+    ht = fans.hand_type_frequencies(dup).filter(pl.col("variant") == "base", pl.col("hand_type") == "pinghu")
+    assert (ht["n_units"][0], ht["n_hands"][0], ht["k_hands"][0]) == (WALLS, 4 * WALLS, 12)
+    rk = risk.risk_table(dup, "seat", n_boot=100, seed=1).filter(pl.col("seat") == 0)
+    assert set(rk["n_units"]) == {WALLS} and set(rk["n_hands"]) == {4 * WALLS}
+    # the bootstrap resamples walls (a wall's four identical hands together): the same call on deal ids
+    seat0 = dup.players("base").filter(pl.col("seat") == 0).collect()
+    by_wall = cluster_bootstrap_risk(seat0["score_total"].to_numpy().astype(float), seat0["deal_id"].to_numpy(),
+                                     probs=risk.PROBS, thresholds=risk.HAND_THRESHOLDS, n_boot=100,
+                                     seed=np.random.SeedSequence([1, 0]))
+    mean = rk.filter(pl.col("statistic") == "mean").row(0, named=True)
+    assert (mean["ci_lo"], mean["ci_hi"]) == pytest.approx(by_wall["mean"][1:])
+
+
+def test_report_says_walls(dup):
+    sections = build_sections(dup, "base", n_boot=0, session_hands=2)
+    assert "Independent unit: the wall" in sections[0].text
+    evsec = next(s for s in sections if s.title == "Expected value")
+    table = next(obj for kind, cap, obj in evsec.items if kind == "table" and cap.startswith("By seat"))
+    shown = present(table, dup)
+    assert "walls" in shown.columns and "hands" in shown.columns and "n_units" not in shown.columns
