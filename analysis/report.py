@@ -188,7 +188,7 @@ def glance_table(shape_df: pl.DataFrame, variants: tuple[str, ...]) -> pl.DataFr
 def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands: int = 40,
                    seed: int = 0) -> list[Section]:
     """Compute every table and figure of the report."""
-    sections = []
+    sections = diagnostics_sections(run, baseline)  # problems with the comparison come first
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
     head.table("Variants: rule set digest, differences from the baseline, seed and hand counts",
                header_table(run, baseline))
@@ -268,6 +268,15 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
         s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", metrics)
         sections.append(s)
     return sections
+
+
+def diagnostics_sections(run: Run, baseline: str) -> list[Section]:
+    """``[Section]`` listing :func:`analysis.diagnostics.diagnose`'s findings, or ``[]`` when there are none."""
+    from analysis.diagnostics import diagnose
+
+    findings = diagnose(run, baseline)
+    text = "\n".join(f"- {f.text()}" for f in findings)
+    return [Section("Check first: variants whose changes did not act", text)] if findings else []
 
 
 def risk_text(n_boot: int, seed: int) -> str:

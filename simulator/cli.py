@@ -123,6 +123,8 @@ def simulate(
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", help="Hands per file (default: 5000)."),
     name: str | None = typer.Option(None, "--name", help="Variant name (default: the rule set's name)."),
+    duplicate: bool = typer.Option(False, "--duplicate", help="Duplicate seating: every wall played 4 times with "
+                                   "the seats rotated (hand_id = 4·deal_id + rotation; --hands a multiple of 4)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Simulate N hands of one rule set into DIR/variant=<name>/ (Parquet logs + manifest.json)."""
@@ -131,7 +133,7 @@ def simulate(
 
     variant = Variant.load(config, set_, name)
     spec = RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk_size, resume=resume, backend=backend,
-                   scheduler=scheduler, progress=not quiet)
+                   scheduler=scheduler, duplicate=duplicate, progress=not quiet)
     try:
         summary = run(variant, out if out is not None else Path("runs") / Path(config).stem, spec)
     except KeyboardInterrupt:
@@ -145,24 +147,34 @@ def study(
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<study name>)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
     hands: int | None = typer.Option(None, "--hands", "-n", help="Override the study's number of hands."),
+    seed: int | None = typer.Option(None, "--seed", help="Override the study's master seed."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE applied to every arm, "
+                                          "repeatable (refused for a key the arms differ in)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted study."),
     backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     no_report: bool = typer.Option(False, "--no-report", help="Simulate only; skip the report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Simulate every variant of a study on common random numbers, then write the comparison report."""
+    """Simulate every variant of a study on common random numbers, check that each variant's changes acted,
+    then write the comparison report (study files: docs/studies.md)."""
     from simulator.study import run_study
 
     try:
-        summaries, report = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, resume=resume,
-                                      backend=backend, scheduler=scheduler, report=not no_report,
-                                      progress=not quiet)
+        result = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, seed=seed, overrides=set_ or None,
+                           resume=resume, backend=backend, scheduler=scheduler, report=not no_report,
+                           progress=not quiet)
     except KeyboardInterrupt:
         raise fail(_INTERRUPTED, 130) from None
-    _print_summaries(summaries)
-    if report is not None:
-        typer.echo(f"report: {report}")
+    _print_summaries(result.summaries)
+    baseline = result.summaries[0].name
+    for variant, (k, n) in result.differing.items():
+        typer.echo(f"{variant}: play differs from {baseline} on {k:,} of {n:,} hands ({k / max(n, 1):.1%})")
+    for finding in result.findings:
+        typer.echo(f"warning: {finding.text()}", err=True)
+    sys.stderr.flush()
+    if result.report is not None:
+        typer.echo(f"report: {result.report}")
     elif not no_report:
         typer.echo("report skipped: analysis.report is not available", err=True)
 
