@@ -85,15 +85,35 @@ def score(
 
 @app.command()
 def replay(
-    config: str = typer.Argument(..., help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
-    seed: int = typer.Option(..., "--seed", help="Master seed, as given to simulate."),
+    config: str | None = typer.Argument(None, help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML "
+                                        "path (not with --run)."),
+    seed: int | None = typer.Option(None, "--seed", help="Master seed, as given to simulate (not with --run)."),
     hand: int = typer.Option(0, "--hand", help="Hand id to replay (default 0)."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+    duplicate: bool = typer.Option(False, "--duplicate", help="The seating of duplicate play (hand_id = "
+                                   "4·deal_id + rotation), as simulate --duplicate."),
+    run: Path | None = typer.Option(None, "--run", help="Replay a hand of this run directory exactly as it was "
+                                    "played (rules, seed, seating from its manifest), verified against its logs."),
+    variant: str | None = typer.Option(None, "--variant", help="Variant of --run (default: the study's baseline, "
+                                       "or the only variant)."),
+    lang: str = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
 ) -> None:
     """Print one hand as a player would follow it: deal, 换三张, 定缺, every turn, wins with fans, settlement."""
-    from simulator.replay import replay as show
+    from simulator.replay import record_logged_hand, show
+    from simulator.replay import replay as play
 
-    show(config, seed, hand, set_ or None)
+    if run is not None:
+        given = [name for name, v in (("CONFIG", config), ("--seed", seed), ("--set", set_),
+                                      ("--duplicate", duplicate or None)) if v is not None]
+        if given:
+            raise fail(f"--run replays the run's own rules, seed and seating: drop {', '.join(given)}")
+        show(record_logged_hand(run, variant, hand), lang)
+        return
+    if config is None or seed is None:
+        raise fail("replay needs CONFIG and --seed (or --run DIR)")
+    if variant is not None:
+        raise fail("--variant needs --run")
+    play(config, seed, hand, set_ or None, duplicate=duplicate, lang=lang)
 
 
 # ---- simulate, study (simulator.runner, simulator.study) ---------------------------------------------------
