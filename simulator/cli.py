@@ -17,6 +17,21 @@ from simulator.errors import UserError
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Monte Carlo rules statistics for Chengdu 血战到底 mahjong.")
 
+
+def _show_flags_as_flags() -> None:
+    """typer's help labels an on/off flag ``<bool>`` as if it took a value; a flag takes none, so show no type."""
+    from typer.core import TyperOption
+
+    show_type = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else show_type(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_show_flags_as_flags()
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on stderr and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)
@@ -237,14 +252,17 @@ def compare(
                                                "(default score_total), e.g. -c score_huazhu; repeatable."),
     detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for the score "
                                 "table's hands needed (hand metrics use their own defaults)."),
+    format_: str = typer.Option("table", "--format", "-f", help="table (terminal), csv (one table, column "
+                                "'table' = score or hand_metric) or json ({scores, metrics}); csv and json carry "
+                                "full precision."),
 ) -> None:
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
-    from rich.console import Console
-
-    from analysis.compare import paired_comparison, paired_hand_metrics, rich_table
+    from analysis.compare import paired_comparison, paired_hand_metrics
     from analysis.ev import COMPONENTS
     from analysis.load import open_run
 
+    if format_ not in COMPARE_FORMATS:
+        raise fail(f"--format {format_!r}: expected one of {', '.join(COMPARE_FORMATS)}")
     if by not in (None, "bot", "seat"):
         raise fail(f"--by {by!r}: expected 'bot' or 'seat'")
     components = component or ["score_total"]
@@ -258,17 +276,60 @@ def compare(
         by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
     scores = paired_comparison(run, b, a, by, components, detect=detect)
     metrics = paired_hand_metrics(run, b, a)
+    if format_ == "table":
+        _compare_tables(scores, metrics, a, b, by, components)
+    else:
+        typer.echo(_compare_text(scores, metrics, a, b, by, format_), nl=False)
+
+
+COMPARE_FORMATS = ("table", "csv", "json")
+
+
+def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[str]) -> None:
+    """The two comparison tables for a human. Piped, the console is as wide as the tables (never truncated);
+    in a narrow terminal a long number folds onto the next line instead of losing digits."""
+    from rich.console import Console
+
+    from analysis.compare import rich_table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=1_000)
     label = ["bot", "bot_baseline"] if by == "bot" else ["seat"]
     if len(components) > 1:
         label.append("component")
-    console = Console()
     what = components[0] if len(components) == 1 else "score"
-    console.print(rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label))
-    console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
+    for table in (rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label),
+                  rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"])):
+        for column in table.columns:
+            column.overflow = "fold"
+        console.print(table)
     console.print("n = paired hands; se = paired SE (hands are the unit); p = two-sided normal test; vrf = unpaired "
                   "/ paired variance; hands p/u = hands needed to detect d (95% two-sided, 80% power), paired / "
                   "unpaired; d = --detect for scores, and for each hand metric a default in its own unit (column "
-                  "d; analysis.compare.HAND_DETECT). Shares are 0/1 means.")
+                  "d; analysis.compare.HAND_DETECT). Shares are 0/1 means.", soft_wrap=console.is_terminal)
+
+
+def _compare_text(scores, metrics, a: str, b: str, by: str, format_: str) -> str:
+    """The comparison as CSV (both tables in one, told apart by a ``table`` column) or JSON (full precision;
+    NaN and infinities as null)."""
+    import json
+    import math
+
+    import polars as pl
+
+    if format_ == "csv":
+        both = pl.concat([scores.select(pl.lit("score").alias("table"), pl.all()),
+                          metrics.select(pl.lit("hand_metric").alias("table"), pl.all())], how="diagonal_relaxed")
+        return both.write_csv()
+
+    def clean(rows: list[dict]) -> list[dict]:
+        return [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
+                for r in rows]
+
+    doc = {"baseline": a, "variant": b, "by": by, "scores": clean(scores.to_dicts()),
+           "metrics": clean(metrics.to_dicts())}
+    return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 
 def main() -> None:

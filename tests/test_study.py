@@ -224,3 +224,49 @@ def test_simulate_duplicate_rotates_seats_without_a_study(tmp_path: Path, capsys
     code, _, err = cli_run(["simulate", "chengdu", "--hands", "6", "--duplicate", "--out", str(tmp_path / "x")],
                            capsys)
     assert code == 2 and "multiple of 4" in err
+
+
+@pytest.fixture(scope="module")
+def small_study(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("cmp")
+    small = CRN_STUDY.replace("hands: 200", "hands: 60").replace("chunk_size: 100", "chunk_size: 30")
+    (tmp / "s.yaml").write_text(small)
+    return run_study(tmp / "s.yaml", out_dir=tmp / "run", jobs=1, report=False, progress=False).out_dir
+
+
+def test_compare_piped_never_truncates(small_study: Path, capsys):
+    from analysis.compare import paired_comparison
+    from analysis.report import fmt
+
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "lenient", "--by", "seat"], capsys)
+    assert code == 0, err
+    assert "…" not in out
+    expected = paired_comparison(small_study, "lenient", "chengdu", "seat")
+    for row in expected.iter_rows(named=True):  # every row, with all its numbers, on one line
+        line = next(x for x in out.splitlines() if f"│ seat {row['seat']} " in x)
+        assert f"{fmt(row['diff'])} [{fmt(row['ci_lo'])}, {fmt(row['ci_hi'])}]" in line, line
+        assert f"/{fmt(row['hands_unpaired'])}" in line
+
+
+def test_compare_csv_and_json_carry_full_precision(small_study: Path, capsys):
+    import io
+
+    from analysis.compare import paired_comparison, paired_hand_metrics
+
+    scores = paired_comparison(small_study, "cap3", "chengdu", "bot")
+    metrics = paired_hand_metrics(small_study, "cap3", "chengdu")
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--by", "bot", "--format", "csv"],
+                             capsys)
+    assert code == 0, err
+    table = pl.read_csv(io.StringIO(out))
+    assert table["table"].to_list() == ["score"] * scores.height + ["hand_metric"] * metrics.height
+    assert table.filter(pl.col("table") == "score")["mean"].to_list() == scores["mean"].to_list()
+    assert table.filter(pl.col("table") == "hand_metric")["metric"].to_list() == metrics["metric"].to_list()
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--by", "bot", "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["baseline"], doc["variant"], doc["by"]) == ("chengdu", "cap3", "bot")
+    assert [r["ci_hi"] for r in doc["scores"]] == scores["ci_hi"].to_list()
+    assert len(doc["metrics"]) == metrics.height
+    code, _, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--format", "xml"], capsys)
+    assert code == 2 and "--format 'xml'" in err
