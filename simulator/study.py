@@ -24,10 +24,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simulator.errors import UserError
-from simulator.rules import RuleSet, apply_overrides, explain, load_raw, parse_override, resolve_config_path, validate
+from simulator.rules import (
+    CONFIG_DIR,
+    RuleSet,
+    apply_overrides,
+    explain,
+    load_raw,
+    parse_override,
+    resolve_config_path,
+    validate,
+)
 from simulator.runner import RunError, RunSpec, RunSummary, Variant, atomic_write, run_variants
 
-STUDY_DIR = Path(__file__).resolve().parent.parent / "configs" / "studies"
+STUDY_DIR = CONFIG_DIR / "studies"  # the shipped studies (package data, or the checkout's configs/studies)
 STUDY_FILE = "study.json"
 
 
