@@ -13,7 +13,8 @@ Two checks per variant, against the baseline, on the hands both logged:
 :func:`diagnose` returns one :class:`Finding` per problem; :func:`differing_hands` counts the hands on which a
 variant's play differs from the baseline's. ``xuezhan study`` prints the findings and the report shows them
 first. Keys without a log-based check (``void_suit``, ``exchange_three``, ``mode``, a seat's ``bot``) act in
-every hand and are never flagged on their own.
+every hand and are never flagged on their own; a variant that changes only ``economy.*`` plays like the baseline
+by construction (coins only), which its finding says. User guide: ``docs/studies.md``.
 """
 
 from __future__ import annotations
@@ -288,7 +289,7 @@ def silent_rules(run: Run, variant: str, baseline: str) -> list[Finding]:
 
 def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Finding]) -> str:
     changed = changed_keys(run.rules(baseline), run.rules(variant))
-    if all(k.startswith("economy.") for k in changed):
+    if changed and all(k.startswith("economy.") for k in changed):
         return ("nothing, if intended: economy.* changes platform coins only, never play or scores; read the "
                 "Economy section")
     if silent:
@@ -307,7 +308,8 @@ def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding
     for v in run.variants:
         if v == base:
             continue
-        if not changed_keys(run.rules(base), run.rules(v)):
+        known = bool(run.rules(base)) and bool(run.rules(v))  # a manifest without its rule set: play only
+        if known and not changed_keys(run.rules(base), run.rules(v)):
             findings.append(Finding(v, None, f"has exactly the baseline's rules and seats ({base})",
                                     "change a rule in the variant's set: or rules file"))
             continue
