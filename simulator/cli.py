@@ -32,6 +32,7 @@ def _show_flags_as_flags() -> None:
 
 _show_flags_as_flags()
 
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on stderr and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)
