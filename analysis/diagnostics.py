@@ -13,8 +13,8 @@ Two checks per variant, against the baseline, on the hands both logged:
 :func:`diagnose` returns one :class:`Finding` per problem; :func:`differing_hands` counts the hands on which a
 variant's play differs from the baseline's. ``xuezhan study`` prints the findings and the report shows them
 first. Keys without a log-based check (``void_suit``, ``exchange_three``, ``mode``, a seat's ``bot``) act in
-every hand and are never flagged on their own; a variant that changes only ``economy.*`` plays like the baseline
-by construction (coins only), which its finding says. User guide: ``docs/studies.md``.
+every hand and are never flagged on their own; a variant that changes only ``economy.*`` or ``scoring.base`` plays
+like the baseline by construction (coins and score units only), which its finding says. User guide: ``docs/studies.md``.
 """
 
 from __future__ import annotations
@@ -289,9 +289,9 @@ def silent_rules(run: Run, variant: str, baseline: str) -> list[Finding]:
 
 def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Finding]) -> str:
     changed = changed_keys(run.rules(baseline), run.rules(variant))
-    if changed and all(k.startswith("economy.") for k in changed):
-        return ("nothing, if intended: economy.* changes platform coins only, never play or scores; read the "
-                "Economy section")
+    if changed and all(k.startswith("economy.") or k == "scoring.base" for k in changed):
+        return ("nothing, if intended: economy.* and scoring.base change coins and score units only, never play "
+                "or the logged money (base units); read the Economy section and the report's base column")
     if silent:
         return f"see below why {', '.join(f.key for f in silent if f.key)} never acted"
     return "make the changed rule reachable (other seats, other rules) or " + _MORE_HANDS

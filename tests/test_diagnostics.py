@@ -19,7 +19,7 @@ baseline: chengdu
 variants:
   - {name: silent, rules: chengdu, set: {settlement.huazhu_penalty: 8, pass_ron_lock: "off"}}
   - {name: cap3, rules: cap3}
-  - {name: rake, rules: chengdu, set: {economy.rake: 1}}
+  - {name: rake, rules: chengdu, set: {economy.rake: 1, scoring.base: 2}}
   - {name: defend, rules: chengdu, set: {seats: [greedy, {bot: greedy, defend_wall: 10}, greedy, greedy]}}
   - {name: twin, rules: chengdu}
 hands: 400
