@@ -115,9 +115,11 @@ def replay(
     lang: str = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
 ) -> None:
     """Print one hand as a player would follow it: deal, 换三张, 定缺, every turn, wins with fans, settlement."""
-    from simulator.replay import record_logged_hand, show
+    from simulator.replay import LANGS, record_logged_hand, show
     from simulator.replay import replay as play
 
+    if lang not in LANGS:
+        raise fail(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
     if run is not None:
         given = [name for name, v in (("CONFIG", config), ("--seed", seed), ("--set", set_),
                                       ("--duplicate", duplicate or None)) if v is not None]
