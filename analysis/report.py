@@ -342,8 +342,7 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     families = {v: paired_family(run, v, baseline) for v in others}
     ev_pos = ev.expected_value(run, "position")
 
-    # Flags (analysis.diagnostics, e.g. "variant never fired") belong first, before the summary.
-    sections: list[Section] = []
+    sections = diagnostics_sections(run, baseline)  # problems with the comparison come first
     summ = Section("Summary", "")
     lines = []
     for v, fam in families.items():
@@ -432,6 +431,15 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     for v, fam in families.items():
         sections.append(_paired_section(run, v, baseline, fam))
     return sections
+
+
+def diagnostics_sections(run: Run, baseline: str) -> list[Section]:
+    """``[Section]`` listing :func:`analysis.diagnostics.diagnose`'s findings, or ``[]`` when there are none."""
+    from analysis.diagnostics import diagnose
+
+    findings = diagnose(run, baseline)
+    text = "\n".join(f"- {f.text()}" for f in findings)
+    return [Section("Check first: variants whose changes did not act", text)] if findings else []
 
 
 def _tests(df: pl.DataFrame) -> int:

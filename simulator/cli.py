@@ -18,6 +18,22 @@ from simulator.errors import UserError
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Monte Carlo rules statistics for Chengdu 血战到底 mahjong.")
 
+
+def _show_flags_as_flags() -> None:
+    """typer's help labels an on/off flag ``<bool>`` as if it took a value; a flag takes none, so show no type."""
+    from typer.core import TyperOption
+
+    show_type = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else show_type(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_show_flags_as_flags()
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on stderr and return the Exit to raise."""
     typer.echo(f"error: {message}", err=True)
@@ -86,15 +102,37 @@ def score(
 
 @app.command()
 def replay(
-    config: str = typer.Argument(..., help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
-    seed: int = typer.Option(..., "--seed", help="Master seed, as given to simulate."),
+    config: str | None = typer.Argument(None, help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML "
+                                        "path (not with --run)."),
+    seed: int | None = typer.Option(None, "--seed", help="Master seed, as given to simulate (not with --run)."),
     hand: int = typer.Option(0, "--hand", help="Hand id to replay (default 0)."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+    duplicate: bool = typer.Option(False, "--duplicate", help="The seating of duplicate play (hand_id = "
+                                   "4·deal_id + rotation), as simulate --duplicate."),
+    run: Path | None = typer.Option(None, "--run", help="Replay a hand of this run directory exactly as it was "
+                                    "played (rules, seed, seating from its manifest), verified against its logs."),
+    variant: str | None = typer.Option(None, "--variant", help="Variant of --run (default: the study's baseline, "
+                                       "or the only variant)."),
+    lang: str = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
 ) -> None:
     """Print one hand as a player would follow it: deal, 换三张, 定缺, every turn, wins with fans, settlement."""
-    from simulator.replay import replay as show
+    from simulator.replay import LANGS, record_logged_hand, show
+    from simulator.replay import replay as play
 
-    show(config, seed, hand, set_ or None)
+    if lang not in LANGS:
+        raise fail(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
+    if run is not None:
+        given = [name for name, v in (("CONFIG", config), ("--seed", seed), ("--set", set_),
+                                      ("--duplicate", duplicate or None)) if v is not None]
+        if given:
+            raise fail(f"--run replays the run's own rules, seed and seating: drop {', '.join(given)}")
+        show(record_logged_hand(run, variant, hand), lang)
+        return
+    if config is None or seed is None:
+        raise fail("replay needs CONFIG and --seed (or --run DIR)")
+    if variant is not None:
+        raise fail("--variant needs --run")
+    play(config, seed, hand, set_ or None, duplicate=duplicate, lang=lang)
 
 
 # ---- simulate, study (simulator.runner, simulator.study) ---------------------------------------------------
@@ -126,6 +164,8 @@ def simulate(
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", help="Hands per file (default: 5000)."),
     name: str | None = typer.Option(None, "--name", help="Variant name (default: the rule set's name)."),
+    duplicate: bool = typer.Option(False, "--duplicate", help="Duplicate seating: every wall played 4 times with "
+                                   "the seats rotated (hand_id = 4·deal_id + rotation; --hands a multiple of 4)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Simulate N hands (at most 10^10) of one rule set into DIR/variant=<name>/ (Parquet logs + _manifest.json)."""
@@ -134,7 +174,7 @@ def simulate(
 
     variant = Variant.load(config, set_, name)
     spec = RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk_size, resume=resume, backend=backend,
-                   scheduler=scheduler, progress=not quiet)
+                   scheduler=scheduler, duplicate=duplicate, progress=not quiet)
     try:
         summary = run(variant, out if out is not None else Path("runs") / Path(config).stem, spec)
     except KeyboardInterrupt:
@@ -148,24 +188,34 @@ def study(
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<study name>)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
     hands: int | None = typer.Option(None, "--hands", "-n", help="Override the study's number of hands."),
+    seed: int | None = typer.Option(None, "--seed", help="Override the study's master seed."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE applied to every arm, "
+                                          "repeatable (refused for a key the arms differ in)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted study."),
     backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     no_report: bool = typer.Option(False, "--no-report", help="Simulate only; skip the report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Simulate every variant of a study on common random numbers, then write the comparison report."""
+    """Simulate every variant of a study on common random numbers, check that each variant's changes acted,
+    then write the comparison report (study files: docs/studies.md)."""
     from simulator.study import run_study
 
     try:
-        summaries, report = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, resume=resume,
-                                      backend=backend, scheduler=scheduler, report=not no_report,
-                                      progress=not quiet)
+        result = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, seed=seed, overrides=set_ or None,
+                           resume=resume, backend=backend, scheduler=scheduler, report=not no_report,
+                           progress=not quiet)
     except KeyboardInterrupt:
         raise fail(_INTERRUPTED, 130) from None
-    _print_summaries(summaries)
-    if report is not None:
-        typer.echo(f"report: {report}")
+    _print_summaries(result.summaries)
+    baseline = result.summaries[0].name
+    for variant, (k, n) in result.differing.items():
+        typer.echo(f"{variant}: play differs from {baseline} on {k:,} of {n:,} hands ({k / max(n, 1):.1%})")
+    for finding in result.findings:
+        typer.echo(f"warning: {finding.text()}", err=True)
+    sys.stderr.flush()
+    if result.report is not None:
+        typer.echo(f"report: {result.report}")
     elif not no_report:
         typer.echo("report skipped: analysis.report is not available", err=True)
 
@@ -275,14 +325,17 @@ def compare(
                                                "(default score_total), e.g. -c score_huazhu; repeatable."),
     detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for the score "
                                 "table's hands needed (hand metrics use their own defaults)."),
+    format_: str = typer.Option("table", "--format", "-f", help="table (terminal), csv (one table, column "
+                                "'table' = score or hand_metric) or json ({scores, metrics}); csv and json carry "
+                                "full precision."),
 ) -> None:
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
-    from rich.console import Console
-
-    from analysis.compare import footnote, paired_comparison, paired_hand_metrics, rich_table
+    from analysis.compare import paired_comparison, paired_hand_metrics
     from analysis.ev import COMPONENTS
     from analysis.load import open_run
 
+    if format_ not in COMPARE_FORMATS:
+        raise fail(f"--format {format_!r}: expected one of {', '.join(COMPARE_FORMATS)}")
     if by not in (None, "bot", "seat"):
         raise fail(f"--by {by!r}: expected 'bot' or 'seat'")
     components = component or ["score_total"]
@@ -296,15 +349,57 @@ def compare(
         by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
     scores = paired_comparison(run, b, a, by, components, detect=detect)
     metrics = paired_hand_metrics(run, b, a)
+    if format_ == "table":
+        _compare_tables(scores, metrics, a, b, by, components)
+    else:
+        typer.echo(_compare_text(scores, metrics, a, b, by, format_), nl=False)
+
+
+COMPARE_FORMATS = ("table", "csv", "json")
+
+
+def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[str]) -> None:
+    """The two comparison tables for a human. Piped, the console is as wide as the tables (never truncated);
+    in a narrow terminal a long number folds onto the next line instead of losing digits."""
+    from rich.console import Console
+
+    from analysis.compare import footnote, rich_table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=1_000)
     label = ["bot", "bot_baseline"] if by == "bot" else ["seat"]
     if len(components) > 1:
         label.append("component")
-    console = Console()
     what = components[0] if len(components) == 1 else "score"
-    console.print(rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label))
-    console.print(rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"]))
-    console.print(footnote())
+    for table in (rich_table(scores, f"{b} − {a}: {what} per hand (base units), paired on hand_id + seat", label),
+                  rich_table(metrics, f"{b} − {a}: hand-level metrics, paired on hand_id", ["metric"])):
+        for column in table.columns:
+            column.overflow = "fold"
+        console.print(table)
+    console.print(footnote(), soft_wrap=console.is_terminal)
 
+
+def _compare_text(scores, metrics, a: str, b: str, by: str, format_: str) -> str:
+    """The comparison as CSV (both tables in one, told apart by a ``table`` column) or JSON (full precision;
+    NaN and infinities as null)."""
+    import json
+    import math
+
+    import polars as pl
+
+    if format_ == "csv":
+        both = pl.concat([scores.select(pl.lit("score").alias("table"), pl.all()),
+                          metrics.select(pl.lit("hand_metric").alias("table"), pl.all())], how="diagonal_relaxed")
+        return both.write_csv()
+
+    def clean(rows: list[dict]) -> list[dict]:
+        return [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
+                for r in rows]
+
+    doc = {"baseline": a, "variant": b, "by": by, "scores": clean(scores.to_dicts()),
+           "metrics": clean(metrics.to_dicts())}
+    return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
 
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM as Ctrl-C: the run stops its workers, records finished chunks and exits (a default SIGTERM

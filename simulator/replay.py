@@ -8,17 +8,20 @@ The same :class:`HandState` is what the tests use to audit the engine on samples
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from simulator import state as S
 from simulator.errors import UserError
-from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules
+from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules, validate
 from simulator.schema import SCORE_COMPONENTS
 from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH
-from simulator.tiles import SUIT_NAMES_ZH, counts_from_str, names_zh, parse_tile, tile_name_zh, tile_str
+from simulator.tiles import SUIT_NAMES_ZH, counts_from_str, format_counts, names_zh, parse_tile, tile_name_zh, tile_str
 
 KONG_ZH = {1: "直杠", 2: "加杠", 3: "暗杠"}
 MELD_ZH = {"pung": "碰", "kong": "明杠", "ckong": "暗杠"}
@@ -28,7 +31,8 @@ EXCHANGE_ZH = {"clockwise": "顺时针", "counterclockwise": "逆时针", "oppos
 
 
 class ReplayError(UserError):
-    """A replay that cannot be produced (bad seed or hand id)."""
+    """A replay that cannot be produced (bad seed, hand id, run directory), or a logged hand that does not
+    replay to its logged result."""
 
 
 class EventLogError(AssertionError):
@@ -223,113 +227,286 @@ def audit(log: HandLog) -> HandState:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Rendering
+# Rendering: every phrase in both languages (``zh`` with Chinese tile names, ``en`` with the tile notation).
 
-def _seat(log: HandLog, s: int) -> str:
-    dealer = "庄" if s == log.hand["dealer"] else ""
-    return f"[bold]座{s}[/bold]{dealer}({log.players[s]['bot']})"
+LANGS = ("zh", "en")
+SUIT_NAMES_EN = ("characters (m)", "dots (p)", "bamboo (s)")
+KONG_EN = {1: "kongs (exposed)", 2: "adds to a kong", 3: "kongs (concealed)"}
+MELD_EN = {"pung": "pung", "kong": "kong", "ckong": "concealed kong"}
+COMP_EN = ("win", "kong money", "kong transfer", "flower pig", "not ready", "refund")
+WIN_EN = {"discard": "on a discard", "self_draw": "self-draw", "rob_kong": "robbing a kong"}
+TEXT = {
+    "zh": {
+        "seat": "[bold]座{s}[/bold]{dealer}({bot})", "dealer": "庄",
+        "exchange": "  {who} → 座{a}: {name}", "void": "  {who} 缺 {suit}",
+        "draw": "{who} 摸{after} {name}", "after_kong": "杠后牌", "discard": "{who} 打 [cyan]{name}[/cyan]",
+        "pung": "{who} [yellow]碰[/yellow] {name} (座{a})", "kong": "{who} [yellow]{kong}[/yellow] {name}{src}",
+        "kong_src": " (座{b})", "robbed": "{who} 的加杠 {name} 被抢", "pay": "    座{seat} → 座{a}: {amount} ({comp})",
+        "decline": "{who} 过胡 {name} ({amount}番)", "locked": "{who} 过水不胡: 不能胡 {name}",
+        "huazhu": "{who} [magenta]花猪[/magenta]", "ready": "{who} 下叫 (最大 {amount}分)",
+        "end": "[underline]{end}[/underline] 牌墙剩 {amount} 张", "draw_end": "流局", "normal_end": "结束",
+        "settle_more": " — 退税 / 查花猪 / 查大叫:",
+        "win": "[bold red]{who} 胡 {name} ({kind})[/bold red] {hand}{melds}\n    {breakdown}",
+        "breakdown": "{hand_type}: {parts} = {fan}番{capped}, 每家{points}分", "capped": " → 封顶{capped}番",
+        "gen": "根×{n}+{fan}",
+        "title": "[bold]{rules}[/bold] seed {seed} hand {hand} · deal {deal} · 庄 = 座{dealer}{rotation}",
+        "rotation": " · 轮转 {r}", "deal_head": "配牌", "exchange_head": "换三张 ({direction})", "void_head": "定缺",
+        "after_exchange": "换牌后手牌", "left": "剩余手牌", "settlement": "结算",
+    },
+    "en": {
+        "seat": "[bold]seat {s}[/bold]{dealer} ({bot})", "dealer": " dealer",
+        "exchange": "  {who} → seat {a}: {name}", "void": "  {who} voids {suit}",
+        "draw": "{who} draws{after} {name}", "after_kong": " after a kong",
+        "discard": "{who} discards [cyan]{name}[/cyan]",
+        "pung": "{who} [yellow]pungs[/yellow] {name} (from seat {a})",
+        "kong": "{who} [yellow]{kong}[/yellow] {name}{src}", "kong_src": " (from seat {b})",
+        "robbed": "{who}'s added kong {name} is robbed", "pay": "    seat {seat} → seat {a}: {amount} ({comp})",
+        "decline": "{who} declines a win on {name} ({amount} fan)",
+        "locked": "{who} may not win on {name} (pass lock)", "huazhu": "{who} is a [magenta]flower pig[/magenta]",
+        "ready": "{who} is ready (best {amount} points)",
+        "end": "[underline]{end}[/underline], {amount} tiles left in the wall", "draw_end": "Exhaustive draw",
+        "normal_end": "End", "settle_more": " — refunds / flower pigs / not-ready penalties:",
+        "win": "[bold red]{who} wins on {name} ({kind})[/bold red] {hand}{melds}\n    {breakdown}",
+        "breakdown": "{hand_type}: {parts} = {fan} fan{capped}, {points} from each payer",
+        "capped": " → capped at {capped} fan", "gen": "gen×{n}+{fan}",
+        "title": "[bold]{rules}[/bold] seed {seed} hand {hand} · deal {deal} · dealer = seat {dealer}{rotation}",
+        "rotation": " · rotation {r}", "deal_head": "Deal", "exchange_head": "Exchange three ({direction})",
+        "void_head": "Void suits", "after_exchange": "Hands after the exchange", "left": "Hands left",
+        "settlement": "Settlement",
+    },
+}
 
 
-def _fan_breakdown(log: HandLog, win: dict) -> str:
+@dataclass(frozen=True)
+class _Lang:
+    """The phrases and names of one display language."""
+
+    code: str
+
+    def __call__(self, key: str, **kw) -> str:
+        return TEXT[self.code][key].format(**kw)
+
+    def tile(self, k: int) -> str:
+        return tile_name_zh(k) if self.code == "zh" else tile_str(k)
+
+    def tiles(self, counts: np.ndarray) -> str:
+        kinds = np.repeat(np.arange(27), np.asarray(counts, dtype=np.int64))
+        return names_zh(kinds) if self.code == "zh" else format_counts(counts)
+
+    def suit(self, s: int) -> str:
+        return SUIT_NAMES_ZH[s] if self.code == "zh" else SUIT_NAMES_EN[s]
+
+    def flag(self, f: str) -> str:
+        return FLAG_ZH[f] if self.code == "zh" else f
+
+    def hand_type(self, t: str) -> str:
+        return HAND_TYPE_ZH[t] if self.code == "zh" else t
+
+    def meld(self, kind: str, k: int) -> str:
+        return f"{MELD_ZH[kind]}{self.tile(k)}" if self.code == "zh" else f"{MELD_EN[kind]} {self.tile(k)}"
+
+
+def _lang(lang: str) -> _Lang:
+    if lang not in LANGS:
+        raise ReplayError(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
+    return _Lang(lang)
+
+
+def _seat(log: HandLog, s: int, t: _Lang) -> str:
+    dealer = t("dealer") if s == log.hand["dealer"] else ""
+    return t("seat", s=s, dealer=dealer, bot=log.players[s]["bot"])
+
+
+def _fan_breakdown(log: HandLog, win: dict, t: _Lang) -> str:
     params = log.rules.to_arrays()
     parts = []
     for f in FLAGS:
         if win[f]:
             fan = int(params[P_FLAG_FAN + FLAG_BIT[f]])
-            parts.append(f"{FLAG_ZH[f]}{'+' + str(fan) if fan else ''}")
+            parts.append(f"{t.flag(f)}{'+' + str(fan) if fan else ''}")
     if win["gen"] > 0:
-        parts.append(f"根×{win['gen']}+{win['gen'] * int(params[P_GEN_FAN])}")
-    capped = f" → 封顶{win['capped_fan']}番" if win["capped_fan"] != win["fan"] else ""
-    return (f"{HAND_TYPE_ZH[win['hand_type']]}: {' '.join(parts)} = {win['fan']}番{capped}, "
-            f"每家{win['points']}分")
+        parts.append(t("gen", n=win["gen"], fan=win["gen"] * int(params[P_GEN_FAN])))
+    capped = t("capped", capped=win["capped_fan"]) if win["capped_fan"] != win["fan"] else ""
+    return t("breakdown", hand_type=t.hand_type(win["hand_type"]), parts=" ".join(parts), fan=win["fan"],
+             capped=capped, points=win["points"])
 
 
-def _names(counts: np.ndarray) -> str:
-    return names_zh(np.repeat(np.arange(27), np.asarray(counts, dtype=np.int64)))
+def _melds(melds: str, t: _Lang) -> str:
+    return " ".join(t.meld(kind, parse_tile(k)) for kind, k in (m.split(":") for m in melds.split(",") if m))
 
 
-def _melds_zh(melds: str) -> str:
-    return " ".join(f"{MELD_ZH[kind]}{tile_name_zh(parse_tile(t))}"
-                    for kind, t in (m.split(":") for m in melds.split(",") if m))
-
-
-def _win_text(log: HandLog, seat: int, tile: int, b: int) -> str:
+def _win_text(log: HandLog, seat: int, tile: int, b: int, t: _Lang) -> str:
     win = log.wins[b]
-    melds = _melds_zh(win["melds"])
-    return (f"[bold red]{_seat(log, seat)} 胡 {tile_name_zh(tile)} ({WIN_ZH[win['kind']]})[/bold red] "
-            f"{_names(counts_from_str(win['hand']))}{' | ' + melds if melds else ''}\n"
-            f"    {_fan_breakdown(log, win)}")
+    melds = _melds(win["melds"], t)
+    kind = WIN_ZH[win["kind"]] if t.code == "zh" else WIN_EN[win["kind"]]
+    return t("win", who=_seat(log, seat, t), name=t.tile(tile), kind=kind, hand=t.tiles(counts_from_str(win["hand"])),
+             melds=" | " + melds if melds else "", breakdown=_fan_breakdown(log, win, t))
 
 
-def describe(log: HandLog, ev: tuple[int, ...]) -> str | None:
-    """One event as a rich-markup line (``None`` for events shown elsewhere)."""
+def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
+    """One event as a rich-markup line in ``lang`` (``None`` for events shown elsewhere)."""
+    t = _lang(lang)
     typ, seat, tile, amount, a, b = ev
-    who = _seat(log, seat) if seat >= 0 else ""
-    name = tile_name_zh(tile) if tile >= 0 else ""
+    who = _seat(log, seat, t) if seat >= 0 else ""
+    name = t.tile(tile) if tile >= 0 else ""
     texts = {
-        S.EV_EXCHANGE: lambda: f"  {who} → 座{a}: {name}",
-        S.EV_VOID: lambda: f"  {who} 缺 {SUIT_NAMES_ZH[a]}",
-        S.EV_DRAW: lambda: f"{who} 摸{'杠后牌' if a else ''} {name}",
-        S.EV_DISCARD: lambda: f"{who} 打 [cyan]{name}[/cyan]",
-        S.EV_PUNG: lambda: f"{who} [yellow]碰[/yellow] {name} (座{a})",
-        S.EV_KONG: lambda: f"{who} [yellow]{KONG_ZH[a]}[/yellow] {name}{f' (座{b})' if a == 1 else ''}",
-        S.EV_ROBBED: lambda: f"{who} 的加杠 {name} 被抢",
-        S.EV_PAY: lambda: f"    座{seat} → 座{a}: {amount} ({COMP_ZH[b]})",
-        S.EV_WIN: lambda: _win_text(log, seat, tile, b),
-        S.EV_DECLINE: lambda: f"{who} 过胡 {name} ({amount}番)",
-        S.EV_LOCKED: lambda: f"{who} 过水不胡: 不能胡 {name}",
-        S.EV_HUAZHU: lambda: f"{who} [magenta]花猪[/magenta]",
-        S.EV_READY: lambda: f"{who} 下叫 (最大 {amount}分)",
-        S.EV_END: lambda: (f"[underline]{'流局' if a else '结束'}[/underline] 牌墙剩 {amount} 张"
-                           + (" — 退税 / 查花猪 / 查大叫:" if a else "")),
+        S.EV_EXCHANGE: lambda: t("exchange", who=who, a=a, name=name),
+        S.EV_VOID: lambda: t("void", who=who, suit=t.suit(a)),
+        S.EV_DRAW: lambda: t("draw", who=who, after=t("after_kong") if a else "", name=name),
+        S.EV_DISCARD: lambda: t("discard", who=who, name=name),
+        S.EV_PUNG: lambda: t("pung", who=who, name=name, a=a),
+        S.EV_KONG: lambda: t("kong", who=who, kong=KONG_ZH[a] if t.code == "zh" else KONG_EN[a], name=name,
+                             src=t("kong_src", b=b) if a == 1 else ""),
+        S.EV_ROBBED: lambda: t("robbed", who=who, name=name),
+        S.EV_PAY: lambda: t("pay", seat=seat, a=a, amount=amount, comp=(COMP_ZH if t.code == "zh" else COMP_EN)[b]),
+        S.EV_WIN: lambda: _win_text(log, seat, tile, b, t),
+        S.EV_DECLINE: lambda: t("decline", who=who, name=name, amount=amount),
+        S.EV_LOCKED: lambda: t("locked", who=who, name=name),
+        S.EV_HUAZHU: lambda: t("huazhu", who=who),
+        S.EV_READY: lambda: t("ready", who=who, amount=amount),
+        S.EV_END: lambda: (t("end", end=t("draw_end") if a else t("normal_end"), amount=amount)
+                           + (t("settle_more") if a else "")),
     }
     text = texts.get(typ)
     return text() if text is not None else None
 
 
-def _hands(log: HandLog, st: HandState, title: str) -> Iterator[str]:
+def _hands(log: HandLog, st: HandState, title: str, t: _Lang) -> Iterator[str]:
     yield f"[underline]{title}[/underline]"
     for s in range(4):
         if not st.won[s]:
-            melds = _melds_zh(",".join(f"{k}:{tile_str(t)}" for k, t in st.melds[s]))
-            yield f"  {_seat(log, s)}: {_names(st.conc[s])}{' | ' + melds if melds else ''}"
+            melds = _melds(",".join(f"{k}:{tile_str(m)}" for k, m in st.melds[s]), t)
+            yield f"  {_seat(log, s, t)}: {t.tiles(st.conc[s])}{' | ' + melds if melds else ''}"
 
 
-def lines(log: HandLog) -> Iterator[str]:
-    """The hand as rich-markup lines, in order: deal, 换三张, 定缺, the hands in play, every turn, the hands
-    left at the end, settlement."""
-    yield (f"[bold]{log.rules.name}[/bold] seed {log.seed} hand {log.hand_id} · deal {log.hand['deal_id']} · "
-           f"庄 = 座{log.hand['dealer']}")
-    yield "[underline]配牌[/underline]"
+def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
+    """The hand as rich-markup lines in ``lang`` (``zh`` or ``en``), in order: deal, 换三张, 定缺, the hands in
+    play, every turn, the hands left at the end, settlement."""
+    t = _lang(lang)
+    rotation = log.hand.get("rotation", 0)
+    yield t("title", rules=log.rules.name, seed=log.seed, hand=log.hand_id, deal=log.hand["deal_id"],
+            dealer=log.hand["dealer"], rotation=t("rotation", r=rotation) if rotation else "")
+    yield f"[underline]{t('deal_head')}[/underline]"
     for p in log.players:
-        yield f"  {_seat(log, p['seat'])}: {_names(counts_from_str(p['dealt']))}"
+        yield f"  {_seat(log, p['seat'], t)}: {t.tiles(counts_from_str(p['dealt']))}"
     st = HandState(log, strict_void=log.rules.void_suit == "declared")
-    headers = {S.EV_EXCHANGE: f"换三张 ({EXCHANGE_ZH.get(log.hand['exchange'], '')})", S.EV_VOID: "定缺"}
+    direction = log.hand["exchange"]
+    direction = EXCHANGE_ZH.get(direction, "") if t.code == "zh" else direction
+    headers = {S.EV_EXCHANGE: t("exchange_head", direction=direction), S.EV_VOID: t("void_head")}
     started = not any(ev[0] == S.EV_EXCHANGE for ev in log.events)  # hands in play = dealt ones without 换三张
     for ev in log.events:
         if ev[0] in headers:
             yield f"[underline]{headers.pop(ev[0])}[/underline]"
         if not started and ev[0] in (S.EV_DRAW, S.EV_DISCARD, S.EV_KONG, S.EV_WIN):
             started = True
-            yield from _hands(log, st, "换牌后手牌")
+            yield from _hands(log, st, t("after_exchange"), t)
         if ev[0] == S.EV_END:
-            yield from _hands(log, st, "剩余手牌")
+            yield from _hands(log, st, t("left"), t)
         st.apply(ev)
-        text = describe(log, ev)
+        text = describe(log, ev, lang)
         if text is not None:
             yield text
-    yield "[underline]结算[/underline]"
+    yield f"[underline]{t('settlement')}[/underline]"
+    comps = COMP_ZH if t.code == "zh" else COMP_EN
     for p in log.players:
-        parts = [f"{COMP_ZH[i]}{p[c]:+d}" for i, c in enumerate(SCORE_COMPONENTS) if p[c]]
-        yield f"  {_seat(log, p['seat'])}: [bold]{p['score_total']:+d}[/bold]  {' '.join(parts)}"
+        sep = "" if t.code == "zh" else " "
+        parts = [f"{comps[i]}{sep}{p[c]:+d}" for i, c in enumerate(SCORE_COMPONENTS) if p[c]]
+        yield f"  {_seat(log, p['seat'], t)}: [bold]{p['score_total']:+d}[/bold]  {' '.join(parts)}"
 
 
-def replay(config: str, seed: int, hand_id: int = 0, overrides: list[str] | None = None) -> None:
-    """Print hand ``hand_id`` of ``seed`` under rule set ``config`` (name or path)."""
+# ---------------------------------------------------------------------------------------------------------
+# Hands of a logged run: the rules, seed and seating recorded in the manifest, checked against the logged rows.
+
+# Columns a replayed hand must reproduce exactly: the deal, who won, how, and every amount.
+VERIFIED_HAND_COLUMNS = ("deal_id", "rotation", "dealer", "exchange", "n_winners", "exhaustive_draw", "tiles_left",
+                         "n_kongs", "turns")
+VERIFIED_PLAYER_COLUMNS = ("bot", "dealt", "won", "win_kind", "hand_type", "n_kongs", "huazhu", "declined_wins",
+                           *SCORE_COMPONENTS, "score_total")
+
+
+def _run_variant(run_dir: Path, variant: str | None) -> str:
+    """The variant to replay: the one named, else the study's baseline, else the run's only variant."""
+    if not run_dir.is_dir():
+        raise ReplayError(f"--run {run_dir}: directory not found")
+    found = sorted(p.name.split("=", 1)[1] for p in run_dir.glob("variant=*") if p.is_dir())
+    if not found:
+        raise ReplayError(f"--run {run_dir}: not a run directory (no variant=<name>/ subdirectories)")
+    if variant is not None:
+        if variant not in found:
+            raise ReplayError(f"--variant {variant!r}: not in {run_dir} (has: {', '.join(found)})")
+        return variant
+    study = run_dir / "study.json"
+    if study.is_file():
+        try:
+            baseline = json.loads(study.read_text(encoding="utf-8")).get("baseline")
+        except (OSError, ValueError, AttributeError):
+            baseline = None
+        if baseline in found:
+            return baseline
+    if len(found) == 1:
+        return found[0]
+    raise ReplayError(f"--run {run_dir} holds {len(found)} variants ({', '.join(found)}): choose one with --variant")
+
+
+def _logged_rows(vdir: Path, manifest: dict, table: str, hand_id: int) -> list[dict]:
+    """The rows of ``hand_id`` in a finished chunk of ``table`` (``[]`` when its chunk is not done)."""
+    for chunk in manifest["chunks"]:
+        if chunk["first"] <= hand_id <= chunk["last"] and chunk.get("status") == "done":
+            path = vdir / table / chunk["file"]
+            return pq.read_table(path, filters=[("hand_id", "==", hand_id)]).to_pylist()
+    return []
+
+
+def verify(log: HandLog, hand_row: dict, player_rows: list[dict]) -> None:
+    """Raise :class:`ReplayError` unless the replayed hand reproduces the logged rows (see ``VERIFIED_*``)."""
+    mismatches = [f"{c}: logged {hand_row[c]!r}, replayed {log.hand[c]!r}"
+                  for c in VERIFIED_HAND_COLUMNS if c in hand_row and hand_row[c] != log.hand[c]]
+    for row in sorted(player_rows, key=lambda r: r["seat"]):
+        mine = log.players[row["seat"]]
+        mismatches += [f"seat {row['seat']} {c}: logged {row[c]!r}, replayed {mine[c]!r}"
+                       for c in VERIFIED_PLAYER_COLUMNS if c in row and row[c] != mine[c]]
+    if len(player_rows) != len(log.players):
+        mismatches.append(f"{len(player_rows)} logged player rows, {len(log.players)} replayed")
+    if mismatches:
+        raise ReplayError(f"hand {log.hand_id} does not replay to its logged result ({mismatches[0]}"
+                          f"{f'; +{len(mismatches) - 1} more' if len(mismatches) > 1 else ''}): the run was made "
+                          "by another version of the engine")
+
+
+def record_logged_hand(run_dir: str | Path, variant: str | None, hand_id: int) -> HandLog:
+    """Replay hand ``hand_id`` of a run directory exactly as it was played — the variant's resolved rules
+    (overrides included), seed and seating (rotated under duplicate seating) from its manifest — and verify it
+    against the logged rows."""
+    from simulator.runner import read_manifest, variant_dir
+
+    run_dir = Path(run_dir)
+    name = _run_variant(run_dir, variant)
+    vdir = variant_dir(run_dir, name)
+    manifest = read_manifest(vdir)
+    if not 0 <= hand_id < int(manifest["hands"]):
+        raise ReplayError(f"--hand {hand_id}: {vdir} logged hands 0..{int(manifest['hands']) - 1}")
+    hands = _logged_rows(vdir, manifest, "hands", hand_id)
+    if not hands:
+        raise ReplayError(f"--hand {hand_id}: its chunk in {vdir} is not finished (rerun the simulation with --resume)")
+    rules = validate({**manifest["rules"], "name": name}, f"{vdir} manifest")  # the name is not part of the game
+    log = record_hand(rules, hand_id, int(manifest["seed"]), duplicate=bool(manifest["duplicate"]))
+    verify(log, hands[0], _logged_rows(vdir, manifest, "players", hand_id))
+    return log
+
+
+def show(log: HandLog, lang: str = "zh") -> None:
+    """Print a hand's lines on the terminal."""
     from rich.console import Console
 
-    rules = load_rules(config, overrides)
-    log = record_hand(rules, hand_id, seed)
+    _lang(lang)
     console = Console(highlight=False, soft_wrap=True)
-    for line in lines(log):
+    for line in lines(log, lang):
         console.print(line)
+
+
+def replay(config: str, seed: int, hand_id: int = 0, overrides: list[str] | None = None, *,
+           duplicate: bool = False, lang: str = "zh") -> None:
+    """Print hand ``hand_id`` of ``seed`` under rule set ``config`` (name or path); ``duplicate``: the seating
+    of duplicate play (hand_id = 4·deal_id + rotation)."""
+    _lang(lang)
+    show(record_hand(load_rules(config, overrides), hand_id, seed, duplicate=duplicate), lang)

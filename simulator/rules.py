@@ -10,6 +10,7 @@ the slot of each key is the module constant ``P_<KEY>`` below, so a rule key has
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,7 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from simulator.errors import UserError
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+def _config_dir() -> Path:
+    """Named rule sets and studies: ``simulator/configs`` inside an installed package (the repository's top-level
+    ``configs/``, shipped as package data by ``pyproject.toml``), else the checkout's ``configs/`` (a source
+    tree on ``PYTHONPATH`` or an editable install, where ``configs/`` is the one source of truth)."""
+    packaged = Path(str(importlib.resources.files("simulator") / "configs"))
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "configs"
+
+
+CONFIG_DIR = _config_dir()
 
 # ---------------------------------------------------------------------------------------------------------
 # Identifiers shared by code, logs and reports (RULES.md §3). The order of FLAGS is the bit order of the

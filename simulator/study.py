@@ -7,13 +7,16 @@ and differences between variants are paired, hand by hand. Each variant goes to 
 ``analysis.report.write_report`` when that module is installed.
 
 Rule overrides are applied in this order: the variant's rule file, the study's ``seats``, the variant's ``set``
-(so a variant may change the seating, as the strategies study does).
+(so a variant may change the seating, as the strategies study does), then the command line's ``--set``, which
+applies to every arm and is refused for a key on which the arms differ (it would erase the comparison).
+The file format is documented for users in ``docs/studies.md``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +24,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simulator.errors import UserError
-from simulator.rules import RuleSet, apply_overrides, explain, load_raw, resolve_config_path, validate
+from simulator.rules import (
+    CONFIG_DIR,
+    RuleSet,
+    apply_overrides,
+    explain,
+    load_raw,
+    parse_override,
+    resolve_config_path,
+    validate,
+)
 from simulator.runner import RunError, RunSpec, RunSummary, Variant, atomic_write, run_variants
 
-STUDY_DIR = Path(__file__).resolve().parent.parent / "configs" / "studies"
+STUDY_DIR = CONFIG_DIR / "studies"  # the shipped studies (package data, or the checkout's configs/studies)
 STUDY_FILE = "study.json"
 
 
@@ -57,7 +69,7 @@ class StudyFile(_Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]  # the default output directory name
     description: str = ""
     baseline: RulesRef
-    variants: Annotated[list[VariantRef], Field(min_length=1)]
+    variants: list[VariantRef] = Field(default_factory=list)  # empty: a baseline-only study
     seats: list[Any] | None = None
     hands: Annotated[int, Field(gt=0)]
     seed: Annotated[int, Field(ge=0)] = 0
@@ -124,7 +136,43 @@ def study_variants(study: StudyFile, study_path: Path) -> list[Variant]:
     return [_variant(ref, study, study_path) for ref in (study.baseline, *study.variants)]
 
 
-def study_record(study: StudyFile, variants: list[Variant], hands: int) -> dict[str, Any]:
+def _flat_keys(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested rule data as ``{"scoring.cap": 4, "seats.0.bot": "greedy", ...}``."""
+    if isinstance(data, dict | list):
+        items = data.items() if isinstance(data, dict) else enumerate(data)
+        return {k: v for key, val in items for k, v in _flat_keys(val, f"{prefix}{key}.").items()}
+    return {prefix[:-1]: data}
+
+
+def _override_keys(overrides: Overrides) -> list[str]:
+    if isinstance(overrides, dict):
+        return [str(k) for k in overrides]
+    return [".".join(parse_override(text)[0]) for text in overrides]
+
+
+def apply_common_overrides(variants: list[Variant], overrides: Overrides | None, source: str) -> list[Variant]:
+    """Apply command-line overrides to every arm of a study (after everything else).
+
+    A key on which the arms differ is refused: overriding it in every arm would erase what the study compares."""
+    if not overrides:
+        return variants
+    flat = [_flat_keys(v.rules.resolved()) for v in variants]
+    differing = {k for f in flat[1:] for k in f.keys() | flat[0].keys()
+                 if f.get(k) != flat[0].get(k) and k not in ("name", "description")}
+    for key in _override_keys(overrides):
+        clash = sorted(d for d in differing if d == key or d.startswith(key + ".") or key.startswith(d + "."))
+        if clash:
+            raise StudyError(f"--set {key}: the study's arms differ in {clash[0]}; setting it in every arm would "
+                             "erase the comparison (edit the study file instead)")
+    out = []
+    for v in variants:
+        rules = validate(apply_overrides(v.rules.resolved(), overrides), f"{source} ({v.name}, with --set)")
+        out.append(Variant(name=v.name, rules=rules, source={**v.source, "study_set": overrides}))
+    return out
+
+
+def study_record(study: StudyFile, variants: list[Variant], hands: int,
+                 overrides: Overrides | None = None) -> dict[str, Any]:
     """The content of ``study.json``: what was compared, on how many hands, with which seed."""
     return {
         "name": study.name,
@@ -133,6 +181,7 @@ def study_record(study: StudyFile, variants: list[Variant], hands: int) -> dict[
         "variants": [{"name": v.name, "rules": v.source["rules"], "set": v.source["set"],
                       "digest": v.rules.digest()} for v in variants],
         "seats": study.seats,
+        "set": overrides or None,
         "hands": hands,
         "seed": study.seed,
         "duplicate": study.duplicate,
@@ -151,24 +200,57 @@ def _check_same_study(out_dir: Path, name: str) -> None:
         raise RunError(f"{out_dir} holds study {old!r}, not {name!r}: choose another --out")
 
 
-def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
-              resume: bool = False, backend: str = "loky", scheduler: str | None = None, report: bool = True,
-              progress: bool = True) -> tuple[list[RunSummary], Path | None]:
-    """Run a study file: simulate every variant, write ``study.json``, then the report (if available).
+@dataclass(frozen=True)
+class StudyResult:
+    """What :func:`run_study` did: the output directory, per-variant summaries, the report (None when skipped
+    or unavailable) and the diagnostics of ``analysis.diagnostics`` (empty when unavailable or skipped)."""
 
-    Returns the per-variant summaries and the report path (None when skipped or unavailable).
+    out_dir: Path
+    summaries: list[RunSummary]
+    report: Path | None
+    findings: list[Any] = field(default_factory=list)
+    differing: dict[str, tuple[int, int]] = field(default_factory=dict)  # variant -> (hands differing, hands)
+
+
+def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
+              seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
+              backend: str = "loky", scheduler: str | None = None, report: bool = True,
+              progress: bool = True, diagnose: bool = True) -> StudyResult:
+    """Run a study file: simulate every variant, write ``study.json``, check that each variant's changes acted
+    (``analysis.diagnostics``), then write the report (if available).
+
+    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.
     """
     study, path = load_study(ref)
-    variants = study_variants(study, path)
+    if seed is not None:
+        if seed < 0:
+            raise StudyError(f"--seed must be a non-negative integer, got {seed}")
+        study = study.model_copy(update={"seed": seed})
+    variants = apply_common_overrides(study_variants(study, path), overrides, str(path))
     out_dir = Path(out_dir) if out_dir is not None else Path("runs") / study.name
     n = study.hands if hands is None else hands
     spec = RunSpec(hands=n, seed=study.seed, jobs=jobs, chunk_size=study.chunk_size, resume=resume,
                    backend=backend, scheduler=scheduler, duplicate=study.duplicate, progress=progress)
     _check_same_study(out_dir, study.name)
     summaries = run_variants(out_dir, variants, spec)
-    atomic_write(out_dir / STUDY_FILE,
-                 (json.dumps(study_record(study, variants, n), indent=1, ensure_ascii=False) + "\n").encode())
-    return summaries, (write_study_report(out_dir, variants[0].name) if report else None)
+    atomic_write(out_dir / STUDY_FILE, (json.dumps(study_record(study, variants, n, overrides), indent=1,
+                                                   ensure_ascii=False) + "\n").encode())
+    findings, differing = study_diagnostics(out_dir, variants[0].name) if diagnose else ([], {})
+    return StudyResult(out_dir, summaries, write_study_report(out_dir, variants[0].name) if report else None,
+                       findings, differing)
+
+
+def study_diagnostics(run_dir: Path, baseline: str) -> tuple[list[Any], dict[str, tuple[int, int]]]:
+    """``analysis.diagnostics`` findings and, per variant, (hands differing from the baseline, hands compared);
+    nothing when that module is not installed."""
+    if importlib.util.find_spec("analysis.diagnostics") is None:
+        return [], {}
+    from analysis.diagnostics import diagnose, differing_hands
+    from analysis.load import open_run
+
+    run = open_run(run_dir)
+    differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
+    return diagnose(run, baseline), differing
 
 
 def write_study_report(run_dir: Path, baseline: str) -> Path | None:

@@ -74,3 +74,99 @@ def test_console_entry_prints_one_line_errors():
     proc = subprocess.run([sys.executable, "-c", code, "replay", "chengdu"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 2  # --seed is required
+
+
+# ---- replaying a logged hand of a run (--run) -----------------------------------------------------------------
+
+DUP_STUDY = """
+name: dupreplay
+baseline: {name: greedy, rules: chengdu, set: {scoring.cap: null}}
+variants:
+  - {name: value, rules: chengdu, set: {seats: [value, greedy, defensive, greedy], exchange_three: random}}
+duplicate: true
+hands: 16
+seed: 7
+chunk_size: 8
+"""
+
+
+@pytest.fixture(scope="module")
+def dup_run(tmp_path_factory):
+    from simulator.study import run_study
+
+    tmp = tmp_path_factory.mktemp("replay")
+    (tmp / "dup.yaml").write_text(DUP_STUDY)
+    return run_study(tmp / "dup.yaml", out_dir=tmp / "run", jobs=1, report=False, progress=False).out_dir
+
+
+def test_a_logged_duplicate_hand_replays_with_its_rotated_seats(dup_run):
+    import polars as pl
+
+    from simulator.replay import record_logged_hand
+
+    logged = pl.read_parquet(dup_run / "variant=value" / "players" / "*.parquet").filter(pl.col("hand_id") == 6)
+    log = record_logged_hand(dup_run, "value", 6)  # deal 1, rotation 2
+    assert log.hand["rotation"] == 2 and log.rules.exchange_three == "random"
+    assert [p["bot"] for p in log.players] == logged.sort("seat")["bot"].cast(pl.String).to_list()
+    assert [p["bot"] for p in log.players] == ["defensive", "greedy", "value", "greedy"]  # seats rotated by 2
+    assert [p["score_total"] for p in log.players] == logged.sort("seat")["score_total"].to_list()
+
+
+def test_replay_is_verified_against_the_logged_result(dup_run):
+    from simulator.replay import _logged_rows, verify
+    from simulator.runner import read_manifest
+
+    vdir = dup_run / "variant=value"
+    manifest = read_manifest(vdir)
+    rules = load_rules("chengdu", ["seats=[value, greedy, defensive, greedy]", "exchange_three=random"])
+    hand = _logged_rows(vdir, manifest, "hands", 6)[0]
+    players = _logged_rows(vdir, manifest, "players", 6)
+    verify(record_hand(rules, 6, 7, duplicate=True), hand, players)
+    with pytest.raises(ReplayError, match="does not replay to its logged result"):
+        verify(record_hand(rules, 6, 7), hand, players)  # what a replay without the rotation used to show
+    with pytest.raises(ReplayError, match="does not replay"):
+        verify(record_hand(rules, 6, 8, duplicate=True), hand, players)
+
+
+def test_cli_replays_a_run_hand_in_both_languages(dup_run):
+    res = runner.invoke(app, ["replay", "--run", str(dup_run), "--hand", "5", "--lang", "en"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("greedy seed 7 hand 5 · deal 1 · dealer = seat 1 · rotation 1")
+    for word in ("Deal", "discards", "Settlement", "fan"):
+        assert word in res.output
+    assert not any("\u4e00" <= ch <= "\u9fff" for ch in res.output.replace("花猪", ""))  # no Chinese in en
+    res = runner.invoke(app, ["replay", "--run", str(dup_run), "--variant", "value", "--hand", "5"])
+    assert res.exit_code == 0 and "结算" in res.output and "轮转 1" in res.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--hand", "16"], "logged hands 0..15"),
+    (["--variant", "nope"], "not in"),
+    (["--seed", "3"], "drop --seed"),
+    (["--lang", "fr"], "expected one of zh, en"),
+])
+def test_bad_run_replays_are_one_line_errors(dup_run, args, message, capsys):
+    from cli_helpers import cli_run
+
+    code, _, err = cli_run(["replay", "--run", str(dup_run), *args], capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_run_with_several_variants_and_no_study_needs_variant(dup_run, tmp_path, capsys):
+    from cli_helpers import cli_run
+
+    (tmp_path / "r").mkdir()
+    for v in ("greedy", "value"):
+        (tmp_path / "r" / f"variant={v}").symlink_to(dup_run / f"variant={v}")
+    code, _, err = cli_run(["replay", "--run", str(tmp_path / "r"), "--hand", "1"], capsys)
+    assert code == 2 and "choose one with --variant" in err
+    code, out, _ = cli_run(["replay", "--run", str(tmp_path / "r"), "--variant", "value", "--hand", "1"], capsys)
+    assert code == 0 and "value seed 7 hand 1" in out
+
+
+def test_duplicate_flag_replays_the_rotated_seating():
+    res = runner.invoke(app, ["replay", "chengdu", "--seed", "7", "--hand", "6", "--duplicate",
+                              "--set", "seats=[value, greedy, defensive, greedy]", "--lang", "en"])
+    assert res.exit_code == 0, res.output
+    assert "seat 0 (defensive)" in res.output and "seat 2 dealer (value)" not in res.output
+    assert "seat 2 (value)" in res.output

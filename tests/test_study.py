@@ -50,8 +50,9 @@ def players(out: Path, variant: str) -> pl.DataFrame:
 
 def test_variants_share_walls_and_seed(tmp_path: Path):
     out = tmp_path / "run"
-    summaries, report = run_study(write(tmp_path, CRN_STUDY), out_dir=out, jobs=2, report=False, progress=False)
-    assert report is None
+    result = run_study(write(tmp_path, CRN_STUDY), out_dir=out, jobs=2, report=False, progress=False)
+    summaries = result.summaries
+    assert result.report is None and result.out_dir == out
     assert [s.name for s in summaries] == ["chengdu", "cap3", "nolock", "lenient"]
     base = players(out, "chengdu")
     assert base.height == 4 * 200
@@ -129,8 +130,7 @@ BAD_STUDIES = [
     (CRN_STUDY + "colour: red\n", "colour: unknown key"),
     (CRN_STUDY.replace("name: crn\n", ""), "name: Field required"),
     (CRN_STUDY.replace("name: crn\n", "name: ../up\n"), "name: String should match pattern"),
-    ("name: x\nbaseline: chengdu\nhands: 10\n", "variants: Field required"),
-    ("name: x\nbaseline: chengdu\nvariants: []\nhands: 10\n", "variants"),
+    ("name: x\nbaseline: chengdu\nvariants: {cap3: cap3}\nhands: 10\n", "variants"),
     ("name: x\nbaseline: chengdu\nvariants: [{rules: cap3}]\nhands: 10\n", "variants.0.name"),
     (CRN_STUDY.replace("hands: 200", "hands: 0"), "hands"),
     (CRN_STUDY.replace("rules: cap3", "rules: no_such_rules"), "no_such_rules"),
@@ -169,5 +169,104 @@ def test_cli_runs_the_shipped_quickstart(tmp_path: Path, capsys):
 def test_report_is_written_when_available(tmp_path: Path):
     pytest.importorskip("analysis.report")
     small = CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
-    _, report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False)
+    report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
     assert report is not None and Path(report).is_file()
+
+
+def test_a_baseline_only_study_runs(tmp_path: Path):
+    path = write(tmp_path, "name: solo\nbaseline: qq_sichuan\nhands: 8\nseed: 5\n")
+    result = run_study(path, out_dir=tmp_path / "run", jobs=1, report=False, progress=False)
+    assert [s.name for s in result.summaries] == ["qq_sichuan"] and result.findings == []
+    assert json.loads((tmp_path / "run" / "study.json").read_text())["variants"][0]["name"] == "qq_sichuan"
+
+
+def test_cli_set_and_seed_apply_to_every_arm(tmp_path: Path, capsys):
+    small = CRN_STUDY.replace("hands: 200", "hands: 8").replace("chunk_size: 100", "chunk_size: 4")
+    path = write(tmp_path, small)
+    code, _, err = cli_run(["study", str(path), "--out", str(tmp_path / "run"), "--seed", "9", "--jobs", "1",
+                            "--set", "settlement.huazhu_penalty=4", "--set", "seats=[value, value, value, value]",
+                            "--no-report", "--quiet"], capsys)
+    assert code == 0, err
+    for name in ("chengdu", "cap3", "nolock", "lenient"):
+        manifest = json.loads((tmp_path / "run" / f"variant={name}" / "manifest.json").read_text())
+        assert manifest["seed"] == 9 and manifest["rules"]["settlement"]["huazhu_penalty"] == 4
+        assert {s["bot"] for s in manifest["rules"]["seats"]} == {"value"}
+    assert json.loads((tmp_path / "run" / "variant=cap3" / "manifest.json").read_text())["rules"]["scoring"][
+        "cap"] == 3  # the variant's own change survives
+    record = json.loads((tmp_path / "run" / "study.json").read_text())
+    assert record["seed"] == 9 and record["set"] == ["settlement.huazhu_penalty=4",
+                                                     "seats=[value, value, value, value]"]
+    assert set(players(tmp_path / "run", "cap3")["bot"].cast(pl.String)) == {"value"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--set", "scoring.cap=5"], "arms differ in scoring.cap"),
+    (["--set", "scoring=1"], "arms differ in scoring.cap"),
+    (["--set", "scoring.cap=banana"], "scoring.cap"),
+    (["--set", "nonsense"], "expected KEY=VALUE"),
+    (["--seed", "-1"], "--seed must be a non-negative integer"),
+])
+def test_bad_cli_set_or_seed_is_one_line_and_writes_nothing(args, message, tmp_path: Path, capsys):
+    path = write(tmp_path, CRN_STUDY)
+    code, _, err = cli_run(["study", str(path), "--out", str(tmp_path / "out"), *args], capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_simulate_duplicate_rotates_seats_without_a_study(tmp_path: Path, capsys):
+    code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--duplicate", "--jobs", "1", "--quiet",
+                            "--set", "seats=[value, greedy, greedy, greedy]", "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "variant=chengdu" / "manifest.json").read_text())
+    assert manifest["duplicate"] is True
+    p = players(tmp_path, "chengdu").with_columns(pl.col("bot").cast(pl.String))
+    assert sorted(p.filter(pl.col("bot") == "value")["seat"].to_list()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    code, _, err = cli_run(["simulate", "chengdu", "--hands", "6", "--duplicate", "--out", str(tmp_path / "x")],
+                           capsys)
+    assert code == 2 and "multiple of 4" in err
+
+
+@pytest.fixture(scope="module")
+def small_study(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("cmp")
+    small = CRN_STUDY.replace("hands: 200", "hands: 60").replace("chunk_size: 100", "chunk_size: 30")
+    (tmp / "s.yaml").write_text(small)
+    return run_study(tmp / "s.yaml", out_dir=tmp / "run", jobs=1, report=False, progress=False).out_dir
+
+
+def test_compare_piped_never_truncates(small_study: Path, capsys):
+    from analysis.compare import paired_comparison
+    from analysis.report import fmt
+
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "lenient", "--by", "seat"], capsys)
+    assert code == 0, err
+    assert "…" not in out
+    expected = paired_comparison(small_study, "lenient", "chengdu", "seat")
+    for row in expected.iter_rows(named=True):  # every row, with all its numbers, on one line
+        line = next(x for x in out.splitlines() if f"│ seat {row['seat']} " in x)
+        assert f"{fmt(row['diff'])} [{fmt(row['ci_lo'])}, {fmt(row['ci_hi'])}]" in line, line
+        assert f"/{fmt(row['hands_unpaired'])}" in line
+
+
+def test_compare_csv_and_json_carry_full_precision(small_study: Path, capsys):
+    import io
+
+    from analysis.compare import paired_comparison, paired_hand_metrics
+
+    scores = paired_comparison(small_study, "cap3", "chengdu", "bot")
+    metrics = paired_hand_metrics(small_study, "cap3", "chengdu")
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--by", "bot", "--format", "csv"],
+                             capsys)
+    assert code == 0, err
+    table = pl.read_csv(io.StringIO(out))
+    assert table["table"].to_list() == ["score"] * scores.height + ["hand_metric"] * metrics.height
+    assert table.filter(pl.col("table") == "score")["mean"].to_list() == scores["mean"].to_list()
+    assert table.filter(pl.col("table") == "hand_metric")["metric"].to_list() == metrics["metric"].to_list()
+    code, out, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--by", "bot", "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["baseline"], doc["variant"], doc["by"]) == ("chengdu", "cap3", "bot")
+    assert [r["ci_hi"] for r in doc["scores"]] == scores["ci_hi"].to_list()
+    assert len(doc["metrics"]) == metrics.height
+    code, _, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--format", "xml"], capsys)
+    assert code == 2 and "--format 'xml'" in err

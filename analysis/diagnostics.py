@@ -1,0 +1,323 @@
+"""Does a comparison compare anything? Flags variants that played exactly like the baseline, or whose changed
+rule never had a chance to act, with the reason and what to change (reads the logs only).
+
+Two checks per variant, against the baseline, on the hands both logged:
+
+- **identical play**: the ``hands``, ``players`` and ``wins`` rows of every hand equal the baseline's (every
+  decision and every amount the same), so every paired difference is exactly zero by construction;
+- **rule never fired**: for each rule key that differs from the baseline (from the manifests), a log-based count
+  of the occasions on which that rule could act — 花猪 penalties paid, wins declined (the pass lock and 最后N张必胡
+  act only after a decline), wins above the lower cap, wins with the 海底 flag, ... — in *either* arm. A count of
+  zero means the rule never mattered in these hands, whatever the report's intervals say.
+
+:func:`diagnose` returns one :class:`Finding` per problem; :func:`differing_hands` counts the hands on which a
+variant's play differs from the baseline's. ``xuezhan study`` prints the findings and the report shows them
+first. Keys without a log-based check (``void_suit``, ``exchange_three``, ``mode``, a seat's ``bot``) act in
+every hand and are never flagged on their own; a variant that changes only ``economy.*`` or ``scoring.base`` plays
+like the baseline by construction (coins and score units only), which its finding says. User guide: ``docs/studies.md``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analysis.load import Run, as_run
+
+# Row keys of each log table: what identifies a row across variants.
+_ROW_KEYS = {"hands": ["hand_id"], "players": ["hand_id", "seat"], "wins": ["hand_id", "win_order", "winner"]}
+_VALUE_BOT = "value"
+_DEFENSIVE_BOT = "defensive"
+_NAMES_ZH = {"haidilaoyue": "海底捞月", "haidipao": "海底炮", "gangshanghua": "杠上花", "gangshangpao": "杠上炮",
+             "qiangganghu": "抢杠胡", "tianhu": "天胡", "dihu": "地胡", "menqing": "门清", "zhongzhang": "中张",
+             "zimo": "自摸", "longqidui": "龙七对", "qingyise": "清一色", "duiduihu": "对对胡", "qidui": "七对",
+             "daiyaojiu": "带幺九", "jiangdui": "将对", "jingou": "金钩钓", "shibaluohan": "十八罗汉",
+             "pinghu": "平胡"}
+_MORE_HANDS = "it is rare: simulate more hands (--hands) before reading the difference"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem with a variant's comparison to the baseline.
+
+    ``key``: the dotted rule key concerned (``None``: the variant as a whole); ``problem``: what the logs show,
+    with counts; ``advice``: what to change so that the comparison measures something."""
+
+    variant: str
+    key: str | None
+    problem: str
+    advice: str
+
+    def text(self) -> str:
+        """One line: ``variant [key]: problem. What to change: advice.``"""
+        where = f"{self.variant} [{self.key}]" if self.key else self.variant
+        return f"{where}: {self.problem}. What to change: {self.advice}."
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Changed keys
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings and lists as ``{"scoring.cap": 4, "seats.0.bot": "greedy", ...}``."""
+    if isinstance(data, dict):
+        items: Any = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return {prefix[:-1]: data}
+    out: dict[str, Any] = {}
+    for k, v in items:
+        out.update(_flatten(v, f"{prefix}{k}."))
+    return out
+
+
+def changed_keys(base_rules: dict, rules: dict) -> dict[str, tuple[Any, Any]]:
+    """``{dotted key: (baseline value, variant value)}`` for every rule key that differs (name and description
+    excluded; a key missing on one side counts as ``None``)."""
+    a, b = _flatten(base_rules), _flatten(rules)
+    keys = sorted((a.keys() | b.keys()) - {"name", "description"})
+    return {k: (a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Identical play
+
+
+def differing_hands(run: Run, variant: str, baseline: str) -> tuple[int, int]:
+    """``(hands whose rows differ, hands logged by both)``: a hand differs when any column of any of its rows in
+    ``hands``, ``players`` or ``wins`` differs from the baseline's (or a win exists in only one of them)."""
+    common = (run.hands(baseline).select("hand_id")
+              .join(run.hands(variant).select("hand_id"), on="hand_id", how="semi"))
+    n = common.select(pl.len()).collect().item()
+    diffs = []
+    for table, keys in _ROW_KEYS.items():
+        a = run.scan(table, baseline).drop("variant").join(common, on="hand_id", how="semi")
+        b = run.scan(table, variant).drop("variant").join(common, on="hand_id", how="semi")
+        cols = [c for c in a.collect_schema().names() if c not in keys]
+        j = a.with_columns(pl.lit(True).alias("_a")).join(
+            b.with_columns(pl.lit(True).alias("_b")), on=keys, how="full", suffix="_v", coalesce=True)
+        differs = pl.any_horizontal(pl.col("_a").is_null(), pl.col("_b").is_null(),
+                                    *[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_() for c in cols])
+        diffs.append(j.filter(differs).select("hand_id"))
+    k = pl.concat(diffs).unique().select(pl.len()).collect().item()
+    return int(k), int(n)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Did a changed rule fire? Each check counts, over both arms, the occasions on which the rule could act.
+
+
+@dataclass
+class _Arms:
+    """The two arms of a comparison, with lazily collected, cached columns."""
+
+    run: Run
+    variant: str
+    baseline: str
+
+    def count(self, table: str, condition: pl.Expr) -> int:
+        """Rows of ``table`` meeting ``condition``, the larger count of the two arms."""
+        return max(self.run.scan(table, v).filter(condition).select(pl.len()).collect().item()
+                   for v in (self.baseline, self.variant))
+
+    def total(self, table: str) -> int:
+        return self.run.scan(table, self.variant).select(pl.len()).collect().item()
+
+    def rules(self) -> tuple[dict, dict]:
+        return self.run.rules(self.baseline), self.run.rules(self.variant)
+
+
+@dataclass(frozen=True)
+class _Silent:
+    """A rule that never acted: ``what`` happened zero times (out of ``n`` ``unit``)."""
+
+    what: str
+    n: int
+    unit: str
+    advice: str
+
+
+Check = Callable[[_Arms, str, tuple[Any, Any]], _Silent | None]
+
+
+def _zero(arms: _Arms, table: str, condition: pl.Expr, what: str, advice: str) -> _Silent | None:
+    if arms.count(table, condition) > 0:
+        return None
+    unit = {"players": "player-hands", "wins": "wins", "hands": "hands"}[table]
+    return _Silent(what, arms.total(table), unit, advice)
+
+
+def _huazhu(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    return _zero(arms, "players", pl.col("score_huazhu") != 0, "no 花猪 penalty was paid (查花猪)",
+                 "花猪 needs void_suit: none (under declared 定缺 it is all but impossible) and bots that keep a "
+                 "third suit late: seat defensive bots, as configs/studies/huazhu.yaml does")
+
+
+_DECLINE_ADVICE = ("only value bots decline wins (worth fewer than decline_below fan while more than decline_wall "
+                   "tiles remain); seat value bots, e.g. --set 'seats=[value, value, value, value]', as "
+                   "configs/studies/pass_lock.yaml does")
+
+
+def _declines(what: str) -> Check:
+    def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+        return _zero(arms, "players", pl.col("declined_wins") > 0, what, _DECLINE_ADVICE)
+    return check
+
+
+def _cap(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    caps = [c for c in change if c is not None]
+    if not caps:
+        return None
+    low = min(int(c) for c in caps)
+    return _zero(arms, "wins", pl.col("fan") > low, f"no win had more than {low} fan, so the cap never bound",
+                 "compare caps within the fan distribution (see the report's fan table), or " + _MORE_HANDS)
+
+
+def _flag(name: str) -> Check:
+    zh = _NAMES_ZH.get(name, "")
+    def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+        if key.startswith("scoring.patterns.") and all(r.get("scoring", {}).get("mode") == "table"
+                                                         for r in arms.rules()):
+            return _Silent("scoring.patterns is not read in table mode (hand_types is)", 0, "wins",
+                           "change scoring.hand_types, or set scoring.mode: additive")
+        return _zero(arms, "wins", pl.col(name).fill_null(False), f"no win was {name} {zh}".rstrip(), _MORE_HANDS)
+    return check
+
+
+def _gen(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    return _zero(arms, "wins", pl.col("gen") > 0, "no win had a 根 (gen)", _MORE_HANDS)
+
+
+def _hand_type(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    if all(r.get("scoring", {}).get("mode") != "table" for r in arms.rules()):
+        return _Silent("scoring.hand_types is read only in table mode", 0, "wins",
+                       "set scoring.mode: table, or change scoring.patterns instead")
+    name = key.split(".")[2]
+    return _zero(arms, "wins", pl.col("hand_type") == name, f"no win was a {name}", _MORE_HANDS)
+
+
+def _kind(kind: str, what: str) -> Check:
+    def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+        return _zero(arms, "wins", pl.col("kind") == kind, what, _MORE_HANDS)
+    return check
+
+
+def _multiple_ron(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    shared = pl.len().over("hand_id", "win_order") > 1
+    return _zero(arms, "wins", shared, "no discard was won by two players at once (一炮多响)", _MORE_HANDS)
+
+
+def _kongs(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    return _zero(arms, "hands", pl.col("n_kongs") > 0, "no kong was made", "kong payments only matter when bots "
+                 "make kongs; check the seats (random bots never kong)")
+
+
+def _refund(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    unready_kongs = (pl.col("n_kongs") > 0) & ~pl.col("won").fill_null(False) & ~pl.col("ready").fill_null(False)
+    return _zero(arms, "players", unready_kongs & (pl.col("score_kong") != 0),
+                 "no player who made a kong ended the hand neither won nor ready (退税)", _MORE_HANDS)
+
+
+def _chadajiao(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    return _zero(arms, "players", pl.col("score_chadajiao") != 0, "no 查大叫 payment was made", _MORE_HANDS)
+
+
+def _seat_param(bot: str) -> Check:
+    def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+        seat = int(key.split(".")[1])
+        held = {(r.get("seats") or [{}] * 4)[seat].get("bot") for r in arms.rules()}
+        if bot in held:
+            return None
+        return _Silent(f"seat {seat} holds {' / '.join(sorted(map(str, held)))} in both arms, a bot that does not "
+                       f"read {key.split('.')[2]} ({bot} bots do)", 0, "hands",
+                       f"seat a {bot} bot there, or change the parameter of a seat that holds one")
+    return check
+
+
+# First matching pattern wins. Keys matching none have no log-based check.
+CHECKS: tuple[tuple[str, Check], ...] = (
+    ("settlement.huazhu_*", _huazhu),
+    ("pass_ron_lock", _declines("no bot declined a win, so the pass lock (过水不胡) never applied")),
+    ("forced_win_last_tiles", _declines("no bot declined a win, so 最后N张必胡 never forced one")),
+    ("scoring.cap", _cap),
+    ("scoring.extras.gen", _gen),
+    ("scoring.long_uses_gen", _flag("longqidui")),
+    *((f"scoring.extras.{f}", _flag(f)) for f in _NAMES_ZH),
+    *((f"scoring.patterns.{f}", _flag(f)) for f in _NAMES_ZH),
+    ("scoring.hand_types.*", _hand_type),
+    ("scoring.self_draw_bonus", _kind("self_draw", "no win was a self-draw (自摸)")),
+    ("rob_kong", _kind("rob_kong", "no added kong was robbed (抢杠胡)")),
+    ("multiple_ron", _multiple_ron),
+    ("kong_bloom_payer", _flag("gangshanghua")),
+    ("kongs.after_kong_deal_in", _flag("gangshangpao")),
+    ("kongs.*", _kongs),
+    ("settlement.refund_kongs_if_not_ready", _refund),
+    ("settlement.chadajiao", _chadajiao),
+    ("seats.*.decline_*", _seat_param(_VALUE_BOT)),
+    ("seats.*.steer_shanten", _seat_param(_VALUE_BOT)),
+    ("seats.*.defend_wall", _seat_param(_DEFENSIVE_BOT)),
+)
+
+
+def _check_for(key: str) -> Check | None:
+    return next((check for pattern, check in CHECKS if fnmatch.fnmatchcase(key, pattern)), None)
+
+
+def _show(value: Any) -> str:
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def silent_rules(run: Run, variant: str, baseline: str) -> list[Finding]:
+    """One finding per changed rule key whose log-based check counted zero occasions in both arms."""
+    arms = _Arms(run, variant, baseline)
+    out = []
+    for key, change in changed_keys(run.rules(baseline), run.rules(variant)).items():
+        check = _check_for(key)
+        silent = check(arms, key, change) if check is not None else None
+        if silent is not None:
+            count = f" in {silent.n:,} {silent.unit} of either arm" if silent.n else ""
+            out.append(Finding(variant, key, f"changed {_show(change[0])} → {_show(change[1])} but never acted: "
+                                             f"{silent.what}{count}", silent.advice))
+    return out
+
+
+def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Finding]) -> str:
+    changed = changed_keys(run.rules(baseline), run.rules(variant))
+    if changed and all(k.startswith("economy.") or k == "scoring.base" for k in changed):
+        return ("nothing, if intended: economy.* and scoring.base change coins and score units only, never play "
+                "or the logged money (base units); read the Economy section and the report's base column")
+    if silent:
+        return f"see below why {', '.join(f.key for f in silent if f.key)} never acted"
+    return "make the changed rule reachable (other seats, other rules) or " + _MORE_HANDS
+
+
+def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding]:
+    """Every problem of every variant's comparison with the baseline (default: the run's baseline).
+
+    A variant with the baseline's rules, or whose every hand played out exactly as the baseline's, gets a
+    finding of its own (``key`` None); each changed rule that never acted gets one (see the module docstring)."""
+    run = as_run(run)
+    base = run.check(baseline) if baseline is not None else run.baseline
+    findings: list[Finding] = []
+    for v in run.variants:
+        if v == base:
+            continue
+        known = bool(run.rules(base)) and bool(run.rules(v))  # a manifest without its rule set: play only
+        if known and not changed_keys(run.rules(base), run.rules(v)):
+            findings.append(Finding(v, None, f"has exactly the baseline's rules and seats ({base})",
+                                    "change a rule in the variant's set: or rules file"))
+            continue
+        silent = silent_rules(run, v, base)
+        k, n = differing_hands(run, v, base)
+        if n and k == 0:
+            findings.append(Finding(v, None, f"played every one of its {n:,} hands exactly as the baseline {base} did "
+                                    "(same decisions, same scores): every difference in the report is zero by "
+                                    "construction", _identical_advice(run, v, base, silent)))
+        findings.extend(silent)
+    return findings

@@ -1,0 +1,109 @@
+"""Every example command of the README (and of docs/studies.md) runs as written, with fewer hands."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from cli_helpers import cli_run
+from typer.testing import CliRunner
+
+from simulator.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ("README.md", "docs/studies.md")
+SMALL_HANDS = "48"  # a multiple of 4 (duplicate seating) above the hand ids the examples replay
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def code_blocks(text: str, lang: str) -> list[str]:
+    """The bodies of the fenced code blocks of one language, in order."""
+    return [body for kind, body in FENCE.findall(text) if kind == lang]
+
+
+def examples(doc: str) -> list[list[str]]:
+    """Every ``xuezhan ...`` command of a document in order of appearance: lines of ``bash`` blocks (each
+    ``&&``-separated part) and the backticked commands of table rows."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    found: list[tuple[int, str]] = []
+    for match in FENCE.finditer(text):
+        if match.group(1) == "bash":
+            for line in match.group(2).splitlines():
+                found += [(match.start(), part.strip()) for part in line.split("&&")]
+    for match in re.finditer(r"^\|\s*`(xuezhan [^`]+)`\s*\|", text, re.M):
+        found.append((match.start(), match.group(1)))
+    return [shlex.split(cmd) for _, cmd in sorted(found) if cmd.startswith("xuezhan ")]
+
+
+def small(argv: list[str]) -> list[str]:
+    """The command with fewer hands: ``--hands``/``-n`` replaced (or added to simulate/study)."""
+    argv = list(argv)
+    for flag in ("--hands", "-n"):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = SMALL_HANDS
+            return argv
+    return argv + ["--hands", SMALL_HANDS] if argv[1] in ("simulate", "study") else argv
+
+
+def test_the_readme_has_the_examples_it_promises():
+    commands = {argv[1] for argv in examples("README.md")}
+    assert {"score", "replay", "simulate", "study", "report", "compare"} <= commands
+    assert len(examples("README.md")) >= 10 and len(examples("docs/studies.md")) >= 3
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_example_command_runs(doc: str, tmp_path: Path, monkeypatch, capsys):
+    for folder in ("configs", "tests"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    monkeypatch.chdir(tmp_path)
+    for argv in examples(doc):
+        code, out, err = cli_run([*small(argv)[1:], *(["--quiet"] if argv[1] in ("simulate", "study") else [])],
+                                 capsys)
+        assert code == 0, f"{shlex.join(argv)}\n{out}\n{err}"
+        assert out.strip(), shlex.join(argv)
+
+
+def test_the_readme_python_example_runs(tmp_path: Path, monkeypatch):
+    (block,) = code_blocks((ROOT / "README.md").read_text(encoding="utf-8"), "python")
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - the README's own example
+    assert scope["run"].variants == ("chengdu", "cap3", "uncapped")
+    assert scope["rules"].scoring.cap == 5
+
+
+def test_help_shows_flags_as_flags():
+    for command in ("score", "replay", "simulate", "study", "report", "compare"):
+        res = CliRunner().invoke(app, [command, "--help"], terminal_width=120)
+        assert res.exit_code == 0 and "--" in res.output
+        assert "<bool>" not in res.output, command
+
+
+def test_the_documented_study_file_is_valid_and_shows_every_key(tmp_path: Path):
+    from simulator.study import StudyFile, load_study, study_variants
+
+    text = (ROOT / "docs/studies.md").read_text(encoding="utf-8")
+    (block,) = code_blocks(text, "yaml")
+    (tmp_path / "example.yaml").write_text(block)
+    study, path = load_study(tmp_path / "example.yaml")
+    assert set(StudyFile.model_fields) == set(study.model_fields_set)  # the example sets every key
+    variants = study_variants(study, path)
+    assert [v.name for v in variants] == ["base", "cap3", "huazhu8", "nolock"]
+    assert variants[0].rules.seats[3].decline_below == 3
+    for key in StudyFile.model_fields:
+        assert f"| `{key}` |" in text, key
+
+
+def test_the_documented_bot_parameters_are_the_schemas():
+    from simulator.rules import BOTS, BotSpec
+
+    text = (ROOT / "docs/studies.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| `?(\w+)`? \|", text, re.M)}
+    for name, info in BotSpec.model_fields.items():
+        assert rows[name] == str(info.default), name
+        bounds = {type(m).__name__: m for m in info.metadata}
+        if bounds:
+            assert f"| {bounds['Ge'].ge}–{bounds['Le'].le} |" in text.split(f"| `{name}` |")[1].split("\n")[0]
+    assert ", ".join(f"`{b}`" for b in BOTS) in text
