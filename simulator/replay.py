@@ -449,10 +449,15 @@ def _run_variant(run_dir: Path, variant: str | None) -> str:
 
 
 def _logged_rows(vdir: Path, manifest: dict, table: str, hand_id: int) -> list[dict]:
-    """The rows of ``hand_id`` in a finished chunk of ``table`` (``[]`` when its chunk is not done)."""
+    """The rows of ``hand_id`` in its chunk of ``table`` (``[]`` when the chunk is not finished: the manifest lists
+    finished chunks only). The file is checked against the manifest's size and SHA-256 before it is read."""
+    from simulator.manifest import sha256_file
+
     for chunk in manifest["chunks"]:
-        if chunk["first"] <= hand_id <= chunk["last"] and chunk.get("status") == "done":
+        if chunk["first"] <= hand_id <= chunk["last"]:
             path = vdir / table / chunk["file"]
+            if not path.is_file() or sha256_file(path) != chunk["sha256"][table]:
+                raise ReplayError(f"{path}: missing or damaged (run `xuezhan verify {vdir.parent}`)")
             return pq.read_table(path, filters=[("hand_id", "==", hand_id)]).to_pylist()
     return []
 

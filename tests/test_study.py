@@ -188,10 +188,10 @@ def test_cli_set_and_seed_apply_to_every_arm(tmp_path: Path, capsys):
                             "--no-report", "--quiet"], capsys)
     assert code == 0, err
     for name in ("chengdu", "cap3", "nolock", "lenient"):
-        manifest = json.loads((tmp_path / "run" / f"variant={name}" / "manifest.json").read_text())
+        manifest = json.loads((tmp_path / "run" / f"variant={name}" / "_manifest.json").read_text())
         assert manifest["seed"] == 9 and manifest["rules"]["settlement"]["huazhu_penalty"] == 4
         assert {s["bot"] for s in manifest["rules"]["seats"]} == {"value"}
-    assert json.loads((tmp_path / "run" / "variant=cap3" / "manifest.json").read_text())["rules"]["scoring"][
+    assert json.loads((tmp_path / "run" / "variant=cap3" / "_manifest.json").read_text())["rules"]["scoring"][
         "cap"] == 3  # the variant's own change survives
     record = json.loads((tmp_path / "run" / "study.json").read_text())
     assert record["seed"] == 9 and record["set"] == ["settlement.huazhu_penalty=4",
@@ -217,7 +217,7 @@ def test_simulate_duplicate_rotates_seats_without_a_study(tmp_path: Path, capsys
     code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--duplicate", "--jobs", "1", "--quiet",
                             "--set", "seats=[value, greedy, greedy, greedy]", "--out", str(tmp_path)], capsys)
     assert code == 0, err
-    manifest = json.loads((tmp_path / "variant=chengdu" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "variant=chengdu" / "_manifest.json").read_text())
     assert manifest["duplicate"] is True
     p = players(tmp_path, "chengdu").with_columns(pl.col("bot").cast(pl.String))
     assert sorted(p.filter(pl.col("bot") == "value")["seat"].to_list()) == [0, 0, 1, 1, 2, 2, 3, 3]
