@@ -48,11 +48,13 @@ from simulator.rules import (
     BLOOM_PAYERS,
     DEAL_INS,
     EXCHANGES,
+    LAST_DISCARD_CLAIMS,
     MODES,
     P_AFTER_KONG_DEAL_IN,
     P_EXCHANGE_THREE,
     P_FORCED_WIN_LAST_TILES,
     P_KONG_BLOOM_PAYER,
+    P_LAST_DISCARD_CLAIMS,
     P_MODE,
     P_MULTIPLE_RON,
     P_PASS_RON_LOCK,
@@ -188,6 +190,7 @@ MODE_SINGLE = MODES.index("single")
 LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
+LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
@@ -379,7 +382,8 @@ def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, 
 def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, src, tile,
                ctx, winners, n) -> None:
     """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each winner), then apply
-    ``after_kong_deal_in`` to the kongs ``src`` made this turn if this was a 杠上炮."""
+    ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns every kong ``src`` made this turn, ``transfer``
+    moves the income of the last of them (the kong whose replacement draw preceded the discard)."""
     kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
     g[G_WIN_EVENTS] += 1
     for j in range(n):
@@ -391,12 +395,13 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
         pay(score, events, g, src, w, res[5], C_WIN)
     if ctx & CTX_KONG_DISCARD:
         mode = params[P_AFTER_KONG_DEAL_IN]
+        last = g[G_NKONGS] - 1  # the kong whose replacement draw preceded this discard
         for i in range(g[G_CHAIN], g[G_NKONGS]):
             if kl[i, KL_MAKER] != src or kl[i, KL_STATUS] != KS_LIVE:
                 continue
             if mode == DEAL_IN_REFUND:
                 return_kong(g, score, kl, events, i, KS_REFUNDED)
-            elif mode == DEAL_IN_TRANSFER:
+            elif mode == DEAL_IN_TRANSFER and i == last:
                 transfer_kong(g, score, kl, events, i, winners, n)
 
 
@@ -573,7 +578,10 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
 @njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
 def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
-    Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong)."""
+    Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
+    ``last_discard_claims: win_only`` the final discard (wall empty) can only be won, never punged."""
+    if tiles_left(g) == 0 and params[P_LAST_DISCARD_CLAIMS] == LAST_WIN_ONLY:
+        return NEXT_DRAW, next_in(ps, cur)
     for i in range(1, N_SEATS):
         q = (cur + i) % N_SEATS
         if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
