@@ -73,6 +73,7 @@ from simulator.settlement import (
     transfer_kong,
 )
 from simulator.state import (
+    BOOL,
     C_WIN,
     EV_DEAL,
     EV_DECLINE,
@@ -85,6 +86,7 @@ from simulator.state import (
     EV_ROBBED,
     EV_VOID,
     EV_WIN,
+    EVENTS,
     G_CHAIN,
     G_DEALER,
     G_ENDED,
@@ -108,12 +110,16 @@ from simulator.state import (
     H_NWINS,
     H_TILES_LEFT,
     H_TURNS,
+    I64,
     KL_FEEDER,
     KL_KIND,
     KL_MAKER,
     KL_STATUS,
     KS_LIVE,
     KS_REFUNDED,
+    M_I8,
+    M_I64,
+    M_U8,
     N_KINDS,
     N_SEATS,
     PL_BOT,
@@ -153,6 +159,7 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    V_I64,
     VOID_DECLARED,
     VOID_NONE,
     W_CAPPED,
@@ -171,6 +178,7 @@ from simulator.state import (
     W_TILE,
     W_TURN,
     W_WINNER,
+    WIN_RESULT,
     WK_DISCARD,
     WK_ROB_KONG,
     WK_SELF_DRAW,
@@ -343,7 +351,7 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
@@ -434,7 +442,7 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
 # ---------------------------------------------------------------------------------------------------------
 # Turn actions
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
     if from_tail:
@@ -454,7 +462,7 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
     """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
     ev = ps[p, PS_EVOID]
@@ -464,7 +472,7 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
         ps[p, PS_WAITS] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     conc[p, t] -= 1
     visible[t] += 1
@@ -505,7 +513,7 @@ def first_held(conc, p, prefer) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True)
 def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              winners, cur, drawn, pv, strict):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
@@ -554,7 +562,7 @@ def after_win(params, g, ps, last_winner):
     return NEXT_DRAW, next_in(ps, last_winner)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True)
 def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
@@ -575,7 +583,7 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
                     events, winners, cur, drawn, pv, strict)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True)
 def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
@@ -609,7 +617,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
     return NEXT_DRAW, next_in(ps, cur)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True)
 def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
@@ -655,10 +663,11 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
 
     cur = dealer
     outcome = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
-    drew = from_tail = False
-    dealer_first = True
+    # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
+    drew = from_tail = np.bool_(False)
+    dealer_first = np.bool_(True)
     for _ in range(MAX_STEPS):
-        drawn = -1
+        drawn = np.int64(-1)
         if drew:
             if tiles_left(g) == 0:
                 g[G_EXHAUSTIVE] = 1
@@ -677,7 +686,7 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
         cur = nxt
         drew = outcome != PUNG_DISCARD
         from_tail = outcome == KONG_DRAW
-        dealer_first = False
+        dealer_first = np.bool_(False)
     else:
         raise RuntimeError("engine: the turn loop did not end (a bug)")
     finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
@@ -813,9 +822,36 @@ def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.nda
     return hand_ids.copy(), np.zeros_like(hand_ids)
 
 
+def pin_signatures() -> None:
+    """Compile the functions that the loop calls with module constants once, for int64 arguments, before
+    :func:`play_batch` is compiled; the loop's calls then convert their constants instead of compiling one copy
+    per distinct constant (numba types a constant argument as a literal). Only when :func:`play_batch` is not
+    compiled yet and not in the disk cache (a cold start): a cached batch embeds its callees already."""
+    if play_batch.signatures or numba_cache.is_cached(play_batch):
+        return
+    scalars = (I64,) * 6
+    for fn, sig in (
+        (log_event, (EVENTS, V_I64, *scalars)),
+        (pay, (M_I64, EVENTS, V_I64, I64, I64, I64, I64)),
+        (kong_payment, (V_I64, V_I64, M_I64, M_I64, M_I64, EVENTS, I64, I64, I64, I64, BOOL)),
+        (return_kong, (V_I64, M_I64, M_I64, EVENTS, I64, I64)),
+        (record_win, (V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_U8, M_I8, M_I8, EVENTS, *scalars,
+                      WIN_RESULT, BOOL)),
+        (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
+                      EVENTS, I64, I64, I64, V_I64, I64)),
+        (claim_wins, (M_U8, V_I64, V_I64, M_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, EVENTS, I64, I64, I64,
+                      V_I64)),
+    ):
+        if not fn.signatures:
+            fn.compile(sig)
+        fn.disable_compile()
+
+
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
     """Run the compiled batch and return its raw arrays (before any string formatting)."""
     from simulator.tables import suit_table
+
+    pin_signatures()
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]

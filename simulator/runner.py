@@ -610,6 +610,9 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     if spec.duplicate and any(p.chunk_size % 4 for p in plans):
         raise RunError("duplicate play needs a chunk size that is a multiple of 4")
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
+    from simulator.warmup import warm_up  # compile once here, before workers start (they load the cache)
+
+    warm_up(spec.progress)
     start = time.perf_counter()
     with ExitStack() as stack:
         stack.enter_context(_backend(spec, jobs))

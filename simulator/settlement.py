@@ -126,7 +126,7 @@ def huazhu_penalty(params) -> int:
     pen = params[P_HUAZHU_PENALTY]
     if pen != HUAZHU_CAP:
         return pen
-    fan = cap_fan(_NO_FAN_LIMIT, params)  # the cap itself, read where scoring reads it
+    fan = cap_fan(np.int64(_NO_FAN_LIMIT), params)  # the cap itself, read where scoring reads it
     if fan == _NO_FAN_LIMIT:
         return np.int64(1) << UNCAPPED_HUAZHU_FAN
     return points_of(fan, params)
