@@ -159,7 +159,10 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    V_I8,
     V_I64,
+    V_U8,
+    V_U64,
     VOID_DECLARED,
     VOID_NONE,
     W_CAPPED,
@@ -596,7 +599,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
             continue
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
-        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
+        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong)
         if c == 0:
             break
         g[G_INTERRUPTED] = 1
@@ -822,6 +825,51 @@ def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.nda
     return hand_ids.copy(), np.zeros_like(hand_ids)
 
 
+def _pinned():
+    """``(function, argument types)`` of the functions the loop calls with module constants (see pin_signatures)."""
+    six = (I64,) * 6
+    return (
+        (log_event, (EVENTS, V_I64, *six)),
+        (pay, (M_I64, EVENTS, V_I64, I64, I64, I64, I64)),
+        (kong_payment, (V_I64, V_I64, M_I64, M_I64, M_I64, EVENTS, I64, I64, I64, I64, BOOL)),
+        (return_kong, (V_I64, M_I64, M_I64, EVENTS, I64, I64)),
+        (record_win, (V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_U8, M_I8, M_I8, EVENTS, *six, WIN_RESULT,
+                      BOOL)),
+        (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
+                      EVENTS, I64, I64, I64, V_I64, I64)),
+        (claim_wins, (M_U8, V_I64, V_I64, M_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, EVENTS, I64, I64, I64,
+                      V_I64)),
+    )
+
+
+def _side():
+    """``(function, argument types)`` of the bots and the setup/settlement steps, exactly as the loop calls them:
+    compiled by a second process during a cold warm-up (simulator.warmup), so that the two halves of the
+    one-time compilation run on two cores; the parent then loads these from the cache."""
+    seat = (I64, V_I64)  # bot id, bot parameter row
+    hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
+    return (
+        (bot_exchange, (I64, V_U64, V_U8, V_I64)),
+        (bot_void, (I64, V_U64, *hand)),
+        (planning_void, (V_I64, I64, *hand)),
+        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
+                       V_I8, V_I64, I64)),
+        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL)),
+        (bot_self_kong, (*seat, *hand, I64, I64)),
+        (exchange_three, (V_I64, V_U64, V_I64, M_U8, V_I64, EVENTS)),
+        (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, EVENTS)),
+        (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
+    )
+
+
+def _compile(entries, freeze: bool) -> None:
+    for fn, sig in entries:
+        if not fn.signatures:
+            fn.compile(sig)
+        if freeze:
+            fn.disable_compile()
+
+
 def pin_signatures() -> None:
     """Compile the functions that the loop calls with module constants once, for int64 arguments, before
     :func:`play_batch` is compiled; the loop's calls then convert their constants instead of compiling one copy
@@ -829,22 +877,37 @@ def pin_signatures() -> None:
     compiled yet and not in the disk cache (a cold start): a cached batch embeds its callees already."""
     if play_batch.signatures or numba_cache.is_cached(play_batch):
         return
-    scalars = (I64,) * 6
-    for fn, sig in (
-        (log_event, (EVENTS, V_I64, *scalars)),
-        (pay, (M_I64, EVENTS, V_I64, I64, I64, I64, I64)),
-        (kong_payment, (V_I64, V_I64, M_I64, M_I64, M_I64, EVENTS, I64, I64, I64, I64, BOOL)),
-        (return_kong, (V_I64, M_I64, M_I64, EVENTS, I64, I64)),
-        (record_win, (V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_U8, M_I8, M_I8, EVENTS, *scalars,
-                      WIN_RESULT, BOOL)),
-        (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
-                      EVENTS, I64, I64, I64, V_I64, I64)),
-        (claim_wins, (M_U8, V_I64, V_I64, M_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, EVENTS, I64, I64, I64,
-                      V_I64)),
-    ):
-        if not fn.signatures:
-            fn.compile(sig)
-        fn.disable_compile()
+    _compile(_pinned(), True)
+
+
+def _core():
+    """``(function, argument types)`` of the loop's own steps that need no bot: compiled by the parent of a cold
+    warm-up while the second process compiles :func:`_side`."""
+    state_arrays = (V_I8, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8, V_I8)
+    return (
+        (settle_self_draw, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
+                            EVENTS, I64, I64, I64, WIN_RESULT)),
+        (draw_tile, (V_I64, M_I64, M_U8, V_I8, EVENTS, I64, BOOL)),
+        (do_discard, (M_U8, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, V_I8, EVENTS, I64, I64)),
+        (reset, state_arrays),
+        (deal, (V_I8, M_U8, V_I64, EVENTS, I64)),
+        (alloc, (BOOL,)),
+        (write_hand, (I64, V_I64, M_I64)),
+        (write_player, (I64, I64, V_I64, M_I64, M_I64, M_I64, M_I64)),
+    )
+
+
+def precompile_core() -> None:
+    """The parent's share of a cold warm-up: the pinned functions, the steps of :func:`_core` and the seeds."""
+    pin_signatures()
+    _compile(_core(), False)
+    deal_seeds(0, np.zeros(1, np.int64))
+
+
+def precompile_side() -> None:
+    """The second process of a cold warm-up: the bots and the setup/settlement steps (see :func:`_side`)."""
+    _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
+    _compile(_side(), False)
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:

@@ -28,6 +28,9 @@ from simulator.rules import P_VOID_SUIT, VOID_SUITS
 I64 = nt.int64
 BOOL = nt.boolean
 V_I64 = nt.int64[::1]        # g, nm, params, winners, bots
+V_U8 = nt.uint8[::1]         # conc[seat]
+V_I8 = nt.int8[::1]          # mk[seat], mt[seat], visible
+V_U64 = nt.uint64[::1]       # rngs (and a seat's one-word slice of it)
 M_I64 = nt.int64[:, ::1]     # ps, score, kl, wins, bpar
 M_U8 = nt.uint8[:, ::1]      # conc, wconc, the suit table
 M_I8 = nt.int8[:, ::1]       # mk, mt, wmk, wmt

@@ -11,6 +11,7 @@ simulation only.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,20 +52,45 @@ def warm_up(progress: bool = True) -> float:
         from rich.console import Console
 
         console = Console(stderr=True)
-        where = f"{cache_location()} and {tables.cache_dir()}"
-        with console.status(f"compiling the engine (one time, cached in {where}) …"):
+        what = f"compiling the engine (one time, cached in {cache_location()} and {tables.cache_dir()})"
+        if console.is_terminal:
+            with console.status(f"{what} …"):
+                _run_once(engine, tables)
+        else:  # a log file gets the line before the wait, not only after it
+            console.print(f"{what} …", highlight=False, soft_wrap=True)
             _run_once(engine, tables)
-        console.print(f"compiled in {time.perf_counter() - start:.0f} s (one time, cached in {where})")
+        console.print(f"compiled in {time.perf_counter() - start:.0f} s; later runs start at once", highlight=False,
+                      soft_wrap=True)
     else:
         _run_once(engine, tables)
     _warm = True
     return time.perf_counter() - start
 
 
+_SIDE = "from simulator import engine, tables; tables.suit_table(); engine.precompile_side()"
+
+
 def _run_once(engine, tables) -> None:
-    """One hand through the whole path a worker takes (table, seeds, engine, log columns)."""
+    """One hand through the whole path a worker takes (table, seeds, engine, log columns).
+
+    Two processes share a cold compilation: a child builds the suit table and compiles the bots and the
+    setup/settlement steps (:func:`simulator.engine.precompile_side`) while this one compiles the functions the
+    loop calls with constants and the loop's other steps (``precompile_core``); then this one compiles the loop
+    itself, loading the child's half from the cache. If the child fails, this one compiles everything."""
     from simulator.rules import load_rules
 
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    try:
+        side = subprocess.Popen([sys.executable, "-c", _SIDE], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        side = None
+    try:
+        engine.precompile_core()
+    finally:
+        if side is not None:
+            side.wait()
     tables.suit_table()
     engine.play_hands(load_rules("chengdu"), np.zeros(1, np.int64), 0, record=True)
     sys.stderr.flush()
