@@ -843,7 +843,7 @@ def _pinned():
 
 
 def _side():
-    """``(function, argument types)`` of the bots and the setup/settlement steps, exactly as the loop calls them:
+    """``(function, argument types)`` of the bots and the setup steps, exactly as the loop calls them:
     compiled by a second process during a cold warm-up (simulator.warmup), so that the two halves of the
     one-time compilation run on two cores; the parent then loads these from the cache."""
     seat = (I64, V_I64)  # bot id, bot parameter row
@@ -858,7 +858,6 @@ def _side():
         (bot_self_kong, (*seat, *hand, I64, I64)),
         (exchange_three, (V_I64, V_U64, V_I64, M_U8, V_I64, EVENTS)),
         (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, EVENTS)),
-        (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
     )
 
 
@@ -881,8 +880,8 @@ def pin_signatures() -> None:
 
 
 def _core():
-    """``(function, argument types)`` of the loop's own steps that need no bot: compiled by the parent of a cold
-    warm-up while the second process compiles :func:`_side`."""
+    """``(function, argument types)`` of the loop's steps that need no bot (and the exhaustive-draw settlement):
+    compiled by the parent of a cold warm-up while the second process compiles :func:`_side`."""
     state_arrays = (V_I8, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8, V_I8)
     return (
         (settle_self_draw, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
@@ -894,6 +893,7 @@ def _core():
         (alloc, (BOOL,)),
         (write_hand, (I64, V_I64, M_I64)),
         (write_player, (I64, I64, V_I64, M_I64, M_I64, M_I64, M_I64)),
+        (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
     )
 
 
@@ -905,7 +905,7 @@ def precompile_core() -> None:
 
 
 def precompile_side() -> None:
-    """The second process of a cold warm-up: the bots and the setup/settlement steps (see :func:`_side`)."""
+    """The second process of a cold warm-up: the bots and the setup steps (see :func:`_side`)."""
     _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
     _compile(_side(), False)
 

@@ -74,7 +74,7 @@ def _run_once(engine, tables) -> None:
     """One hand through the whole path a worker takes (table, seeds, engine, log columns).
 
     Two processes share a cold compilation: a child builds the suit table and compiles the bots and the
-    setup/settlement steps (:func:`simulator.engine.precompile_side`) while this one compiles the functions the
+    setup steps (:func:`simulator.engine.precompile_side`) while this one compiles the functions the
     loop calls with constants and the loop's other steps (``precompile_core``); then this one compiles the loop
     itself, loading the child's half from the cache. If the child fails, this one compiles everything."""
     from simulator.rules import load_rules
