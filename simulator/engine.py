@@ -445,7 +445,7 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
 # ---------------------------------------------------------------------------------------------------------
 # Turn actions
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
     if from_tail:
@@ -475,7 +475,7 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
         ps[p, PS_WAITS] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     conc[p, t] -= 1
     visible[t] += 1
@@ -516,7 +516,7 @@ def first_held(conc, p, prefer) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              winners, cur, drawn, pv, strict):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
@@ -565,7 +565,7 @@ def after_win(params, g, ps, last_winner):
     return NEXT_DRAW, next_in(ps, last_winner)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
@@ -586,7 +586,7 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
                     events, winners, cur, drawn, pv, strict)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
@@ -620,7 +620,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
     return NEXT_DRAW, next_in(ps, cur)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
@@ -886,8 +886,6 @@ def _core():
     return (
         (settle_self_draw, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
                             EVENTS, I64, I64, I64, WIN_RESULT)),
-        (draw_tile, (V_I64, M_I64, M_U8, V_I8, EVENTS, I64, BOOL)),
-        (do_discard, (M_U8, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, V_I8, EVENTS, I64, I64)),
         (reset, state_arrays),
         (deal, (V_I8, M_U8, V_I64, EVENTS, I64)),
         (alloc, (BOOL,)),

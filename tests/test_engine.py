@@ -326,3 +326,14 @@ def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
     assert warmup.cache_is_warm()
     monkeypatch.setenv("XUEZHAN_CACHE", str(tmp_path))  # no suit table there: not warm
     assert not tables.table_path().is_file() and not warmup.cache_is_warm()
+
+
+def test_precompiled_signatures_match_the_functions_arguments():
+    """The warm-up compiles these signatures ahead of the loop; a signature that no longer matches the loop's
+    call is compiled again (slow, not wrong), so at least the arities must follow the functions."""
+    import inspect
+
+    from simulator import engine
+
+    for fn, sig in (*engine._pinned(), *engine._side(), *engine._core()):
+        assert len(inspect.signature(fn.py_func).parameters) == len(sig), fn.py_func.__name__
