@@ -354,7 +354,7 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
 def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
@@ -465,7 +465,7 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
 def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
     """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
     ev = ps[p, PS_EVOID]
@@ -837,8 +837,6 @@ def _pinned():
                       BOOL)),
         (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
                       EVENTS, I64, I64, I64, V_I64, I64)),
-        (claim_wins, (M_U8, V_I64, V_I64, M_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, EVENTS, I64, I64, I64,
-                      V_I64)),
     )
 
 
