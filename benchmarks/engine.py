@@ -2,11 +2,17 @@
 
     python benchmarks/engine.py                    # greedy×4 on chengdu, 20,000 hands
     python benchmarks/engine.py --hands 50000 --mix all --config qq_sichuan
+    python benchmarks/engine.py --compile          # one-time compilation: CPU seconds per module and function
 
 Times are CPU time of this process (``time.process_time``), so other jobs on the machine distort them less
 than wall-clock time would. Prints, per bot mix: total hands/s of ``play_hands`` and the split between seed derivation
 (``SeedSequence`` per deal), the compiled batch, and the string/column formatting of ``simulator.records``;
 then the peak RSS of the process and the RSS after each of several chunks (it must stay flat).
+
+``--compile`` measures a cold start instead: a child process with an empty numba cache (a temporary
+``NUMBA_CACHE_DIR``; the real cache is untouched) runs one hand, and numba's compile events give the CPU time
+spent compiling each function (exclusive of its callees), summed per module, plus how many copies of a function
+were compiled (more than one means several argument-type specialisations).
 """
 
 from __future__ import annotations
@@ -14,7 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
+from collections import defaultdict
 
 import numpy as np
 
@@ -66,13 +76,75 @@ def bench(config: str, seats: list[str], hands: int, chunk: int) -> None:
     print(f"  RSS after each {chunk}-hand chunk (MB): {' '.join(f'{x:.0f}' for x in rss)}")
 
 
+def profile_compile(top: int) -> None:
+    """In this process (which must start with an empty numba cache): compile the engine through one hand and
+    print the CPU seconds spent compiling, per module and per function."""
+    from numba.core import event
+
+    class CpuTimes(event.Listener):
+        def __init__(self) -> None:
+            self.marks: list[tuple[float, bool, str]] = []
+
+        def _name(self, ev) -> str:
+            fn = ev.data["dispatcher"].py_func
+            return f"{fn.__module__.split('.')[-1]}.{fn.__name__}"
+
+        def on_start(self, ev) -> None:
+            self.marks.append((time.process_time(), True, self._name(ev)))
+
+        def on_end(self, ev) -> None:
+            self.marks.append((time.process_time(), False, self._name(ev)))
+
+    rec = CpuTimes()
+    event.register("numba:compile", rec)
+    t0 = time.process_time()
+    play_hands(load_rules("chengdu"), np.arange(1), 0, record=True)
+    total = time.process_time() - t0
+    excl: dict[str, float] = defaultdict(float)
+    copies: dict[str, int] = defaultdict(int)
+    stack: list[list] = []
+    for t, start, name in rec.marks:
+        if start:
+            stack.append([name, t, 0.0])
+            continue
+        _, t_start, children = stack.pop()
+        excl[name] += t - t_start - children
+        copies[name] += 1
+        if stack:
+            stack[-1][2] += t - t_start
+    print(f"first hand, cold: {total:.1f} s CPU, of which compiling {sum(excl.values()):.1f} s")
+    per_module: dict[str, float] = defaultdict(float)
+    for name, sec in excl.items():
+        per_module[name.split(".")[0]] += sec
+    print("per module (CPU s): " + ", ".join(f"{m} {v:.1f}" for m, v in sorted(per_module.items(),
+                                                                                 key=lambda x: -x[1])))
+    for name, sec in sorted(excl.items(), key=lambda x: -x[1])[:top]:
+        print(f"  {name:36s} {sec:6.2f} s  ×{copies[name]}")
+
+
+def compile_child(top: int) -> None:
+    """Run :func:`profile_compile` in a child with a fresh, temporary numba cache."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "NUMBA_CACHE_DIR": tmp}
+        subprocess.run([sys.executable, __file__, "--profile-compile-here", "--top", str(top)], env=env, check=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", default="chengdu")
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--chunk", type=int, default=5_000)
     ap.add_argument("--mix", default="greedy", choices=[*MIXES, "all"])
+    ap.add_argument("--compile", action="store_true", help="profile a cold start's compilation instead")
+    ap.add_argument("--top", type=int, default=25, help="functions listed by --compile")
+    ap.add_argument("--profile-compile-here", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.profile_compile_here:
+        profile_compile(args.top)
+        return
+    if args.compile:
+        compile_child(args.top)
+        return
     for name in MIXES if args.mix == "all" else [args.mix]:
         bench(args.config, MIXES[name], args.hands, args.chunk)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

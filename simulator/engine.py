@@ -48,11 +48,13 @@ from simulator.rules import (
     BLOOM_PAYERS,
     DEAL_INS,
     EXCHANGES,
+    LAST_DISCARD_CLAIMS,
     MODES,
     P_AFTER_KONG_DEAL_IN,
     P_EXCHANGE_THREE,
     P_FORCED_WIN_LAST_TILES,
     P_KONG_BLOOM_PAYER,
+    P_LAST_DISCARD_CLAIMS,
     P_MODE,
     P_MULTIPLE_RON,
     P_PASS_RON_LOCK,
@@ -71,6 +73,7 @@ from simulator.settlement import (
     transfer_kong,
 )
 from simulator.state import (
+    BOOL,
     C_WIN,
     EV_DEAL,
     EV_DECLINE,
@@ -83,6 +86,7 @@ from simulator.state import (
     EV_ROBBED,
     EV_VOID,
     EV_WIN,
+    EVENTS,
     G_CHAIN,
     G_DEALER,
     G_ENDED,
@@ -106,12 +110,16 @@ from simulator.state import (
     H_NWINS,
     H_TILES_LEFT,
     H_TURNS,
+    I64,
     KL_FEEDER,
     KL_KIND,
     KL_MAKER,
     KL_STATUS,
     KS_LIVE,
     KS_REFUNDED,
+    M_I8,
+    M_I64,
+    M_U8,
     N_KINDS,
     N_SEATS,
     PL_BOT,
@@ -151,6 +159,10 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    V_I8,
+    V_I64,
+    V_U8,
+    V_U64,
     VOID_DECLARED,
     VOID_NONE,
     W_CAPPED,
@@ -169,6 +181,7 @@ from simulator.state import (
     W_TILE,
     W_TURN,
     W_WINNER,
+    WIN_RESULT,
     WK_DISCARD,
     WK_ROB_KONG,
     WK_SELF_DRAW,
@@ -188,6 +201,7 @@ MODE_SINGLE = MODES.index("single")
 LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
+LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
@@ -340,7 +354,7 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
 def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
@@ -379,7 +393,8 @@ def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, 
 def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, src, tile,
                ctx, winners, n) -> None:
     """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each winner), then apply
-    ``after_kong_deal_in`` to the kongs ``src`` made this turn if this was a 杠上炮."""
+    ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns every kong ``src`` made this turn, ``transfer``
+    moves the income of the last of them (the kong whose replacement draw preceded the discard)."""
     kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
     g[G_WIN_EVENTS] += 1
     for j in range(n):
@@ -391,12 +406,13 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
         pay(score, events, g, src, w, res[5], C_WIN)
     if ctx & CTX_KONG_DISCARD:
         mode = params[P_AFTER_KONG_DEAL_IN]
+        last = g[G_NKONGS] - 1  # the kong whose replacement draw preceded this discard
         for i in range(g[G_CHAIN], g[G_NKONGS]):
             if kl[i, KL_MAKER] != src or kl[i, KL_STATUS] != KS_LIVE:
                 continue
             if mode == DEAL_IN_REFUND:
                 return_kong(g, score, kl, events, i, KS_REFUNDED)
-            elif mode == DEAL_IN_TRANSFER:
+            elif mode == DEAL_IN_TRANSFER and i == last:
                 transfer_kong(g, score, kl, events, i, winners, n)
 
 
@@ -429,7 +445,7 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
 # ---------------------------------------------------------------------------------------------------------
 # Turn actions
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
     if from_tail:
@@ -449,7 +465,7 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     return t
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
 def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
     """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
     ev = ps[p, PS_EVOID]
@@ -459,7 +475,7 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
         ps[p, PS_WAITS] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     conc[p, t] -= 1
     visible[t] += 1
@@ -500,7 +516,7 @@ def first_held(conc, p, prefer) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              winners, cur, drawn, pv, strict):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
@@ -549,7 +565,7 @@ def after_win(params, g, ps, last_winner):
     return NEXT_DRAW, next_in(ps, last_winner)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
@@ -570,17 +586,20 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
                     events, winners, cur, drawn, pv, strict)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
-    Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong)."""
+    Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
+    ``last_discard_claims: win_only`` the final discard (wall empty) can only be won, never punged."""
+    if tiles_left(g) == 0 and params[P_LAST_DISCARD_CLAIMS] == LAST_WIN_ONLY:
+        return NEXT_DRAW, next_in(ps, cur)
     for i in range(1, N_SEATS):
         q = (cur + i) % N_SEATS
         if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
             continue
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
-        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, True, can_kong)
+        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong)
         if c == 0:
             break
         g[G_INTERRUPTED] = 1
@@ -601,7 +620,7 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
     return NEXT_DRAW, next_in(ps, cur)
 
 
-@njit(cache=True, inline="always")  # per-turn step: inlined, no call overhead
+@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
@@ -647,10 +666,11 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
 
     cur = dealer
     outcome = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
-    drew = from_tail = False
-    dealer_first = True
+    # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
+    drew = from_tail = np.bool_(False)
+    dealer_first = np.bool_(True)
     for _ in range(MAX_STEPS):
-        drawn = -1
+        drawn = np.int64(-1)
         if drew:
             if tiles_left(g) == 0:
                 g[G_EXHAUSTIVE] = 1
@@ -669,7 +689,7 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
         cur = nxt
         drew = outcome != PUNG_DISCARD
         from_tail = outcome == KONG_DRAW
-        dealer_first = False
+        dealer_first = np.bool_(False)
     else:
         raise RuntimeError("engine: the turn loop did not end (a bug)")
     finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
@@ -805,9 +825,92 @@ def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.nda
     return hand_ids.copy(), np.zeros_like(hand_ids)
 
 
+def _pinned():
+    """``(function, argument types)`` of the functions the loop calls with module constants (see pin_signatures)."""
+    six = (I64,) * 6
+    return (
+        (log_event, (EVENTS, V_I64, *six)),
+        (pay, (M_I64, EVENTS, V_I64, I64, I64, I64, I64)),
+        (kong_payment, (V_I64, V_I64, M_I64, M_I64, M_I64, EVENTS, I64, I64, I64, I64, BOOL)),
+        (return_kong, (V_I64, M_I64, M_I64, EVENTS, I64, I64)),
+        (record_win, (V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_U8, M_I8, M_I8, EVENTS, *six, WIN_RESULT,
+                      BOOL)),
+        (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
+                      EVENTS, I64, I64, I64, V_I64, I64)),
+    )
+
+
+def _side():
+    """``(function, argument types)`` of the bots and the setup steps, exactly as the loop calls them:
+    compiled by a second process during a cold warm-up (simulator.warmup), so that the two halves of the
+    one-time compilation run on two cores; the parent then loads these from the cache."""
+    seat = (I64, V_I64)  # bot id, bot parameter row
+    hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
+    return (
+        (bot_exchange, (I64, V_U64, V_U8, V_I64)),
+        (bot_void, (I64, V_U64, *hand)),
+        (planning_void, (V_I64, I64, *hand)),
+        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
+                       V_I8, V_I64, I64)),
+        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL)),
+        (bot_self_kong, (*seat, *hand, I64, I64)),
+        (exchange_three, (V_I64, V_U64, V_I64, M_U8, V_I64, EVENTS)),
+        (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, EVENTS)),
+    )
+
+
+def _compile(entries, freeze: bool) -> None:
+    for fn, sig in entries:
+        if not fn.signatures:
+            fn.compile(sig)
+        if freeze:
+            fn.disable_compile()
+
+
+def pin_signatures() -> None:
+    """Compile the functions that the loop calls with module constants once, for int64 arguments, before
+    :func:`play_batch` is compiled; the loop's calls then convert their constants instead of compiling one copy
+    per distinct constant (numba types a constant argument as a literal). Only when :func:`play_batch` is not
+    compiled yet and not in the disk cache (a cold start): a cached batch embeds its callees already."""
+    if play_batch.signatures or numba_cache.is_cached(play_batch):
+        return
+    _compile(_pinned(), True)
+
+
+def _core():
+    """``(function, argument types)`` of the loop's steps that need no bot (and the exhaustive-draw settlement):
+    compiled by the parent of a cold warm-up while the second process compiles :func:`_side`."""
+    state_arrays = (V_I8, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8, V_I8)
+    return (
+        (settle_self_draw, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
+                            EVENTS, I64, I64, I64, WIN_RESULT)),
+        (reset, state_arrays),
+        (deal, (V_I8, M_U8, V_I64, EVENTS, I64)),
+        (alloc, (BOOL,)),
+        (write_hand, (I64, V_I64, M_I64)),
+        (write_player, (I64, I64, V_I64, M_I64, M_I64, M_I64, M_I64)),
+        (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
+    )
+
+
+def precompile_core() -> None:
+    """The parent's share of a cold warm-up: the pinned functions, the steps of :func:`_core` and the seeds."""
+    pin_signatures()
+    _compile(_core(), False)
+    deal_seeds(0, np.zeros(1, np.int64))
+
+
+def precompile_side() -> None:
+    """The second process of a cold warm-up: the bots and the setup steps (see :func:`_side`)."""
+    _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
+    _compile(_side(), False)
+
+
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
     """Run the compiled batch and return its raw arrays (before any string formatting)."""
     from simulator.tables import suit_table
+
+    pin_signatures()
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]

@@ -481,10 +481,11 @@ def max_ready_points(table, conc, meld_kind, meld_tile, n_melds, void, params):
         return 0
     hand = conc.copy()
     best = 0
+    no_ctx = np.int64(0)  # not the literal 0: one compiled evaluate_win for every caller
     for k in range(27):
         if (waits >> k) & 1:
             hand[k] += 1
-            res = evaluate_win(table, hand, meld_kind, meld_tile, n_melds, void, k, 0, params)
+            res = evaluate_win(table, hand, meld_kind, meld_tile, n_melds, void, k, no_ctx, params)
             hand[k] -= 1
             if res[5] > best:
                 best = res[5]

@@ -16,9 +16,25 @@ _COMPILED_SOURCES = ("rules", "tiles", "tables", "scoring", "evaluate", "rng", "
                      "records")  # + bots/*: every module whose compiled code (or constants) the engine embeds
 
 
+_checked = False
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether numba has an on-disk cache index for this ``cache=True`` function (best effort: numba internals)."""
+    try:
+        return Path(dispatcher._cache._cache_file._index_path).is_file()
+    except AttributeError:
+        return False
+
+
 def drop_stale_caches() -> None:
     """Delete the package's numba cache files if an embedded source changed (the next call recompiles, about
-    a minute); a stamp of the sources' hash in ``simulator/__pycache__`` records the state the caches match."""
+    a minute); a stamp of the sources' hash in ``simulator/__pycache__`` records the state the caches match.
+    Runs once per process, when :mod:`simulator.engine` is imported (before any cached function is loaded)."""
+    global _checked
+    if _checked:
+        return
+    _checked = True
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for src in sorted([*(root / f"{m}.py" for m in _COMPILED_SOURCES), *(root / "bots").glob("*.py")]):

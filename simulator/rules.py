@@ -61,18 +61,19 @@ _SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "
             "forced_win_last_tiles", "kong_bloom_payer", "scoring_mode", "long_uses_gen", "points",
             "fan_offset", "cap", "base", "self_draw_bonus", "gen_fan", "discard_kong_discarder",
             "discard_kong_others", "added_kong_each", "concealed_kong_each", "added_kong_fresh_only",
-            "after_kong_deal_in", "refund_kongs_if_not_ready", "huazhu_penalty", "huazhu_pays", "chadajiao")
+            "after_kong_deal_in", "refund_kongs_if_not_ready", "huazhu_penalty", "huazhu_pays", "chadajiao",
+            "last_discard_claims")
 (P_MODE, P_EXCHANGE_THREE, P_VOID_SUIT, P_MULTIPLE_RON, P_ROB_KONG, P_PASS_RON_LOCK, P_FORCED_WIN_LAST_TILES,
  P_KONG_BLOOM_PAYER, P_SCORING_MODE, P_LONG_USES_GEN, P_POINTS, P_FAN_OFFSET, P_CAP, P_BASE,
  P_SELF_DRAW_BONUS, P_GEN_FAN, P_DISCARD_KONG_DISCARDER, P_DISCARD_KONG_OTHERS, P_ADDED_KONG_EACH,
  P_CONCEALED_KONG_EACH, P_ADDED_KONG_FRESH_ONLY, P_AFTER_KONG_DEAL_IN, P_REFUND_KONGS_IF_NOT_READY,
- P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO) = range(len(_SCALARS))
+ P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO, P_LAST_DISCARD_CLAIMS) = range(len(_SCALARS))
 P_FLAG_FAN = len(_SCALARS)                 # P_FLAG_FAN + FLAG_BIT[flag]: fan of a flag (additive + extras)
 P_TABLE_FAN = P_FLAG_FAN + len(FLAGS)      # P_TABLE_FAN + HAND_TYPE_INDEX[t]: table fan, -1 = not listed
 N_PARAMS = P_TABLE_FAN + len(HAND_TYPES)
 NO_CAP = -1            # value of P_CAP when uncapped
 HUAZHU_CAP = -1        # value of P_HUAZHU_PENALTY for "cap"
-UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means the points of a 6-fan hand
+UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means 2^6 base units
 
 # Enumerations in slot order (the integer stored is the index in the tuple).
 MODES = ("xuezhan", "single")
@@ -85,6 +86,7 @@ POINTS = ("exponential", "linear")
 SELF_DRAW_BONUSES = ("none", "add_base", "add_fan")
 DEAL_INS = ("keep", "refund", "transfer")
 HUAZHU_PAYERS = ("unwon", "all")
+LAST_DISCARD_CLAIMS = ("win_only", "any")
 
 
 class RulesError(UserError):
@@ -93,6 +95,13 @@ class RulesError(UserError):
 
 NonNeg = Annotated[int, Field(ge=0)]
 Fan = Annotated[int, Field(ge=0, le=64)]
+Payment = Annotated[int, Field(ge=0, le=10_000)]  # a kong payment, base units
+
+# Log dtypes (simulator/schema.py) that every reachable value must fit: fan columns are int8, money int32.
+FAN_LOG_MAX = 127
+MONEY_LOG_MAX = 2**31 - 1
+MAX_GEN = 4            # 根 of one hand: four kongs plus a pair is the most (seven pairs: three)
+MAX_KONGS = 16         # four seats × four melds
 
 
 class _Frozen(BaseModel):
@@ -130,12 +139,12 @@ class ScoringRules(_Frozen):
 
 
 class KongPayment(_Frozen):
-    discarder: NonNeg = 2
-    others: NonNeg = 0
+    discarder: Payment = 2
+    others: Payment = 0
 
 
 class EachPayment(_Frozen):
-    each: NonNeg
+    each: Payment
 
 
 class KongRules(_Frozen):
@@ -191,6 +200,7 @@ class RuleSet(_Frozen):
     exchange_three: Literal["none", "clockwise", "counterclockwise", "opposite", "random"] = "none"
     void_suit: Literal["declared", "declared_lenient", "none"] = "declared"
     multiple_ron: bool = True
+    last_discard_claims: Literal["win_only", "any"] = "win_only"
     rob_kong: bool = True
     pass_ron_lock: Literal["off", "same_tile", "all_tiles", "higher_fan"] = "higher_fan"
     forced_win_last_tiles: Annotated[int, Field(ge=0, le=55)] = 0
@@ -217,6 +227,17 @@ class RuleSet(_Frozen):
     def _implemented(self) -> RuleSet:
         if self.declare_ready != "none":
             raise ValueError(f"declare_ready: {self.declare_ready!r} is not implemented yet (only 'none')")
+        return self
+
+    @model_validator(mode="after")
+    def _fits_logs(self) -> RuleSet:
+        fan, money = log_bounds(self)
+        if fan > FAN_LOG_MAX:
+            raise ValueError(f"scoring: a hand could score {fan} fan (every pattern and extra together, 根 ×"
+                             f" {MAX_GEN}), more than the logs hold ({FAN_LOG_MAX}); lower the pattern fans")
+        if money > MONEY_LOG_MAX:
+            raise ValueError(f"scoring: one hand could move up to {money:,} base units for a seat, more than the"
+                             f" logs hold ({MONEY_LOG_MAX:,}); set a lower scoring.cap or lower fans/payments")
         return self
 
     # -- derived forms ------------------------------------------------------------------------------------
@@ -262,6 +283,7 @@ class RuleSet(_Frozen):
         p[P_HUAZHU_PENALTY] = HUAZHU_CAP if st.huazhu_penalty == "cap" else st.huazhu_penalty
         p[P_HUAZHU_PAYS] = HUAZHU_PAYERS.index(st.huazhu_pays)
         p[P_CHADAJIAO] = st.chadajiao
+        p[P_LAST_DISCARD_CLAIMS] = LAST_DISCARD_CLAIMS.index(self.last_discard_claims)
         if s.mode == "additive":
             for name, fan in s.patterns.items():
                 p[P_FLAG_FAN + FLAG_BIT[name]] = fan
@@ -278,6 +300,31 @@ class RuleSet(_Frozen):
         """``(int64[4] bot ids, int64[4, N_BOT_PARAMS] bot parameters)`` for the compiled engine."""
         ids = np.array([BOT_INDEX[b.bot] for b in self.seats], dtype=np.int64)
         return ids, np.stack([b.to_row() for b in self.seats])
+
+
+def log_bounds(rules: RuleSet) -> tuple[int, int]:
+    """``(max fan, max money)``: upper bounds of a hand's uncapped fan and of one seat's score in one hand (base
+    units), which validation keeps within the int8 fan and int32 money columns of the logs.
+
+    Conservative: the fan bound adds every pattern and extra as if all could hold at once (with 根 × MAX_GEN and
+    the add_fan bonus); the money bound adds 3 wins paid by one seat for three payers each (P + 1, the
+    self-draw base bonus included; a 杠上花 feeder pays for everyone), 查大叫 to 3 seats, the 花猪 penalty to 3
+    seats, and every kong's payment from 3 seats collected and then moved again (transfer/refund)."""
+    s, k, st = rules.scoring, rules.kongs, rules.settlement
+    extras = sum(f for name, f in s.extras.items() if name != "gen") + MAX_GEN * s.extras.get("gen", 0)
+    shape = sum(s.patterns.values()) if s.mode == "additive" else max(s.hand_types.values(), default=0)
+    fan = shape + extras + (1 if s.self_draw_bonus == "add_fan" else 0)
+    paid = fan if s.cap is None else min(fan, s.cap)
+    points = paid if s.points == "linear" else 2 ** max(0, paid - s.fan_offset)
+    if st.huazhu_penalty != "cap":
+        penalty = st.huazhu_penalty
+    elif s.cap is None:
+        penalty = 2 ** UNCAPPED_HUAZHU_FAN
+    else:
+        penalty = s.cap if s.points == "linear" else 2 ** max(0, s.cap - s.fan_offset)
+    kong = max(k.discard_kong.discarder, k.discard_kong.others, k.added_kong.each, k.concealed_kong.each)
+    money = 9 * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
+    return fan, money
 
 
 # ---------------------------------------------------------------------------------------------------------

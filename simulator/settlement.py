@@ -120,12 +120,16 @@ def transfer_kong(g, score, kl, events, i, winners, n_winners) -> None:
 
 @njit(cache=True)
 def huazhu_penalty(params) -> int:
-    """查花猪 penalty per payee in base units: the configured number, or the points of a capped hand."""
+    """查花猪 penalty per payee in base units: the configured number, or ``cap`` = the points of a hand of
+    ``cap`` fan (under the rule set's points/fan_offset), and 2^6 = 64 when uncapped (RULES.md §5), whatever
+    points/fan_offset say."""
     pen = params[P_HUAZHU_PENALTY]
     if pen != HUAZHU_CAP:
         return pen
-    fan = cap_fan(_NO_FAN_LIMIT, params)  # the cap itself, read where scoring reads it
-    return points_of(UNCAPPED_HUAZHU_FAN if fan == _NO_FAN_LIMIT else fan, params)
+    fan = cap_fan(np.int64(_NO_FAN_LIMIT), params)  # the cap itself, read where scoring reads it
+    if fan == _NO_FAN_LIMIT:
+        return np.int64(1) << UNCAPPED_HUAZHU_FAN
+    return points_of(fan, params)
 
 
 @njit(cache=True)

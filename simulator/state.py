@@ -18,8 +18,24 @@ One hand's state is a handful of arrays allocated once per batch and reset per h
 from __future__ import annotations
 
 from numba import njit
+from numba import types as nt
 
 from simulator.rules import P_VOID_SUIT, VOID_SUITS
+
+# Argument types of the engine's state arrays, for the signatures pinned by engine.pin_signatures (numba types a
+# module constant passed as an argument, EV_*, C_*, KK_*, CTX_*, as a literal and compiles one copy of the callee
+# per distinct constant: log_event was compiled 25 times).
+I64 = nt.int64
+BOOL = nt.boolean
+V_I64 = nt.int64[::1]        # g, nm, params, winners, bots
+V_U8 = nt.uint8[::1]         # conc[seat]
+V_I8 = nt.int8[::1]          # mk[seat], mt[seat], visible
+V_U64 = nt.uint64[::1]       # rngs (and a seat's one-word slice of it)
+M_I64 = nt.int64[:, ::1]     # ps, score, kl, wins, bpar
+M_U8 = nt.uint8[:, ::1]      # conc, wconc, the suit table
+M_I8 = nt.int8[:, ::1]       # mk, mt, wmk, wmt
+EVENTS = nt.int32[:, ::1]
+WIN_RESULT = nt.UniTuple(nt.int64, 6)  # evaluate_win's (fan, capped, flags, gen, hand_type, points)
 
 N_SEATS = 4
 N_KINDS = 27

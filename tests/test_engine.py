@@ -299,3 +299,41 @@ def test_bad_seed_is_an_error():
         play_hands(rules_of(), np.arange(3), -1)
     with pytest.raises(ValueError):
         play_hands(rules_of(), np.array([-4]), 1)
+
+
+def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, capsys):
+    from simulator import warmup
+
+    calls = []
+    monkeypatch.setattr(warmup, "_run_once", lambda engine, tables: calls.append(1))
+    monkeypatch.setattr(warmup, "_warm", False)
+    monkeypatch.setattr(warmup, "cache_is_warm", lambda: True)
+    assert warmup.warm_up(progress=True) == 0.0 and not calls
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(warmup, "cache_is_warm", lambda: False)
+    warmup.warm_up(progress=True)
+    assert calls == [1]
+    err = capsys.readouterr().err
+    assert "one time, cached in" in err and str(warmup.cache_location()) in err
+    warmup.warm_up(progress=True)  # once per process
+    assert calls == [1]
+
+
+def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
+    from simulator import tables, warmup
+
+    play_hands(load_rules("chengdu"), np.arange(2), 0)
+    assert warmup.cache_is_warm()
+    monkeypatch.setenv("XUEZHAN_CACHE", str(tmp_path))  # no suit table there: not warm
+    assert not tables.table_path().is_file() and not warmup.cache_is_warm()
+
+
+def test_precompiled_signatures_match_the_functions_arguments():
+    """The warm-up compiles these signatures ahead of the loop; a signature that no longer matches the loop's
+    call is compiled again (slow, not wrong), so at least the arities must follow the functions."""
+    import inspect
+
+    from simulator import engine
+
+    for fn, sig in (*engine._pinned(), *engine._side(), *engine._core()):
+        assert len(inspect.signature(fn.py_func).parameters) == len(sig), fn.py_func.__name__

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from simulator import evaluate as E
 from simulator import rules as R
 from simulator import scoring as S
+from simulator import state as ST
 from simulator.rules import load_rules
 from simulator.scoring import HandError, score_hand
 
@@ -211,3 +212,38 @@ def test_score_result_json_keys():
     d = score("123m456m789m123p22p", "2p", "self_draw").to_dict()
     assert "points_each" in d and "points" not in d
     assert np.all([p in R.FLAGS for p in d["patterns"]])
+
+
+# ---- bounds: every reachable value fits the log dtypes (issue 8) -------------------------------------------
+
+def _only_pinghu(fan: int) -> dict:
+    """Uncapped, every pattern and extra 0 except 平胡 = ``fan``: every win pays exactly 2^fan (+1 自摸加底)."""
+    zero = {k: 0 for k in R.SHAPE_PATTERNS}
+    return {"scoring": {"cap": None, "patterns": {**zero, "pinghu": fan},
+                        "extras": {k: 0 for k in R.EXTRAS}}}
+
+
+def test_scores_that_could_overflow_the_logs_are_rejected():
+    with pytest.raises(R.RulesError, match=r"scoring.*more than the logs hold.*scoring\.cap"):
+        load_rules("chengdu", {"scoring": {"cap": None, "patterns": {"qingyise": 31}}})
+    with pytest.raises(R.RulesError, match="more than the logs hold"):
+        load_rules("chengdu", _only_pinghu(28))
+    with pytest.raises(R.RulesError, match="fan"):
+        load_rules("chengdu", {"scoring": {"cap": 3, "patterns": dict.fromkeys(R.SHAPE_PATTERNS, 64)}})
+    # the same fans under a cap are fine: only the paid (capped) fan makes money
+    load_rules("chengdu", {"scoring": {"cap": 10, "patterns": {"qingyise": 31}}})
+
+
+def test_largest_accepted_scores_are_logged_exactly_and_zero_sum():
+    from engine_helpers import play
+
+    rules = load_rules("chengdu", _only_pinghu(27))
+    fan, money = R.log_bounds(rules)
+    assert fan == 27 and money <= R.MONEY_LOG_MAX
+    raw, cols = play(rules, 300)
+    p, w = cols["players"], cols["wins"]
+    assert set(np.unique(w["points"])) <= {2**27, 2**27 + 1} and len(w["points"]) > 300
+    assert (p["score_total"].reshape(-1, 4).sum(axis=1) == 0).all()
+    exact = raw["p"][:, ST.PL_SCORE:ST.PL_SCORE + ST.N_COMP].sum(axis=1)
+    assert np.array_equal(p["score_total"].astype(np.int64), exact)   # no int32 wrap-around
+    assert np.abs(exact).max() > 2**28  # within a factor 6 of the int32 limit

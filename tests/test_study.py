@@ -117,8 +117,9 @@ def test_shipped_studies_say_what_they_compare():
         s, p = load_study(study)
         return next(v.rules for v in study_variants(s, p) if v.name == variant)
 
-    assert {rules("huazhu", v).void_suit for v in ("huazhu_16x", "huazhu_8x", "huazhu_cap")} == {"none"}
-    assert rules("huazhu", "huazhu_cap").settlement.huazhu_penalty == "cap"
+    assert {rules("huazhu", v).void_suit for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")} == {"none"}
+    assert [rules("huazhu", v).settlement.huazhu_penalty for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")] == [
+        16, 8, 32]
     assert [rules("caps", v).scoring.cap for v in ("cap3", "cap4", "cap5", "uncapped")] == [3, 4, 5, None]
     assert {b.bot for b in rules("pass_lock", "same_tile").seats} == {"value"}
     assert rules("pass_lock", "off").pass_ron_lock == "off"

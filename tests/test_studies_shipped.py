@@ -1,0 +1,61 @@
+"""Every arm of a shipped study plays a different game from its baseline (issue 8).
+
+Two rule sets can differ in YAML and still play the same game: ``huazhu_penalty: cap`` is 16 under a 4-fan cap,
+a cap above the largest reachable fan is no cap, a bot parameter that the seated bot does not read changes
+nothing. So the comparison is on what the engine and the analysis actually read: the rule vector
+(:meth:`RuleSet.to_arrays`) with those values resolved, the bots with the parameters they use, and the
+analysis-time economy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulator import rules as R
+from simulator.settlement import huazhu_penalty
+from simulator.study import STUDY_DIR, load_study, study_variants
+
+# BotSpec.to_row columns each bot reads (random and greedy read none).
+_USED = {"random": (), "greedy": (), "value": (0, 1, 3), "defensive": (2,)}
+
+
+def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
+    """What the game depends on, with equivalent spellings made equal."""
+    p = rules.to_arrays()
+    p[R.P_HUAZHU_PENALTY] = huazhu_penalty(p)
+    max_fan, _ = R.log_bounds(rules)
+    if p[R.P_CAP] != R.NO_CAP and p[R.P_CAP] >= max_fan:
+        p[R.P_CAP] = R.NO_CAP  # a cap no hand can reach
+    seats = []
+    for spec in rules.seats:
+        row = spec.to_row()
+        seats.append((spec.bot, tuple(int(row[i]) for i in _USED.get(spec.bot, range(len(row))))))
+    if duplicate:  # every seat plays every deal: only the multiset of bots matters
+        seats.sort()
+    return tuple(p.tolist()), tuple(seats), rules.economy.room_factor, rules.economy.rake
+
+
+@pytest.mark.parametrize("path", sorted(STUDY_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_arm_differs_from_its_baseline(path: Path):
+    study, _ = load_study(path)
+    base, *arms = study_variants(study, path)
+    assert arms
+    want = effective(base.rules, study.duplicate)
+    for arm in arms:
+        assert effective(arm.rules, study.duplicate) != want, f"{path.name}: {arm.name} plays the baseline's game"
+
+
+def test_the_comparison_sees_through_equivalent_spellings():
+    """The check above would catch the old huazhu study: `cap` under a 4-fan cap is the 16× baseline."""
+    sixteen = R.load_rules("huazhu_16x")
+    cap = R.load_rules("huazhu_cap")
+    assert sixteen.settlement.huazhu_penalty != cap.settlement.huazhu_penalty
+    assert effective(sixteen, False) == effective(cap, False)
+    assert effective(R.load_rules("chengdu", {"scoring.cap": 30}), False) == effective(
+        R.load_rules("chengdu", {"scoring.cap": None}), False)
+    assert effective(R.load_rules("chengdu", {"seats": [{"bot": "greedy", "decline_below": 5}] * 4}), False) == \
+        effective(R.load_rules("chengdu"), False)
+    assert effective(R.load_rules("chengdu", {"settlement.huazhu_penalty": 8}), False) != \
+        effective(R.load_rules("chengdu"), False)
