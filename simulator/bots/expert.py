@@ -1,0 +1,341 @@
+"""``expert``: decides by expected value under the active rule set (see docs/rules.md, "Bots").
+
+- **Discard**: for every legal discard, the value of the hand left (:mod:`simulator.bots.expert_value`: plain
+  hand by 缺一门 shanten and acceptance over unseen tiles, or the best big shape scaled by ``ambition``) minus
+  ``defence`` × the expected deal-in loss of the tile (:mod:`simulator.bots.danger`) minus the expected 花猪
+  penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
+  optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
+- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income, discounted
+  by the 退税 risk) beats the value without it.
+- **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
+  opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
+  pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
+  engine enforces 最后N张必胡.
+- **换三张 / 定缺**: as greedy (the cheapest suit to drop, ties to fewer tiles).
+
+Everything it reads is public or its own: its hand and melds, discards and melds of all seats (``visible``,
+with its own concealed kongs added by the dispatcher, since a 暗杠 is face down for everyone else), declared
+voids, who has won, draws made, tiles left, and the rules.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, suit_count
+from simulator.bots.danger import opponent_threats, tile_risk
+from simulator.bots.expert_value import (
+    N_SHAPES,
+    RON_SHARE,
+    S_PLAIN,
+    held4,
+    p_win,
+    shape_incomes,
+    shapes_value,
+    unseen_of,
+)
+from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, shanten, wait_mask
+from simulator.rng import randbelow
+from simulator.rules import (
+    BOT_MILLI,
+    HUAZHU_CAP,
+    NO_CAP,
+    P_ADDED_KONG_EACH,
+    P_ADDED_KONG_FRESH_ONLY,
+    P_CAP,
+    P_CONCEALED_KONG_EACH,
+    P_DISCARD_KONG_DISCARDER,
+    P_DISCARD_KONG_OTHERS,
+    P_HUAZHU_PAYS,
+    P_HUAZHU_PENALTY,
+    P_PASS_RON_LOCK,
+    P_REFUND_KONGS_IF_NOT_READY,
+    P_SELF_DRAW_BONUS,
+    PASS_LOCKS,
+    UNCAPPED_HUAZHU_FAN,
+)
+from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
+from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, void_rule
+
+BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE = 4, 5, 6  # BotSpec.to_row slots (thousandths)
+LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
+P_EXHAUST = 0.8        # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
+KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
+LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
+SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be paid at the table rate)
+DEAL_IN_PER_DISCARD = 0.05  # P(a ready hand's discard deals in), per discard, while it waits
+TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
+
+
+@njit(cache=True)
+def table_context(ps, seat, tiles_left):
+    """``(opponents still in, own draws left)``."""
+    n_in = 0
+    for q in range(N_SEATS):
+        if q != seat and not ps[q, PS_WON]:
+            n_in += 1
+    n_draws = (tiles_left + n_in) // (n_in + 1)
+    return n_in, n_draws
+
+
+@njit(cache=True)
+def unseen_total(conc, visible) -> float:
+    u = 0.0
+    for k in range(N_KINDS):
+        u += unseen_of(conc, visible, k)
+    return u
+
+
+@njit(cache=True)
+def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws) -> float:
+    """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
+    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape."""
+    if sh >= SHANTEN_NEVER:
+        return 0.0
+    acc = 4.0
+    if draws != 0:
+        acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
+    v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
+    s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
+    return max(v, s)
+
+
+@njit(cache=True)
+def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
+    """Expected 花猪 penalty (base units) of still holding ``held`` tiles of the suit to clear: penalty ×
+    payees × P(exhaustive draw) × the share of own turns those tiles still need."""
+    if held <= 0:
+        return 0.0
+    pen = params[P_HUAZHU_PENALTY]
+    if pen == HUAZHU_CAP:
+        cap = params[P_CAP]
+        pen = points_of(UNCAPPED_HUAZHU_FAN if cap == NO_CAP else cap, params)
+    payees = n_in
+    if params[P_HUAZHU_PAYS] == 1:
+        payees = N_SEATS - 1
+    need = min(1.0, held / (n_draws + 1.0))
+    return pen * payees * P_EXHAUST * need
+
+
+@njit(cache=True)
+def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
+                   ambition, out) -> float:
+    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included; returns the
+    best plain shanten. The plain acceptance is counted for the discards at the best shanten only."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    u_tot = unseen_total(conc, visible)
+    inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, inc)
+    best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
+    draws = draw_candidates(conc, void)
+    hz_rule = void_rule(params) != VOID_DECLARED
+    hz_held = suit_count(conc, void) if void >= 0 else 0
+    for k in range(N_KINDS):
+        if not (legal >> k) & 1:
+            out[k] = -np.inf
+            continue
+        sh = sh_buf[k]
+        conc[k] -= 1
+        v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh,
+                       draws if sh == best else 0)
+        conc[k] += 1
+        if hz_rule and void >= 0:
+            left = hz_held - 1 if k // 9 == void else hz_held
+            v -= huazhu_cost(params, ps, seat, n_in, n_draws, left)
+        out[k] = v
+    return best
+
+
+@njit(cache=True)
+def gumbel(rng) -> float:
+    u = (randbelow(rng, 1 << 30) + 0.5) / (1 << 30)
+    return -math.log(-math.log(u))
+
+
+@njit(cache=True)
+def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible, sh_buf,
+                   tiles_left, bpar, rng) -> int:
+    """The legal discard of highest value − defence × deal-in risk (+ temperature noise)."""
+    vals = np.empty(N_KINDS, np.float64)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
+                   bpar[BP_AMBITION] / BOT_MILLI, vals)
+    p_ready = np.zeros(N_SEATS, np.float64)
+    loss = np.zeros(N_SEATS, np.float64)
+    dead = np.full(N_SEATS, -1, np.int64)
+    qsuit = np.full(N_SEATS, -1, np.int64)
+    opponent_threats(params, ps, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
+    defence = bpar[BP_DEFENCE] / BOT_MILLI
+    temp = bpar[BP_TEMPERATURE] / BOT_MILLI
+    best = -1
+    best_v = -np.inf
+    for k in range(N_KINDS):
+        if not (legal >> k) & 1:
+            continue
+        v = vals[k] - defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+        v -= TIE * connectivity(conc, k)
+        if k // 9 == void:
+            v += TIE * 100.0
+        if temp > 0.0:
+            v += temp * gumbel(rng)
+        if v > best_v:
+            best, best_v = k, v
+    return best
+
+
+@njit(cache=True)
+def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, ambition) -> float:
+    """Value of a 3k+2 hand: its best discard (any held tile)."""
+    legal = 0
+    for k in range(N_KINDS):
+        if conc[k] > 0:
+            legal |= 1 << k
+    vals = np.empty(N_KINDS, np.float64)
+    buf = np.empty(N_KINDS, np.int64)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, ambition,
+                   vals)
+    return vals.max()
+
+
+@njit(cache=True)
+def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, ambition) -> float:
+    """Value of a 3k+1 hand as it stands."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, inc)
+    sh = shanten(table, conc, mk, mt, nm, void)
+    return hand_value(table, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
+                      ambition, sh, draw_candidates(conc, void))
+
+
+@njit(cache=True)
+def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
+                 tiles_left, bpar) -> int:
+    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income)."""
+    amb = bpar[BP_AMBITION] / BOT_MILLI
+    now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, amb)
+    best, choice = now, 0
+    mk[nm] = MELD_PUNG
+    mt[nm] = tile
+    if can_pung:
+        conc[tile] -= 2
+        v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, amb)
+        conc[tile] += 2
+        if v > best:
+            best, choice = v, 1
+    if can_kong:
+        n_in, _ = table_context(ps, seat, tiles_left)
+        conc[tile] -= 3
+        mk[nm] = MELD_KONG
+        v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, amb)
+        conc[tile] += 3
+        v += kong_income(params, params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1))
+        if v > best:
+            choice = 2
+    return choice
+
+
+@njit(cache=True)
+def kong_income(params, amount) -> float:
+    keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
+    return keep * amount
+
+
+@njit(cache=True)
+def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar) -> int:
+    """The kong among ``opts`` that adds the most value over discarding normally, or −1."""
+    amb = bpar[BP_AMBITION] / BOT_MILLI
+    base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, amb)
+    n_in, _ = table_context(ps, seat, tiles_left)
+    best, pick = base, -1
+    for k in range(N_KINDS):
+        if not (opts >> k) & 1:
+            continue
+        if conc[k] == 4:
+            conc[k] = 0
+            mk[nm] = MELD_CKONG
+            mt[nm] = k
+            v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, amb)
+            conc[k] = 4
+            v += kong_income(params, params[P_CONCEALED_KONG_EACH] * n_in)
+        else:
+            i = 0
+            while mt[i] != k or mk[i] != MELD_PUNG:
+                i += 1
+            conc[k] -= 1
+            mk[i] = MELD_KONG
+            v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, amb)
+            mk[i] = MELD_PUNG
+            conc[k] += 1
+            each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
+            v += kong_income(params, each * n_in)
+        if v > best:
+            best, pick = v, k
+    return pick
+
+
+@njit(cache=True)
+def public_unseen(ps, mt_all, nm_all, conc, k) -> float:
+    """Copies of k that may still come, judged without the exact discard counts (the win decision is taken
+    inside the engine's claim step, which does not carry them): 4 − own − in melds − 1 if anyone discarded it."""
+    u = 4 - np.int64(conc[k])
+    for q in range(N_SEATS):
+        for i in range(nm_all[q]):
+            if mt_all[q, i] == k:
+                u -= 3
+        if (ps[q, PS_DISCARDED] >> k) & 1:
+            u -= 1
+    return float(u) if u > 0 else 0.0
+
+
+@njit(cache=True)
+def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped, self_draw,
+                     tiles_left, bpar) -> bool:
+    """Take a self-draw always; take a discard win unless waiting is worth more (``conc`` = the 13 tiles
+    without the winning one): waiting pays a self-draw from every opponent still in or another discard win,
+    minus the discard wins the pass lock forbids until the next draw and ``defence`` × the deal-in risk."""
+    if self_draw:
+        return True
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    if n_draws <= 1 or n_in == 0:
+        return True
+    waits = wait_mask(table, conc, mk, mt, nm, void)
+    w = 0.0
+    for k in range(N_KINDS):
+        if (waits >> k) & 1:
+            w += public_unseen(ps, mt_all, nm_all, conc, k)
+    w -= 1.0  # the copy being offered now
+    if w <= 0.0:
+        return True
+    unseen = tiles_left + 13.0 * n_in
+    p = w / unseen
+    now = points_of(capped, params)
+    sd = self_draw_points(params, capped)
+    rate_sd = p
+    rate_ron = RON_SHARE * p * n_in
+    lock = params[P_PASS_RON_LOCK]
+    lost = 0.0 if lock == LOCK_OFF else LOCK_ROUNDS
+    if lock == LOCK_SAME:
+        lost *= public_unseen(ps, mt_all, nm_all, conc, tile) / (w + 1.0)
+    rounds = float(n_draws)
+    total = rate_sd * rounds + rate_ron * max(rounds - lost, 0.0)
+    p_any = 1.0 - math.exp(-total)
+    share_sd = rate_sd * rounds / total
+    wait = SURVIVE * p_any * (share_sd * sd * n_in + (1.0 - share_sd) * now)
+    wait *= bpar[BP_AMBITION] / BOT_MILLI
+    exposure = min(rounds, 1.0 / max(rate_sd + rate_ron, 1e-3))  # discards made before the hand is won
+    risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
+    return now >= wait - risk
+
+
+@njit(cache=True)
+def self_draw_points(params, capped) -> float:
+    """Points each payer pays for the same hand won by self-draw (the self-draw bonus of the rules)."""
+    bonus = params[P_SELF_DRAW_BONUS]
+    if bonus == BONUS_ADD_BASE:
+        return points_of(capped, params) + 1.0
+    if bonus == BONUS_ADD_FAN:
+        return points_of(cap_fan(capped + 1, params), params)
+    return points_of(capped, params)
