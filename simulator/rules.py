@@ -44,7 +44,7 @@ HAND_TYPE_INDEX = {name: i for i, name in enumerate(HAND_TYPES)}
 
 BOTS = ("random", "greedy", "value", "defensive", "expert")
 BOT_INDEX = {name: i for i, name in enumerate(BOTS)}
-N_BOT_PARAMS = 7  # width of the per-seat int64 parameter row, see BotSpec.to_row
+N_BOT_PARAMS = 8  # width of the per-seat int64 parameter row, see BotSpec.to_row
 BOT_MILLI = 1000  # the expert's real-valued parameters travel in the int64 row as thousandths
 
 # Slots of RuleSet.to_arrays(): scalars first, then fan per flag, then table fan per hand type.
@@ -159,6 +159,8 @@ class BotSpec(_Frozen):
       folds, 1 = risk-neutral, larger = more cautious).
     - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
       hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules).
+    - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
+      more — in plain-hand points per opponent still in and own draw left (0 = ignores it).
     - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
       discard; 0.5 or more models a noticeably weaker player).
     """
@@ -171,9 +173,10 @@ class BotSpec(_Frozen):
     defence: Annotated[float, Field(ge=0, le=10)] = 1.0
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.1
 
     def to_row(self) -> np.ndarray:
-        milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature)]
+        milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
         return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
                         dtype=np.int64)
 

@@ -31,13 +31,23 @@ from simulator.bots.expert_value import (
     N_SHAPES,
     RON_SHARE,
     S_PLAIN,
+    exit_value,
     held4,
     p_win,
     shape_incomes,
     shapes_value,
     unseen_of,
 )
-from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, shanten, wait_mask
+from simulator.evaluate import (
+    CTX_SELF_DRAW,
+    MELD_CKONG,
+    MELD_KONG,
+    MELD_PUNG,
+    SHANTEN_NEVER,
+    evaluate_win,
+    shanten,
+    wait_mask,
+)
 from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
@@ -46,6 +56,7 @@ from simulator.rules import (
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
     P_CAP,
+    P_CHADAJIAO,
     P_CONCEALED_KONG_EACH,
     P_DISCARD_KONG_DISCARDER,
     P_DISCARD_KONG_OTHERS,
@@ -60,13 +71,14 @@ from simulator.rules import (
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
 from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, void_rule
 
-BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE = 4, 5, 6  # BotSpec.to_row slots (thousandths)
-LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
+BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
+LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
 P_EXHAUST = 0.8        # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
 KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
 SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be paid at the table rate)
 DEAL_IN_PER_DISCARD = 0.05  # P(a ready hand's discard deals in), per discard, while it waits
+CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
 
 
@@ -90,9 +102,11 @@ def unseen_total(conc, visible) -> float:
 
 
 @njit(cache=True)
-def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws) -> float:
+def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+               ready_bonus) -> float:
     """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
-    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape."""
+    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
+    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw)."""
     if sh >= SHANTEN_NEVER:
         return 0.0
     acc = 4.0
@@ -100,7 +114,20 @@ def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc
         acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
     v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
     s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
-    return max(v, s)
+    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
+    return max(v, s) + ready_bonus * ready
+
+
+@njit(cache=True)
+def ready_bonus(params, n_in, n_draws) -> float:
+    """What being ready at the exhaustive draw is worth: 查大叫 (a not-ready player pays each ready one) and
+    keeping kong income under 退税, weighted by the chance the hand gets there; grows as the wall empties."""
+    if n_in == 0:
+        return 0.0
+    b = 0.0
+    if params[P_CHADAJIAO]:
+        b += points_of(1, params) * n_in * CDJ_SHARE
+    return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
 
 
 @njit(cache=True)
@@ -122,15 +149,18 @@ def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
 
 @njit(cache=True)
 def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
-                   ambition, out) -> float:
+                   bpar, out) -> float:
     """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included; returns the
     best plain shanten. The plain acceptance is counted for the discards at the best shanten only."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
     u_tot = unseen_total(conc, visible)
     inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, inc)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     draws = draw_candidates(conc, void)
+    rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     for k in range(N_KINDS):
@@ -140,7 +170,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
         sh = sh_buf[k]
         conc[k] -= 1
         v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh,
-                       draws if sh == best else 0)
+                       draws if sh == best else 0, rb)
         conc[k] += 1
         if hz_rule and void >= 0:
             left = hz_held - 1 if k // 9 == void else hz_held
@@ -160,8 +190,8 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
                    tiles_left, bpar, rng) -> int:
     """The legal discard of highest value − defence × deal-in risk (+ temperature noise)."""
     vals = np.empty(N_KINDS, np.float64)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
-                   bpar[BP_AMBITION] / BOT_MILLI, vals)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, bpar,
+                   vals)
     p_ready = np.zeros(N_SEATS, np.float64)
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
@@ -186,7 +216,7 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
 
 
 @njit(cache=True)
-def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, ambition) -> float:
+def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
     """Value of a 3k+2 hand: its best discard (any held tile)."""
     legal = 0
     for k in range(N_KINDS):
@@ -194,34 +224,34 @@ def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_l
             legal |= 1 << k
     vals = np.empty(N_KINDS, np.float64)
     buf = np.empty(N_KINDS, np.int64)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, ambition,
-                   vals)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals)
     return vals.max()
 
 
 @njit(cache=True)
-def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, ambition) -> float:
+def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
     """Value of a 3k+1 hand as it stands."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
     inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, inc)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     sh = shanten(table, conc, mk, mt, nm, void)
     return hand_value(table, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
-                      ambition, sh, draw_candidates(conc, void))
+                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws))
 
 
 @njit(cache=True)
 def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
                  tiles_left, bpar) -> int:
     """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income)."""
-    amb = bpar[BP_AMBITION] / BOT_MILLI
-    now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, amb)
+    now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
     if can_pung:
         conc[tile] -= 2
-        v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, amb)
+        v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, bpar)
         conc[tile] += 2
         if v > best:
             best, choice = v, 1
@@ -229,7 +259,7 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
         n_in, _ = table_context(ps, seat, tiles_left)
         conc[tile] -= 3
         mk[nm] = MELD_KONG
-        v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, amb)
+        v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
         conc[tile] += 3
         v += kong_income(params, params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1))
         if v > best:
@@ -246,8 +276,7 @@ def kong_income(params, amount) -> float:
 @njit(cache=True)
 def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar) -> int:
     """The kong among ``opts`` that adds the most value over discarding normally, or −1."""
-    amb = bpar[BP_AMBITION] / BOT_MILLI
-    base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, amb)
+    base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
     n_in, _ = table_context(ps, seat, tiles_left)
     best, pick = base, -1
     for k in range(N_KINDS):
@@ -257,7 +286,7 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             conc[k] = 0
             mk[nm] = MELD_CKONG
             mt[nm] = k
-            v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, amb)
+            v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
             conc[k] = 4
             v += kong_income(params, params[P_CONCEALED_KONG_EACH] * n_in)
         else:
@@ -266,7 +295,7 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
                 i += 1
             conc[k] -= 1
             mk[i] = MELD_KONG
-            v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, amb)
+            v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, bpar)
             mk[i] = MELD_PUNG
             conc[k] += 1
             each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
@@ -294,38 +323,49 @@ def public_unseen(ps, mt_all, nm_all, conc, k) -> float:
 def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped, self_draw,
                      tiles_left, bpar) -> bool:
     """Take a self-draw always; take a discard win unless waiting is worth more (``conc`` = the 13 tiles
-    without the winning one): waiting pays a self-draw from every opponent still in or another discard win,
-    minus the discard wins the pass lock forbids until the next draw and ``defence`` × the deal-in risk."""
+    without the winning one). Waiting is valued over the hand's waits, each scored as a self-draw (every
+    opponent still in pays) and as a discard win; the pass lock removes, until the next draw, the discard wins
+    it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth more fan, ``all_tiles``
+    all). Winning now also leaves the table now (``tempo``); waiting costs ``defence`` × deal-in risk."""
     if self_draw:
         return True
     n_in, n_draws = table_context(ps, seat, tiles_left)
     if n_draws <= 1 or n_in == 0:
         return True
     waits = wait_mask(table, conc, mk, mt, nm, void)
-    w = 0.0
+    lock = params[P_PASS_RON_LOCK]
+    w = sd_sum = ron_sum = ok_w = ok_sum = 0.0
     for k in range(N_KINDS):
-        if (waits >> k) & 1:
-            w += public_unseen(ps, mt_all, nm_all, conc, k)
-    w -= 1.0  # the copy being offered now
+        if not (waits >> k) & 1:
+            continue
+        u = public_unseen(ps, mt_all, nm_all, conc, k) - (1.0 if k == tile else 0.0)
+        if u <= 0.0:
+            continue
+        conc[k] += 1
+        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)
+        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)
+        conc[k] -= 1
+        w += u
+        sd_sum += u * sd[5]
+        ron_sum += u * ron[5]
+        if lock == LOCK_OFF or (lock == LOCK_SAME and k != tile) or (lock == LOCK_HIGHER and ron[1] > capped):
+            ok_w += u
+            ok_sum += u * ron[5]
     if w <= 0.0:
         return True
-    unseen = tiles_left + 13.0 * n_in
-    p = w / unseen
-    now = points_of(capped, params)
-    sd = self_draw_points(params, capped)
-    rate_sd = p
-    rate_ron = RON_SHARE * p * n_in
-    lock = params[P_PASS_RON_LOCK]
-    lost = 0.0 if lock == LOCK_OFF else LOCK_ROUNDS
-    if lock == LOCK_SAME:
-        lost *= public_unseen(ps, mt_all, nm_all, conc, tile) / (w + 1.0)
+    p = w / (tiles_left + 13.0 * n_in)  # per own draw; unseen = the wall and the opponents' hands
     rounds = float(n_draws)
-    total = rate_sd * rounds + rate_ron * max(rounds - lost, 0.0)
+    h_sd = p * rounds
+    h_ron = RON_SHARE * p * n_in * (rounds - LOCK_ROUNDS)
+    h_lock = RON_SHARE * p * n_in * LOCK_ROUNDS * ok_w / w  # the lock window: only allowed discard wins
+    total = h_sd + h_ron + h_lock
+    value = (h_sd * sd_sum / w * n_in + h_ron * ron_sum / w + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / total
     p_any = 1.0 - math.exp(-total)
-    share_sd = rate_sd * rounds / total
-    wait = SURVIVE * p_any * (share_sd * sd * n_in + (1.0 - share_sd) * now)
-    wait *= bpar[BP_AMBITION] / BOT_MILLI
-    exposure = min(rounds, 1.0 / max(rate_sd + rate_ron, 1e-3))  # discards made before the hand is won
+    wait = SURVIVE * p_any * value * bpar[BP_AMBITION] / BOT_MILLI
+    now = float(points_of(capped, params))
+    # winning now also leaves the table now; a later win saves only the rounds after it
+    now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - SURVIVE * p_any * 0.5)
+    exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
     risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
     return now >= wait - risk
 

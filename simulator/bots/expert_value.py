@@ -21,7 +21,17 @@ from numba import njit
 
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
 from simulator.evaluate import MELD_CKONG, MELD_PUNG
-from simulator.scoring import F_DUIDUIHU, F_LONGQIDUI, F_MENQING, F_PINGHU, F_QIDUI, F_QINGYISE, F_ZIMO, score_flags
+from simulator.scoring import (
+    F_DUIDUIHU,
+    F_LONGQIDUI,
+    F_MENQING,
+    F_PINGHU,
+    F_QIDUI,
+    F_QINGYISE,
+    F_ZIMO,
+    points_of,
+    score_flags,
+)
 from simulator.state import N_KINDS
 
 RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
@@ -116,18 +126,27 @@ N_SHAPES = 5
 
 
 @njit(cache=True)
-def shape_incomes(params, mk, nm, gen, n_in, out) -> None:
-    """``out[S_*]`` = :func:`income` of each target shape for this seat (its 根 and 门清 as they stand)."""
+def exit_value(params, n_in, n_draws, tempo) -> float:
+    """What winning now saves: a player who has won pays nothing more (no deal-in, no opponent's self-draw,
+    no 查大叫/花猪), worth ``tempo`` plain-hand points per opponent still in and own draw left."""
+    return tempo * points_of(1, params) * n_in * n_draws
+
+
+@njit(cache=True)
+def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
+    """``out[S_*]`` = :func:`income` of each target shape for this seat (its 根 and 门清 as they stand), plus the
+    :func:`exit_value` of having won (the same for every shape, so it rewards speed)."""
     mq = F_MENQING if menqing(mk, nm) else 0
     base = F_PINGHU | mq
-    out[S_PLAIN] = income(params, base, gen, n_in)
-    out[S_DDH] = income(params, base | F_DUIDUIHU, gen, n_in)
+    ex = exit_value(params, n_in, n_draws, tempo)
+    out[S_PLAIN] = income(params, base, gen, n_in) + ex
+    out[S_DDH] = income(params, base | F_DUIDUIHU, gen, n_in) + ex
     qd = base | F_QIDUI
     if gen > 0:
         qd |= F_LONGQIDUI
-    out[S_QIDUI] = income(params, qd, gen, n_in)
-    out[S_QYS] = income(params, base | F_QINGYISE, gen, n_in)
-    out[S_QDUI] = income(params, base | F_QINGYISE | F_DUIDUIHU, gen, n_in)
+    out[S_QIDUI] = income(params, qd, gen, n_in) + ex
+    out[S_QYS] = income(params, base | F_QINGYISE, gen, n_in) + ex
+    out[S_QDUI] = income(params, base | F_QINGYISE | F_DUIDUIHU, gen, n_in) + ex
 
 
 @njit(cache=True)
