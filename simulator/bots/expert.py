@@ -69,7 +69,7 @@ from simulator.rules import (
     UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
-from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, void_rule
+from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, VOID_NONE, void_rule
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
@@ -144,7 +144,7 @@ def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
     if params[P_HUAZHU_PAYS] == 1:
         payees = N_SEATS - 1
     need = min(1.0, held / (n_draws + 1.0))
-    return pen * payees * P_EXHAUST * need
+    return pen * payees * P_EXHAUST * need * need  # convex: a tile or two early is cheap, many late are not
 
 
 @njit(cache=True)
@@ -180,6 +180,24 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
 
 
 @njit(cache=True)
+def second_void(table, params, conc, mk, mt, nm, void) -> int:
+    """Under ``void_suit: none``, while the planned suit to drop is not cleared: the other suit whose dropping
+    is at most one shanten worse (and still holds tiles), else −1. Valuing discards under both plans keeps
+    three suits open as long as the expected 花猪 penalty allows (a low penalty keeps them open longer)."""
+    if void_rule(params) != VOID_NONE or void < 0 or suit_count(conc, void) == 0:
+        return -1
+    sh = shanten(table, conc, mk, mt, nm, void)
+    best, best_sh = -1, SHANTEN_NEVER
+    for s in range(3):
+        if s == void or suit_count(conc, s) == 0:
+            continue
+        d = shanten(table, conc, mk, mt, nm, s)
+        if d <= sh + 1 and d < best_sh:
+            best, best_sh = s, d
+    return best
+
+
+@njit(cache=True)
 def gumbel(rng) -> float:
     u = (randbelow(rng, 1 << 30) + 0.5) / (1 << 30)
     return -math.log(-math.log(u))
@@ -192,6 +210,15 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
     vals = np.empty(N_KINDS, np.float64)
     discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, bpar,
                    vals)
+    alt = second_void(table, params, conc, mk, mt, nm, void)
+    if alt >= 0:  # keep the option of dropping the other suit: value each discard under the better plan
+        vals2 = np.empty(N_KINDS, np.float64)
+        buf2 = np.empty(N_KINDS, np.int64)
+        discard_values(table, params, ps, seat, conc, mk, mt, nm, alt, legal, visible, buf2, tiles_left, bpar,
+                       vals2)
+        for k in range(N_KINDS):
+            if vals2[k] > vals[k]:
+                vals[k] = vals2[k]
     p_ready = np.zeros(N_SEATS, np.float64)
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
