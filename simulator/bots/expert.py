@@ -385,10 +385,14 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
     h_sd = p * rounds
     h_ron = RON_SHARE * p * n_in * (rounds - LOCK_ROUNDS)
     h_lock = RON_SHARE * p * n_in * LOCK_ROUNDS * ok_w / w  # the lock window: only allowed discard wins
+    h_free = RON_SHARE * p * n_in * LOCK_ROUNDS  # the same window without a lock
+    base = h_sd * sd_sum / w * n_in + h_ron * ron_sum / w
+    p_any = 1.0 - math.exp(-(h_sd + h_ron + h_lock))
+    value = (base + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / (h_sd + h_ron + h_lock)
+    # a lock only removes options: never value waiting under it above waiting without one
+    free = (1.0 - math.exp(-(h_sd + h_ron + h_free))) * (base + h_free * ron_sum / w) / (h_sd + h_ron + h_free)
     total = h_sd + h_ron + h_lock
-    value = (h_sd * sd_sum / w * n_in + h_ron * ron_sum / w + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / total
-    p_any = 1.0 - math.exp(-total)
-    wait = SURVIVE * p_any * value * bpar[BP_AMBITION] / BOT_MILLI
+    wait = SURVIVE * min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
     now = float(points_of(capped, params))
     # winning now also leaves the table now; a later win saves only the rounds after it
     now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - SURVIVE * p_any * 0.5)
