@@ -113,7 +113,9 @@ def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc
     if draws != 0:
         acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
     v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
-    s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
+    s = 0.0
+    if ambition > 0.0:
+        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
     return max(v, s) + ready_bonus * ready
 
@@ -169,8 +171,9 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
             continue
         sh = sh_buf[k]
         conc[k] -= 1
-        v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh,
-                       draws if sh == best else 0, rb)
+        # every shape's distance is at least the plain shanten: two behind the best, they are not worth pricing
+        v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+                       ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
         conc[k] += 1
         if hz_rule and void >= 0:
             left = hz_held - 1 if k // 9 == void else hz_held

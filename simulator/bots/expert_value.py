@@ -8,8 +8,10 @@ its own acceptance (unseen tiles that bring it one step closer). The value of a 
 
 and the hand is worth its best shape (the big shapes scaled by the seat's ``ambition``). ``P_win`` comes from
 :data:`PWIN`, a small table computed once at import by a Markov model: each own draw improves the hand with
-probability acceptance/unseen (later steps use a typical acceptance), and once ready a hand wins on its own
-draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw). The income is exact under the
+probability acceptance/unseen, and once ready a hand wins on its own
+draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw); steps after the first use a
+typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``). (Scaling the later steps with the first
+step's acceptance instead measured worse against greedy.) The income is exact under the
 active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
 for the shape's flags, weighting self-draw (every opponent still in pays) against a discard win (one payer).
 """
@@ -179,7 +181,7 @@ def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, 
             for k in range(N_KINDS):
                 if k // 9 != void and conc[k] & 1:
                     acc += unseen_of(conc, visible, k)
-            v = p_win(d, acc, unseen_total, n_draws, n_in) * inc[S_QIDUI]
+            v = p_win(d, acc * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # 七对 ends on a single wait
             if v > best:
                 best, best_s = v, S_QIDUI
     # 清一色 in each kept suit: distance and acceptance from the suit table alone
@@ -190,16 +192,17 @@ def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, 
         d = qys_dist(table, conc, mt, nm, s)
         if d >= MAX_D:
             continue
+        key = 0
+        for r in range(8, -1, -1):
+            key = key * 5 + np.int64(conc[9 * s + r])
+        col = 4 - nm + 5  # melds still needed + a pair, all in this suit (see value.qys_dist)
         acc = 0.0
+        step = 1
         for r in range(9):
             k = 9 * s + r
-            if conc[k] >= 4:
-                continue
-            u = unseen_of(conc, visible, k)
-            conc[k] += 1
-            if qys_dist(table, conc, mt, nm, s) < d:
-                acc += u
-            conc[k] -= 1
+            if conc[k] < 4 and np.int64(table[key + step, col]) - 1 < d:
+                acc += unseen_of(conc, visible, k)
+            step *= 5
         slot = S_QDUI if dd <= d else S_QYS
         v = p_win(d, acc, unseen_total, n_draws, n_in) * inc[slot]
         if v > best:
