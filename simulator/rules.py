@@ -171,7 +171,7 @@ class BotSpec(_Frozen):
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
     defence: Annotated[float, Field(ge=0, le=10)] = 0.5
-    ambition: Annotated[float, Field(ge=0, le=10)] = 0.7
+    ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
     tempo: Annotated[float, Field(ge=0, le=10)] = 0.1
 
