@@ -165,16 +165,22 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
+    dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
     for k in range(N_KINDS):
         if not (legal >> k) & 1:
             out[k] = -np.inf
             continue
         sh = sh_buf[k]
-        conc[k] -= 1
-        # every shape's distance is at least the plain shanten: two behind the best, they are not worth pricing
-        v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                       ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
-        conc[k] += 1
+        if k // 9 == void and dead_v != -np.inf:
+            v = dead_v
+        else:
+            conc[k] -= 1
+            # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
+            v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+                           ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
+            conc[k] += 1
+            if k // 9 == void:
+                dead_v = v
         if hz_rule and void >= 0:
             left = hz_held - 1 if k // 9 == void else hz_held
             v -= huazhu_cost(params, ps, seat, n_in, n_draws, left)
