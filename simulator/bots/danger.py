@@ -1,9 +1,7 @@
 """The expert's deal-in risk, from public information only (discards, melds, declared voids, draws made).
 
 For each opponent q still in, once per decision:
-- ``P(ready)`` grows with the draws q has made and the melds it has set down (a 4-meld hand is one tile from
-  winning), and is 0 while q must still discard a declared void tile it was seen to hold... (not tracked:
-  the engine does not log per-seat last discards, so the void signal used is the declared suit only);
+- ``P(ready)`` = min(0.85, 0.04 · draws q has made + 0.12 · melds it has set down);
 - the expected loss if q wins on our discard: the points of a plain hand under the active rules, raised to
   清一色 when every meld q set down is in one suit (two or more melds), plus one 根 per kong q made.
 Per tile kind k, q's weight on k (how likely a ready q waits on it) is 0 for q's dead suit (declared void, or
