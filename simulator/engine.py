@@ -373,7 +373,8 @@ def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, 
         if lock_blocks(params, ps, q, tile, capped):
             log_event(events, g, EV_LOCKED, q, tile, capped, 0, 0)
             continue
-        if forced_win(params, g) or bot_takes_win(bots[q], bpar[q], capped, False, tiles_left(g)):
+        if forced_win(params, g) or bot_takes_win(bots[q], bpar[q], capped, False, tiles_left(g), table, params, ps,
+                                                  conc, mk, mt, nm, q, tile):
             out[n] = q
             n += 1
             if not params[P_MULTIPLE_RON]:
@@ -524,7 +525,8 @@ def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
-    k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts)
+    k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts, params, ps, cur,
+                      visible, tiles_left(g))
     if k < 0:
         return GO_DISCARD, cur
     g[G_INTERRUPTED] = 1
@@ -532,8 +534,7 @@ def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
         conc[cur, k] = 0
         mk[cur, nm[cur]] = MELD_CKONG
         mt[cur, nm[cur]] = k
-        nm[cur] += 1
-        visible[k] += 4
+        nm[cur] += 1  # a concealed kong is face down: its tiles do not become visible
         kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
     else:
         if params[P_ROB_KONG]:
@@ -576,7 +577,8 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
         res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
-        if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g)):
+        if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g), table,
+                                                      params, ps, conc, mk, mt, nm, cur, win_tile):
             settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events,
                              cur, win_tile, ctx, res)
             return after_win(params, g, ps, cur)
@@ -599,7 +601,8 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
             continue
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
-        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong)
+        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong, params,
+                      ps, q, visible, tiles_left(g))
         if c == 0:
             break
         g[G_INTERRUPTED] = 1
@@ -852,8 +855,8 @@ def _side():
         (planning_void, (V_I64, I64, *hand)),
         (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
                        V_I8, V_I64, I64)),
-        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL)),
-        (bot_self_kong, (*seat, *hand, I64, I64)),
+        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
+        (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
         (exchange_three, (V_I64, V_U64, V_I64, M_U8, V_I64, EVENTS)),
         (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, EVENTS)),
     )

@@ -52,9 +52,10 @@ LABEL_ORDER = ("qingshibaluohan", "shibaluohan", "qinglongqidui", "qingjingou", 
 HAND_TYPES = ("tianhu", "dihu") + LABEL_ORDER
 HAND_TYPE_INDEX = {name: i for i, name in enumerate(HAND_TYPES)}
 
-BOTS = ("random", "greedy", "value", "defensive")
+BOTS = ("random", "greedy", "value", "defensive", "expert")
 BOT_INDEX = {name: i for i, name in enumerate(BOTS)}
-N_BOT_PARAMS = 4  # width of the per-seat float parameter row, see BotSpec.to_row
+N_BOT_PARAMS = 8  # width of the per-seat int64 parameter row, see BotSpec.to_row
+BOT_MILLI = 1000  # the expert's real-valued parameters travel in the int64 row as thousandths
 
 # Slots of RuleSet.to_arrays(): scalars first, then fan per flag, then table fan per hand type.
 _SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "pass_ron_lock",
@@ -174,6 +175,14 @@ class BotSpec(_Frozen):
     - ``decline_wall`` (value): ... while more than this many tiles remain in the wall.
     - ``defend_wall`` (defensive): start defending once the wall is this short, or as soon as anyone has won.
     - ``steer_shanten`` (value): steer toward 清一色/对对胡/七对 when that shape is within this many shanten.
+    - ``defence`` (expert): weight of the expected deal-in loss against the hand's expected gain (0 = never
+      folds, 1 = risk-neutral, larger = more cautious).
+    - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
+      hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules).
+    - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
+      more — in plain-hand points per opponent still in and own draw left (0 = ignores it).
+    - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
+      discard; 0.5 or more models a noticeably weaker player).
     """
 
     bot: Literal[BOTS] = "greedy"  # type: ignore[valid-type]
@@ -181,9 +190,14 @@ class BotSpec(_Frozen):
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
+    defence: Annotated[float, Field(ge=0, le=10)] = 0.5
+    ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
+    temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.1
 
     def to_row(self) -> np.ndarray:
-        return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten],
+        milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
+        return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
                         dtype=np.int64)
 
 

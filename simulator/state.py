@@ -11,7 +11,8 @@ One hand's state is a handful of arrays allocated once per batch and reset per h
 - ``kl: int64[K_MAX, KL_N]`` the kong ledger: who made each kong, what each seat paid for it, and whether its
   income was later transferred or refunded.
 - ``wins: int64[MAX_WINS, W_N]`` plus ``wconc: uint8[MAX_WINS, 27]``, ``wmk, wmt: int8[MAX_WINS, 4]``: the wins.
-- ``visible: int8[27]`` tiles every player has seen (discards and melds), for bots' acceptance counts.
+- ``visible: int8[27]`` tiles every player has seen (discards and face-up melds; a concealed kong is face down and
+  is added only around its owner's own decisions), for bots' acceptance counts.
 - ``events: int32[E_MAX, EV_W]`` the optional event log (replay, tests); a one-row array disables it.
 """
 

@@ -15,6 +15,10 @@ thin, so that inlining copies little; the bots' own functions are ordinary (cach
 
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
 Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
+
+``visible`` (kinds counted as seen by everyone: discards and exposed melds) never holds a concealed kong's
+tiles, which are face down; around each decision the dispatcher adds the deciding seat's own concealed kongs
+(it knows them) and takes them out again, so no bot counts another seat's 暗杠 as seen.
 """
 
 from __future__ import annotations
@@ -23,17 +27,28 @@ from numba import njit
 
 from simulator.bots.common import plan_void
 from simulator.bots.defensive import defensive_discard
+from simulator.bots.expert import expert_claim, expert_discard, expert_self_kong, expert_takes_win
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
+from simulator.evaluate import MELD_CKONG
 from simulator.rules import BOT_INDEX
-from simulator.state import VOID_NONE, void_rule
+from simulator.state import PS_EVOID, VOID_NONE, void_rule
 
 BOT_RANDOM = BOT_INDEX["random"]
 BOT_GREEDY = BOT_INDEX["greedy"]
 BOT_VALUE = BOT_INDEX["value"]
 BOT_DEFENSIVE = BOT_INDEX["defensive"]
-BP_DECLINE_BELOW, BP_DECLINE_WALL, BP_DEFEND_WALL, BP_STEER = range(4)  # BotSpec.to_row order
+BOT_EXPERT = BOT_INDEX["expert"]
+BP_DECLINE_BELOW, BP_DECLINE_WALL, BP_DEFEND_WALL, BP_STEER = range(4)  # BotSpec.to_row order (expert: 4..6)
+
+
+@njit(cache=True)
+def own_ckongs(visible, mk, mt, nm, sign) -> None:
+    """Add (``sign`` 1) or remove (−1) the deciding seat's own concealed kongs to/from ``visible``."""
+    for i in range(nm):
+        if mk[i] == MELD_CKONG:
+            visible[mt[i]] += 4 * sign
 
 
 @njit(cache=True)
@@ -67,34 +82,58 @@ def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc
                 visible, sh_buf, tiles_left) -> int:
     if bot == BOT_RANDOM:
         return random_discard(conc, legal, rng)
+    own_ckongs(visible, mk, mt, nm, 1)
     if bot == BOT_VALUE:
-        return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
-    if bot == BOT_DEFENSIVE:
-        return defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                                 visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
-    return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+        t = value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
+    elif bot == BOT_DEFENSIVE:
+        t = defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                              visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
+    elif bot == BOT_EXPERT:
+        t = expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+                           sh_buf, tiles_left, bpar, rng)
+    else:
+        t = greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+    own_ckongs(visible, mk, mt, nm, -1)
+    return t
 
 
 @njit(cache=True, inline="always")
-def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
+def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat, visible,
+              tiles_left) -> int:
     if bot == BOT_RANDOM:
         return 0
     if bot == BOT_VALUE:
         return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
+    if bot == BOT_EXPERT:
+        own_ckongs(visible, mk, mt, nm, 1)
+        c = expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
+                         tiles_left, bpar)
+        own_ckongs(visible, mk, mt, nm, -1)
+        return c
     return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
 
 
 @njit(cache=True, inline="always")
-def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts) -> int:
+def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
     if bot == BOT_RANDOM or opts == 0:
         return -1
     if bot == BOT_VALUE:
         return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
+    if bot == BOT_EXPERT:
+        own_ckongs(visible, mk, mt, nm, 1)
+        k = expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar)
+        own_ckongs(visible, mk, mt, nm, -1)
+        return k
     return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
 
 
 @njit(cache=True, inline="always")
-def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left) -> bool:
+def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm, seat,
+                  tile) -> bool:
+    """``conc, mk, mt, nm``: all seats' arrays; for a discard win ``conc[seat]`` does not hold ``tile``."""
     if bot == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
+    if bot == BOT_EXPERT:
+        return expert_takes_win(table, params, ps, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
+                                ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
     return True

@@ -1,0 +1,106 @@
+"""The expert bot's figures: strength (duplicate seating), game shape and speed.
+
+    python benchmarks/expert.py                         # 2,000 walls × 4 seatings, quick
+    python benchmarks/expert.py --walls 12500           # the figure quoted in docs/rules.md
+    python benchmarks/expert.py --part speed --hands 20000
+
+- **strength**: one expert among three greedy (``seats: [expert, greedy, greedy, greedy]``), duplicate play:
+  every wall is played four times with the expert in each seat, so the luck of the deal cancels. Prints the
+  expert's mean score per player-hand (base units; zero-sum, so the greedy seats lose this much in total)
+  with its standard error clustered by wall (the four seatings of a wall are one sample), for each
+  ``--config`` given; also expert vs value and vs defensive with ``--opponents``.
+- **shape**: expert×4 and greedy×4 on the same walls: winners per hand, share of hands with no winner, share
+  of wins worth ≥ 2 fan, 花猪 rate and declined wins per player-hand.
+- **speed**: hands/s (CPU time of this process, warm) of expert×4 and greedy×4 in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from simulator import records
+from simulator.engine import run_batch
+from simulator.rules import load_rules
+
+
+def columns(config: str, seats: list[str], ids: np.ndarray, seed: int, *, duplicate: bool,
+            overrides: list[str] | None = None) -> dict:
+    rules = load_rules(config, [f"seats=[{', '.join(seats)}]", *(overrides or [])])
+    return records.to_columns(run_batch(rules, ids, seed, duplicate=duplicate))
+
+
+def strength(config: str, opponent: str, walls: int, seed: int) -> None:
+    ids = np.arange(4 * walls, dtype=np.int64)
+    p = columns(config, ["expert", opponent, opponent, opponent], ids, seed, duplicate=True)["players"]
+    bot = np.asarray(p["bot"]).astype(str)
+    score = np.asarray(p["score_total"], dtype=np.float64)
+    deal = np.asarray(p["deal_id"])
+    mine = bot == "expert"
+    per_wall = np.bincount(deal[mine], weights=score[mine], minlength=walls) / 4.0
+    mean = per_wall.mean()
+    se = per_wall.std(ddof=1) / np.sqrt(walls)
+    print(f"  {config:16s} expert vs 3 {opponent:9s}: {mean:+.3f} ± {se:.3f} base units per player-hand "
+          f"(SE clustered by wall; {walls:,} walls × 4 seatings)")
+
+
+def shape_row(name: str, cols: dict) -> None:
+    h, p, w = cols["hands"], cols["players"], cols["wins"]
+    n = len(h["hand_id"])
+    winners = np.asarray(h["n_winners"])
+    fan = np.asarray(w["fan"])
+    big = (fan >= 2).mean()
+    hz = np.asarray(p["huazhu"]).astype(bool).mean()
+    dec = np.asarray(p["declined_wins"]).mean()
+    se_w = winners.std(ddof=1) / np.sqrt(n)
+    se_big = np.sqrt(big * (1 - big) / len(fan))
+    print(f"  {name:8s} winners/hand {winners.mean():.3f} ± {se_w:.3f}  no-winner {100 * (winners == 0).mean():.2f}%"
+          f"  wins ≥2 fan {100 * big:.1f}% ± {100 * se_big:.1f}  花猪 {100 * hz:.2f}% of player-hands"
+          f"  declined {dec:.3f}/player-hand  (n = {n:,} hands, {len(fan):,} wins)")
+
+
+def shape(config: str, hands: int, seed: int) -> None:
+    ids = np.arange(hands, dtype=np.int64)
+    for bot in ("greedy", "expert"):
+        shape_row(bot, columns(config, [bot] * 4, ids, seed, duplicate=False))
+
+
+def speed(config: str, hands: int) -> None:
+    ids = np.arange(hands, dtype=np.int64)
+    rates = {}
+    for bot in ("greedy", "expert"):
+        rules = load_rules(config, [f"seats=[{bot}, {bot}, {bot}, {bot}]"])
+        run_batch(rules, ids[:64], 0)  # warm: compile or load the cache
+        t0 = time.process_time()
+        run_batch(rules, ids, 0)
+        rates[bot] = hands / (time.process_time() - t0)
+    print(f"  greedy×4 {rates['greedy']:,.0f} hands/s, expert×4 {rates['expert']:,.0f} hands/s "
+          f"(ratio {rates['expert'] / rates['greedy']:.2f}; CPU time, one core, warm, {hands:,} hands each)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["all", "strength", "shape", "speed"], default="all")
+    ap.add_argument("--walls", type=int, default=2000, help="walls for strength (each played 4 times)")
+    ap.add_argument("--hands", type=int, default=10000, help="hands for shape and speed")
+    ap.add_argument("--config", nargs="+", default=["chengdu"])
+    ap.add_argument("--opponents", nargs="+", default=["greedy"])
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    if args.part in ("all", "speed"):
+        print("speed")
+        speed(args.config[0], args.hands)
+    if args.part in ("all", "shape"):
+        print("game shape")
+        shape(args.config[0], args.hands, args.seed)
+    if args.part in ("all", "strength"):
+        print("strength")
+        for cfg in args.config:
+            for opp in args.opponents:
+                strength(cfg, opp, args.walls, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The expert's deal-in risk, from public information only (discards, melds, declared voids, draws made).
+
+For each opponent q still in, once per decision:
+- ``P(ready)`` = min(0.85, 0.04 · draws q has made + 0.12 · melds it has set down);
+- the expected loss if q wins on our discard: the points of a plain hand under the active rules, raised to
+  清一色 when every meld q set down is in one suit (two or more melds), plus one 根 per kong q made.
+Per tile kind k, q's weight on k (how likely a ready q waits on it) is 0 for q's dead suit (declared void, or
+under ``void_suit: none`` the suit missing from two suits of melds) and for kinds discarded since q's last draw
+that q let pass (现物); else by rank — 3 (ranks 3–7), 2 (2, 8), 1 (terminals) — lowered to 1 for kinds q once
+discarded and by one for the tile three ranks from one q discarded (筋), raised by half in q's 清一色 suit.
+``risk(k) = Σ_q P(ready_q) · WAIT_PER_WEIGHT · weight_q(k) · loss_q`` in base units.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.defensive import dead_suit
+from simulator.scoring import F_PINGHU, F_QINGYISE, score_flags
+from simulator.state import N_SEATS, PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, PS_WON
+
+WAIT_PER_WEIGHT = 0.045  # a ready hand waits on ~1.7 of 18 kept kinds; mid tiles (weight 3) ~0.13 each
+
+
+@njit(cache=True)
+def meld_suit(mt, nm, q) -> int:
+    """The one suit of all of q's melds when it has two or more (a 清一色 signal), else −1."""
+    if nm[q] < 2:
+        return -1
+    s = np.int64(mt[q, 0]) // 9
+    for i in range(1, nm[q]):
+        if np.int64(mt[q, i]) // 9 != s:
+            return -1
+    return s
+
+
+@njit(cache=True)
+def opponent_threats(params, ps, mt, nm, seat, p_ready, loss, dead, qsuit) -> int:
+    """Fill per-opponent ``p_ready``, ``loss`` (base units), ``dead`` suit and ``qsuit`` (清一色 signal suit);
+    returns the number of opponents still in. Seats that have won (and ``seat``) get ``p_ready`` 0."""
+    n_in = 0
+    for q in range(N_SEATS):
+        p_ready[q] = 0.0
+        if q == seat or ps[q, PS_WON]:
+            continue
+        n_in += 1
+        p = 0.04 * ps[q, PS_NDRAWS] + 0.12 * nm[q]
+        p_ready[q] = min(p, 0.85)
+        qsuit[q] = meld_suit(mt, nm, q)
+        flags = F_PINGHU | (F_QINGYISE if qsuit[q] >= 0 else 0)
+        loss[q] = score_flags(flags, 0, ps[q, PS_NKONGS], False, params)[4]
+        dead[q] = dead_suit(params, ps, mt, nm, q)
+    return n_in
+
+
+@njit(cache=True)
+def tile_risk(ps, seat, p_ready, loss, dead, qsuit, k) -> float:
+    """Expected loss (base units) of discarding kind k now."""
+    r = k % 9
+    s = k // 9
+    base = 3.0 if 2 <= r <= 6 else (2.0 if r == 1 or r == 7 else 1.0)
+    total = 0.0
+    for q in range(N_SEATS):
+        if p_ready[q] == 0.0 or s == dead[q] or (ps[q, PS_SAFE] >> k) & 1:
+            continue
+        w = base
+        disc = ps[q, PS_DISCARDED]
+        if (disc >> k) & 1:
+            w = 1.0
+        elif (r >= 3 and (disc >> (k - 3)) & 1) or (r <= 5 and (disc >> (k + 3)) & 1):
+            w -= 1.0
+        if qsuit[q] >= 0:
+            w = w * 1.5 if s == qsuit[q] else w * 0.5
+        total += p_ready[q] * WAIT_PER_WEIGHT * w * loss[q]
+    return total

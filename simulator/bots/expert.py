@@ -1,0 +1,421 @@
+"""``expert``: decides by expected value under the active rule set (see docs/rules.md, "Bots").
+
+- **Discard**: for every legal discard, the value of the hand left (:mod:`simulator.bots.expert_value`: plain
+  hand by 缺一门 shanten and acceptance over unseen tiles, or the best big shape scaled by ``ambition``) minus
+  ``defence`` × the expected deal-in loss of the tile (:mod:`simulator.bots.danger`) minus the expected 花猪
+  penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
+  optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
+- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income, discounted
+  by the 退税 risk) beats the value without it.
+- **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
+  opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
+  pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
+  engine enforces 最后N张必胡.
+- **换三张 / 定缺**: as greedy (the cheapest suit to drop, ties to fewer tiles).
+
+Everything it reads is public or its own: its hand and melds, discards and melds of all seats (``visible``,
+with its own concealed kongs added by the dispatcher, since a 暗杠 is face down for everyone else), declared
+voids, who has won, draws made, tiles left, and the rules.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, suit_count
+from simulator.bots.danger import opponent_threats, tile_risk
+from simulator.bots.expert_value import (
+    N_SHAPES,
+    RON_SHARE,
+    S_PLAIN,
+    exit_value,
+    held4,
+    p_win,
+    shape_incomes,
+    shapes_value,
+    unseen_of,
+)
+from simulator.evaluate import (
+    CTX_SELF_DRAW,
+    MELD_CKONG,
+    MELD_KONG,
+    MELD_PUNG,
+    SHANTEN_NEVER,
+    evaluate_win,
+    shanten,
+    wait_mask,
+)
+from simulator.rng import randbelow
+from simulator.rules import (
+    BOT_MILLI,
+    HUAZHU_CAP,
+    NO_CAP,
+    P_ADDED_KONG_EACH,
+    P_ADDED_KONG_FRESH_ONLY,
+    P_CAP,
+    P_CHADAJIAO,
+    P_CONCEALED_KONG_EACH,
+    P_DISCARD_KONG_DISCARDER,
+    P_DISCARD_KONG_OTHERS,
+    P_HUAZHU_PAYS,
+    P_HUAZHU_PENALTY,
+    P_PASS_RON_LOCK,
+    P_REFUND_KONGS_IF_NOT_READY,
+    P_SELF_DRAW_BONUS,
+    PASS_LOCKS,
+    UNCAPPED_HUAZHU_FAN,
+)
+from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
+from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, VOID_NONE, void_rule
+
+BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
+LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
+P_EXHAUST = 0.8        # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
+KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
+LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
+SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be paid at the table rate)
+DEAL_IN_PER_DISCARD = 0.05  # P(a ready hand's discard deals in), per discard, while it waits
+CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
+TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
+
+
+@njit(cache=True)
+def table_context(ps, seat, tiles_left):
+    """``(opponents still in, own draws left)``."""
+    n_in = 0
+    for q in range(N_SEATS):
+        if q != seat and not ps[q, PS_WON]:
+            n_in += 1
+    n_draws = (tiles_left + n_in) // (n_in + 1)
+    return n_in, n_draws
+
+
+@njit(cache=True)
+def unseen_total(conc, visible) -> float:
+    u = 0.0
+    for k in range(N_KINDS):
+        u += unseen_of(conc, visible, k)
+    return u
+
+
+@njit(cache=True)
+def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+               ready_bonus) -> float:
+    """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
+    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
+    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw)."""
+    if sh >= SHANTEN_NEVER:
+        return 0.0
+    acc = 4.0
+    if draws != 0:
+        acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
+    v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
+    s = 0.0
+    if ambition > 0.0:
+        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
+    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
+    return max(v, s) + ready_bonus * ready
+
+
+@njit(cache=True)
+def ready_bonus(params, n_in, n_draws) -> float:
+    """What being ready at the exhaustive draw is worth: 查大叫 (a not-ready player pays each ready one) and
+    keeping kong income under 退税, weighted by the chance the hand gets there; grows as the wall empties."""
+    if n_in == 0:
+        return 0.0
+    b = 0.0
+    if params[P_CHADAJIAO]:
+        b += points_of(1, params) * n_in * CDJ_SHARE
+    return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
+
+
+@njit(cache=True)
+def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
+    """Expected 花猪 penalty (base units) of still holding ``held`` tiles of the suit to clear: penalty ×
+    payees × P(exhaustive draw) × the share of own turns those tiles still need."""
+    if held <= 0:
+        return 0.0
+    pen = params[P_HUAZHU_PENALTY]
+    if pen == HUAZHU_CAP:
+        cap = params[P_CAP]
+        pen = points_of(UNCAPPED_HUAZHU_FAN if cap == NO_CAP else cap, params)
+    payees = n_in
+    if params[P_HUAZHU_PAYS] == 1:
+        payees = N_SEATS - 1
+    need = min(1.0, held / (n_draws + 1.0))
+    return pen * payees * P_EXHAUST * need * need  # convex: a tile or two early is cheap, many late are not
+
+
+@njit(cache=True)
+def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
+                   bpar, out) -> float:
+    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included; returns the
+    best plain shanten. The plain acceptance is counted for the discards at the best shanten only."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
+    u_tot = unseen_total(conc, visible)
+    inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
+    draws = draw_candidates(conc, void)
+    rb = ready_bonus(params, n_in, n_draws)
+    hz_rule = void_rule(params) != VOID_DECLARED
+    hz_held = suit_count(conc, void) if void >= 0 else 0
+    dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
+    for k in range(N_KINDS):
+        if not (legal >> k) & 1:
+            out[k] = -np.inf
+            continue
+        sh = sh_buf[k]
+        if k // 9 == void and dead_v != -np.inf:
+            v = dead_v
+        else:
+            conc[k] -= 1
+            # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
+            v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+                           ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
+            conc[k] += 1
+            if k // 9 == void:
+                dead_v = v
+        if hz_rule and void >= 0:
+            left = hz_held - 1 if k // 9 == void else hz_held
+            v -= huazhu_cost(params, ps, seat, n_in, n_draws, left)
+        out[k] = v
+    return best
+
+
+@njit(cache=True)
+def second_void(table, params, conc, mk, mt, nm, void) -> int:
+    """Under ``void_suit: none``, while the planned suit to drop is not cleared: the other suit whose dropping
+    is at most one shanten worse (and still holds tiles), else −1. Valuing discards under both plans keeps
+    three suits open as long as the expected 花猪 penalty allows (a low penalty keeps them open longer)."""
+    if void_rule(params) != VOID_NONE or void < 0 or suit_count(conc, void) == 0:
+        return -1
+    sh = shanten(table, conc, mk, mt, nm, void)
+    best, best_sh = -1, SHANTEN_NEVER
+    for s in range(3):
+        if s == void or suit_count(conc, s) == 0:
+            continue
+        d = shanten(table, conc, mk, mt, nm, s)
+        if d <= sh + 1 and d < best_sh:
+            best, best_sh = s, d
+    return best
+
+
+@njit(cache=True)
+def gumbel(rng) -> float:
+    u = (randbelow(rng, 1 << 30) + 0.5) / (1 << 30)
+    return -math.log(-math.log(u))
+
+
+@njit(cache=True)
+def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible, sh_buf,
+                   tiles_left, bpar, rng) -> int:
+    """The legal discard of highest value − defence × deal-in risk (+ temperature noise)."""
+    vals = np.empty(N_KINDS, np.float64)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, bpar,
+                   vals)
+    alt = second_void(table, params, conc, mk, mt, nm, void)
+    if alt >= 0:  # keep the option of dropping the other suit: value each discard under the better plan
+        vals2 = np.empty(N_KINDS, np.float64)
+        buf2 = np.empty(N_KINDS, np.int64)
+        discard_values(table, params, ps, seat, conc, mk, mt, nm, alt, legal, visible, buf2, tiles_left, bpar,
+                       vals2)
+        for k in range(N_KINDS):
+            if vals2[k] > vals[k]:
+                vals[k] = vals2[k]
+    p_ready = np.zeros(N_SEATS, np.float64)
+    loss = np.zeros(N_SEATS, np.float64)
+    dead = np.full(N_SEATS, -1, np.int64)
+    qsuit = np.full(N_SEATS, -1, np.int64)
+    opponent_threats(params, ps, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
+    defence = bpar[BP_DEFENCE] / BOT_MILLI
+    temp = bpar[BP_TEMPERATURE] / BOT_MILLI
+    best = -1
+    best_v = -np.inf
+    for k in range(N_KINDS):
+        if not (legal >> k) & 1:
+            continue
+        v = vals[k] - defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+        v -= TIE * connectivity(conc, k)
+        if k // 9 == void:
+            v += TIE * 100.0
+        if temp > 0.0:
+            v += temp * gumbel(rng)
+        if v > best_v:
+            best, best_v = k, v
+    return best
+
+
+@njit(cache=True)
+def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+    """Value of a 3k+2 hand: its best discard (any held tile)."""
+    legal = 0
+    for k in range(N_KINDS):
+        if conc[k] > 0:
+            legal |= 1 << k
+    vals = np.empty(N_KINDS, np.float64)
+    buf = np.empty(N_KINDS, np.int64)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals)
+    return vals.max()
+
+
+@njit(cache=True)
+def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+    """Value of a 3k+1 hand as it stands."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
+    inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    sh = shanten(table, conc, mk, mt, nm, void)
+    return hand_value(table, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
+                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws))
+
+
+@njit(cache=True)
+def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
+                 tiles_left, bpar) -> int:
+    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income)."""
+    now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
+    best, choice = now, 0
+    mk[nm] = MELD_PUNG
+    mt[nm] = tile
+    if can_pung:
+        conc[tile] -= 2
+        v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, bpar)
+        conc[tile] += 2
+        if v > best:
+            best, choice = v, 1
+    if can_kong:
+        n_in, _ = table_context(ps, seat, tiles_left)
+        conc[tile] -= 3
+        mk[nm] = MELD_KONG
+        v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
+        conc[tile] += 3
+        v += kong_income(params, params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1))
+        if v > best:
+            choice = 2
+    return choice
+
+
+@njit(cache=True)
+def kong_income(params, amount) -> float:
+    keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
+    return keep * amount
+
+
+@njit(cache=True)
+def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar) -> int:
+    """The kong among ``opts`` that adds the most value over discarding normally, or −1."""
+    base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
+    n_in, _ = table_context(ps, seat, tiles_left)
+    best, pick = base, -1
+    for k in range(N_KINDS):
+        if not (opts >> k) & 1:
+            continue
+        if conc[k] == 4:
+            conc[k] = 0
+            mk[nm] = MELD_CKONG
+            mt[nm] = k
+            v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
+            conc[k] = 4
+            v += kong_income(params, params[P_CONCEALED_KONG_EACH] * n_in)
+        else:
+            i = 0
+            while mt[i] != k or mk[i] != MELD_PUNG:
+                i += 1
+            conc[k] -= 1
+            mk[i] = MELD_KONG
+            v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, bpar)
+            mk[i] = MELD_PUNG
+            conc[k] += 1
+            each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
+            v += kong_income(params, each * n_in)
+        if v > best:
+            best, pick = v, k
+    return pick
+
+
+@njit(cache=True)
+def public_unseen(ps, mt_all, nm_all, conc, k) -> float:
+    """Copies of k that may still come, judged without the exact discard counts (the win decision is taken
+    inside the engine's claim step, which does not carry them): 4 − own − in melds − 1 if anyone discarded it."""
+    u = 4 - np.int64(conc[k])
+    for q in range(N_SEATS):
+        for i in range(nm_all[q]):
+            if mt_all[q, i] == k:
+                u -= 3
+        if (ps[q, PS_DISCARDED] >> k) & 1:
+            u -= 1
+    return float(u) if u > 0 else 0.0
+
+
+@njit(cache=True)
+def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped, self_draw,
+                     tiles_left, bpar) -> bool:
+    """Take a self-draw always; take a discard win unless waiting is worth more (``conc`` = the 13 tiles
+    without the winning one). Waiting is valued over the hand's waits, each scored as a self-draw (every
+    opponent still in pays) and as a discard win; the pass lock removes, until the next draw, the discard wins
+    it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth more fan, ``all_tiles``
+    all). Winning now also leaves the table now (``tempo``); waiting costs ``defence`` × deal-in risk."""
+    if self_draw:
+        return True
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    if n_draws <= 1 or n_in == 0:
+        return True
+    waits = wait_mask(table, conc, mk, mt, nm, void)
+    lock = params[P_PASS_RON_LOCK]
+    w = sd_sum = ron_sum = ok_w = ok_sum = 0.0
+    for k in range(N_KINDS):
+        if not (waits >> k) & 1:
+            continue
+        u = public_unseen(ps, mt_all, nm_all, conc, k) - (1.0 if k == tile else 0.0)
+        if u <= 0.0:
+            continue
+        conc[k] += 1
+        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)
+        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)
+        conc[k] -= 1
+        w += u
+        sd_sum += u * sd[5]
+        ron_sum += u * ron[5]
+        if lock == LOCK_OFF or (lock == LOCK_SAME and k != tile) or (lock == LOCK_HIGHER and ron[1] > capped):
+            ok_w += u
+            ok_sum += u * ron[5]
+    if w <= 0.0:
+        return True
+    p = w / (tiles_left + 13.0 * n_in)  # per own draw; unseen = the wall and the opponents' hands
+    rounds = float(n_draws)
+    h_sd = p * rounds
+    h_ron = RON_SHARE * p * n_in * (rounds - LOCK_ROUNDS)
+    h_lock = RON_SHARE * p * n_in * LOCK_ROUNDS * ok_w / w  # the lock window: only allowed discard wins
+    h_free = RON_SHARE * p * n_in * LOCK_ROUNDS  # the same window without a lock
+    base = h_sd * sd_sum / w * n_in + h_ron * ron_sum / w
+    p_any = 1.0 - math.exp(-(h_sd + h_ron + h_lock))
+    value = (base + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / (h_sd + h_ron + h_lock)
+    # a lock only removes options: never value waiting under it above waiting without one
+    free = (1.0 - math.exp(-(h_sd + h_ron + h_free))) * (base + h_free * ron_sum / w) / (h_sd + h_ron + h_free)
+    total = h_sd + h_ron + h_lock
+    wait = SURVIVE * min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
+    now = float(points_of(capped, params))
+    # winning now also leaves the table now; a later win saves only the rounds after it
+    now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - SURVIVE * p_any * 0.5)
+    exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
+    risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
+    return now >= wait - risk
+
+
+@njit(cache=True)
+def self_draw_points(params, capped) -> float:
+    """Points each payer pays for the same hand won by self-draw (the self-draw bonus of the rules)."""
+    bonus = params[P_SELF_DRAW_BONUS]
+    if bonus == BONUS_ADD_BASE:
+        return points_of(capped, params) + 1.0
+    if bonus == BONUS_ADD_FAN:
+        return points_of(cap_fan(capped + 1, params), params)
+    return points_of(capped, params)

@@ -1,0 +1,210 @@
+"""The expert's hand value: P(win before the wall ends) × expected income of a target shape, under the rules.
+
+A 13-tile-shaped hand (3k+1 concealed tiles) is valued against several target shapes — plain (the fastest
+hand), 对对胡, 七对 and 清一色 in either kept suit — each with its own distance (shanten toward that shape) and
+its own acceptance (unseen tiles that bring it one step closer). The value of a shape is
+
+    P_win(distance, acceptance / unseen, own draws left, opponents still in) × income(shape flags, 根)
+
+and the hand is worth its best shape (the big shapes scaled by the seat's ``ambition``). ``P_win`` comes from
+:data:`PWIN`, a small table computed once at import by a Markov model: each own draw improves the hand with
+probability acceptance/unseen, and once ready a hand wins on its own
+draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw); steps after the first use a
+typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``). (Scaling the later steps with the first
+step's acceptance instead measured worse against greedy.) The income is exact under the
+active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
+for the shape's flags, weighting self-draw (every opponent still in pays) against a discard win (one payer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
+from simulator.evaluate import MELD_CKONG, MELD_PUNG
+from simulator.scoring import (
+    F_DUIDUIHU,
+    F_LONGQIDUI,
+    F_MENQING,
+    F_PINGHU,
+    F_QIDUI,
+    F_QINGYISE,
+    F_ZIMO,
+    points_of,
+    score_flags,
+)
+from simulator.state import N_KINDS
+
+RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
+TYP_ACC = 8.0          # acceptance assumed for improvement steps after the first (tiles)
+TYP_WAIT = 5.0         # tiles waited on once ready, for steps beyond the first
+TYP_UNSEEN = 50.0      # unseen tiles assumed for those later steps
+Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/128 (0 … 0.49)
+MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
+MAX_N = 28             # own draws left 0..27
+N_PLAYERS_IN = 4       # opponents still in: 0..3
+
+
+def _pwin_table() -> np.ndarray:
+    """``float32[MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN]``: P(complete within n own draws | distance d, first-step
+    acceptance ratio q, m opponents still in). Distance d needs d improvements then the winning tile."""
+    out = np.zeros((MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN), np.float32)
+    q = np.arange(Q_STEPS) / 128.0
+    for m in range(N_PLAYERS_IN):
+        hit = 1.0 + RON_SHARE * m  # chances per own draw once ready: the draw and the opponents' discards
+        for d in range(MAX_D):
+            # per-step success probabilities, step 0 uses the measured ratio
+            steps = [np.full(Q_STEPS, TYP_ACC / TYP_UNSEEN) for _ in range(d)] + [np.full(Q_STEPS, 0.0)]
+            steps[-1] = np.minimum(0.9, hit * TYP_WAIT / TYP_UNSEEN) * np.ones(Q_STEPS)
+            if d == 0:
+                steps[0] = np.minimum(0.9, hit * q)
+            else:
+                steps[0] = q
+            state = np.zeros((d + 2, Q_STEPS))
+            state[0] = 1.0
+            for n in range(1, MAX_N):
+                new = state.copy()
+                for j in range(d + 1):
+                    moved = state[j] * steps[j]
+                    new[j] -= moved
+                    new[j + 1] += moved
+                state = new
+                out[d, :, n, m] = state[d + 1]
+    return out
+
+
+PWIN = _pwin_table()
+
+
+@njit(cache=True)
+def p_win(d, acc, unseen_total, n_draws, n_in) -> float:
+    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws)."""
+    if d >= MAX_D or d < 0 or n_draws <= 0:
+        return 0.0 if d >= 0 else 1.0
+    qi = int(128.0 * acc / max(unseen_total, 1))
+    if qi >= Q_STEPS:
+        qi = Q_STEPS - 1
+    n = min(n_draws, MAX_N - 1)
+    return PWIN[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
+
+
+@njit(cache=True)
+def income(params, flags, gen, n_in) -> float:
+    """Expected points (base units) of a win with these pattern flags and 根 under the active rules: a
+    self-draw (share 1/(1 + RON_SHARE·n_in)) is paid by every opponent still in, a discard win by one."""
+    if n_in <= 0:
+        return 0.0
+    sd = score_flags(flags | F_ZIMO, 0, gen, True, params)[4]
+    ron = score_flags(flags, 0, gen, False, params)[4]
+    f_sd = 1.0 / (1.0 + RON_SHARE * n_in)
+    return f_sd * sd * n_in + (1.0 - f_sd) * ron
+
+
+@njit(cache=True)
+def held4(conc, mk, mt, nm) -> int:
+    """根 held now: kinds with all four copies in hand, in a kong, or a pung plus the tile in hand."""
+    g = 0
+    for k in range(N_KINDS):
+        if conc[k] == 4:
+            g += 1
+    for i in range(nm):
+        if mk[i] != MELD_PUNG or conc[mt[i]] >= 1:
+            g += 1
+    return g
+
+
+@njit(cache=True)
+def menqing(mk, nm) -> bool:
+    for i in range(nm):  # noqa: SIM110 (numba compiles no generator expressions)
+        if mk[i] != MELD_CKONG:
+            return False
+    return True
+
+
+# Shape slots of the income cache (one income per shape, computed once per decision)
+S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI = range(5)
+N_SHAPES = 5
+
+
+@njit(cache=True)
+def exit_value(params, n_in, n_draws, tempo) -> float:
+    """What winning now saves: a player who has won pays nothing more (no deal-in, no opponent's self-draw,
+    no 查大叫/花猪), worth ``tempo`` plain-hand points per opponent still in and own draw left."""
+    return tempo * points_of(1, params) * n_in * n_draws
+
+
+@njit(cache=True)
+def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
+    """``out[S_*]`` = :func:`income` of each target shape for this seat (its 根 and 门清 as they stand), plus the
+    :func:`exit_value` of having won (the same for every shape, so it rewards speed)."""
+    mq = F_MENQING if menqing(mk, nm) else 0
+    base = F_PINGHU | mq
+    ex = exit_value(params, n_in, n_draws, tempo)
+    out[S_PLAIN] = income(params, base, gen, n_in) + ex
+    out[S_DDH] = income(params, base | F_DUIDUIHU, gen, n_in) + ex
+    qd = base | F_QIDUI
+    if gen > 0:
+        qd |= F_LONGQIDUI
+    out[S_QIDUI] = income(params, qd, gen, n_in) + ex
+    out[S_QYS] = income(params, base | F_QINGYISE, gen, n_in) + ex
+    out[S_QDUI] = income(params, base | F_QINGYISE | F_DUIDUIHU, gen, n_in) + ex
+
+
+@njit(cache=True)
+def unseen_of(conc, visible, k) -> float:
+    u = 4 - np.int64(conc[k]) - np.int64(visible[k])
+    return float(u) if u > 0 else 0.0
+
+
+@njit(cache=True)
+def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition):
+    """``(value, shape)``: the best big-shape value of this 3k+1 hand (对对胡, 七对, 清一色 of a kept suit),
+    already scaled by ``ambition``; shape −1 when none is within reach."""
+    best = 0.0
+    best_s = -1
+    # 对对胡: every meld set down is a pung/kong (no chow in this game); pairs become triplets
+    d = ddh_dist(conc, nm, void)
+    if d < MAX_D:
+        acc = 0.0
+        for k in range(N_KINDS):
+            if k // 9 != void and (conc[k] == 2 or conc[k] == 1):
+                acc += unseen_of(conc, visible, k)
+        v = p_win(d, acc * 0.5, unseen_total, n_draws, n_in) * inc[S_DDH]
+        if v > best:
+            best, best_s = v, S_DDH
+    # 七对: nothing set down; odd kinds wait for their pair
+    if nm == 0:
+        d = qidui_dist(conc, nm, void)
+        if d < MAX_D:
+            acc = 0.0
+            for k in range(N_KINDS):
+                if k // 9 != void and conc[k] & 1:
+                    acc += unseen_of(conc, visible, k)
+            v = p_win(d, acc * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # 七对 ends on a single wait
+            if v > best:
+                best, best_s = v, S_QIDUI
+    # 清一色 in each kept suit: distance and acceptance from the suit table alone
+    dd = ddh_dist(conc, nm, void)
+    for s in range(3):
+        if s == void:
+            continue
+        d = qys_dist(table, conc, mt, nm, s)
+        if d >= MAX_D:
+            continue
+        key = 0
+        for r in range(8, -1, -1):
+            key = key * 5 + np.int64(conc[9 * s + r])
+        col = 4 - nm + 5  # melds still needed + a pair, all in this suit (see value.qys_dist)
+        acc = 0.0
+        step = 1
+        for r in range(9):
+            k = 9 * s + r
+            if conc[k] < 4 and np.int64(table[key + step, col]) - 1 < d:
+                acc += unseen_of(conc, visible, k)
+            step *= 5
+        slot = S_QDUI if dd <= d else S_QYS
+        v = p_win(d, acc, unseen_total, n_draws, n_in) * inc[slot]
+        if v > best:
+            best, best_s = v, slot
+    return best * ambition, best_s

@@ -1,0 +1,210 @@
+"""The expert bot: public information only, legal and deterministic play, and play that reacts to the rules.
+
+The reaction tests are paired: the same walls and bot streams under two rule variants (common random numbers),
+on a few thousand hands at most so that the suite stays fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from engine_helpers import play, rules_of
+
+from simulator import engine
+from simulator import state as S
+from simulator.bots import own_ckongs
+from simulator.bots.common import legal_discard_mask, plan_void
+from simulator.bots.expert import expert_discard, expert_takes_win
+from simulator.evaluate import MELD_CKONG, shanten
+from simulator.rules import BOT_INDEX, RulesError, load_rules
+from simulator.tables import suit_table
+from simulator.tiles import counts_from_str, parse_tiles
+
+TABLE = suit_table()
+EXPERT = ["expert"] * 4
+
+
+def bot_row(**kw) -> np.ndarray:
+    spec = {"bot": "expert", **kw}
+    return load_rules("chengdu", {"seats": [spec, "greedy", "greedy", "greedy"]}).bot_arrays()[1][0]
+
+
+def fresh_table_state(tiles_left=40):
+    """Public state of a table where nobody has won or set anything down (for unit calls)."""
+    ps = np.zeros((4, S.PS_N), np.int64)
+    ps[:, S.PS_NDRAWS] = (55 - tiles_left) // 4
+    return np.zeros(S.G_N, np.int64), ps, np.zeros((4, 4), np.int8), np.zeros(4, np.int64)
+
+
+# ---- the visible-tile leak -----------------------------------------------------------------------------
+
+def test_a_concealed_kong_is_not_counted_as_seen():
+    """All four copies of a 暗杠 kind are in the kong, face down: nobody can have seen one, so the shared
+    ``visible`` count of that kind stays 0 for the whole hand (it used to become 4)."""
+    rules = load_rules("chengdu")
+    params = rules.to_arrays()
+    bots, bpar = rules.bot_arrays()
+    arrays = engine.alloc(False)
+    visible = arrays[13]
+    mk, mt, nm = arrays[2], arrays[3], arrays[4]
+    dealt = np.zeros((4, 27), np.uint8)
+    ids = np.arange(600, dtype=np.int64)
+    walls, bseeds = engine.deal_seeds(5, ids)
+    seen = 0
+    for i in ids:
+        engine.play_hand(TABLE, params, bots, bpar.astype(np.int64), walls[i], bseeds[i], i % 4, *arrays[:13],
+                         visible, arrays[14], dealt)
+        for s in range(4):
+            for j in range(nm[s]):
+                if mk[s, j] == MELD_CKONG:
+                    seen += 1
+                    assert visible[mt[s, j]] == 0
+    assert seen >= 5  # the walls hold enough concealed kongs for the check to bite
+
+
+def test_the_deciding_seat_counts_its_own_concealed_kong():
+    visible = np.zeros(27, np.int8)
+    mk = np.array([MELD_CKONG, 1, 0, 0], np.int8)
+    mt = np.array([4, 9, 0, 0], np.int8)
+    own_ckongs(visible, mk, mt, 2, 1)
+    assert visible[4] == 4 and visible.sum() == 4  # its own 暗杠 only, not its pung
+    own_ckongs(visible, mk, mt, 2, -1)
+    assert not visible.any()
+
+
+# ---- parameters and legality ---------------------------------------------------------------------------
+
+def test_expert_parameters_travel_in_thousandths_and_are_validated():
+    row = bot_row(defence=0.5, ambition=2, temperature=0.25, tempo=0.05)
+    assert list(row[4:8]) == [500, 2000, 250, 50]
+    assert BOT_INDEX["expert"] == 4
+    with pytest.raises(RulesError, match="defence"):
+        load_rules("chengdu", {"seats": [{"bot": "expert", "defence": -1}, "greedy", "greedy", "greedy"]})
+
+
+def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
+    rng = np.random.default_rng(3)
+    g, ps, mt_all, nm_all = fresh_table_state()
+    visible = np.zeros(27, np.int8)
+    buf = np.zeros(27, np.int64)
+    bpar = bot_row()
+    params = load_rules("chengdu").to_arrays()
+    no = np.zeros(4, np.int8)
+    for _ in range(200):
+        tiles = rng.permutation(np.repeat(np.arange(27), 4))[:14]
+        c = np.bincount(tiles, minlength=27).astype(np.uint8)
+        before = c.copy()
+        void = plan_void(TABLE, c, no, no.copy(), 0)
+        legal = legal_discard_mask(c, void, True)
+        k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
+                           visible, buf, 40, bpar, np.ones(1, np.uint64))
+        assert (legal >> k) & 1
+        assert np.array_equal(c, before)
+
+
+def test_expert_tables_play_whole_hands_deterministically():
+    _, a = play(rules_of(seats=EXPERT), 300, seed=4)
+    _, b = play(rules_of(seats=EXPERT), 300, seed=4)
+    assert np.array_equal(a["players"]["score_total"], b["players"]["score_total"])
+    assert (a["players"]["score_total"].reshape(-1, 4).sum(axis=1) == 0).all()
+    assert a["hands"]["n_winners"].mean() > 1.8
+
+
+def test_temperature_adds_noise_from_the_seat_stream():
+    _, cold = play(rules_of(seats=EXPERT), 300, seed=4)
+    _, warm = play(rules_of(seats=[{"bot": "expert", "temperature": 1.0}] * 4), 300, seed=4)
+    _, again = play(rules_of(seats=[{"bot": "expert", "temperature": 1.0}] * 4), 300, seed=4)
+    assert not np.array_equal(cold["players"]["score_total"], warm["players"]["score_total"])
+    assert np.array_equal(warm["players"]["score_total"], again["players"]["score_total"])
+
+
+def test_expert_ready_hand_discards_to_stay_ready():
+    # 123m456m789m 55p 67p + 1s (its dead suit): throwing 1s keeps the two-sided wait on 5p/8p
+    c = counts_from_str("123456789m5567p1s")
+    g, ps, mt_all, nm_all = fresh_table_state()
+    no = np.zeros(4, np.int8)
+    params = load_rules("chengdu").to_arrays()
+    k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+                       legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
+                       bot_row(), np.ones(1, np.uint64))
+    assert k == parse_tiles("1s")[0]
+    c[k] -= 1
+    assert shanten(TABLE, c, no, no, 0, 2) == 0
+
+
+# ---- reactions to the rules (paired: same walls) ------------------------------------------------------
+
+def big_share(cols) -> float:
+    return float((cols["wins"]["fan"] >= 2).mean())
+
+
+def test_a_fan_cap_of_one_makes_the_expert_chase_fewer_big_hands():
+    """Under cap 1 a 清一色 pays no more than a plain hand, so the expert stops steering toward it."""
+    _, capped = play(rules_of(seats=EXPERT, scoring={"cap": 1}), 2500, seed=6)
+    _, open_ = play(rules_of(seats=EXPERT, scoring={"cap": None}), 2500, seed=6)
+    assert big_share(capped) < big_share(open_) - 0.005
+    steered = {n: float((c["wins"]["qingyise"] | c["wins"]["qidui"]).mean()) for n, c in (("cap", capped),
+                                                                                       ("open", open_))}
+    assert steered["cap"] < 0.7 * steered["open"]
+    # greedy ignores the rules: the same walls give the same fans under both caps
+    _, g1 = play(rules_of(scoring={"cap": 1}), 300, seed=6)
+    _, g2 = play(rules_of(scoring={"cap": None}), 300, seed=6)
+    assert np.array_equal(g1["wins"]["fan"], g2["wins"]["fan"])
+
+
+def test_a_larger_huazhu_penalty_clears_the_third_suit():
+    """Under void_suit none, erring experts (temperature 0.5) end as 花猪 far less often at 64× than at 8×."""
+    seats = [{"bot": "expert", "temperature": 0.5}] * 4
+    _, low = play(rules_of(seats=seats, void_suit="none", settlement={"huazhu_penalty": 8}), 600, seed=8)
+    _, high = play(rules_of(seats=seats, void_suit="none", settlement={"huazhu_penalty": 64}), 600, seed=8)
+    n_low, n_high = int(low["players"]["huazhu"].sum()), int(high["players"]["huazhu"].sum())
+    assert n_low >= 20 and n_high * 4 < n_low
+
+
+def _takes(lock: str, tiles_left: int, ambition: float) -> bool:
+    """The decision of a self-draw chaser (tempo 0) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
+    5p 对对胡)."""
+    params = load_rules("chengdu", {"pass_ron_lock": lock}).to_arrays()
+    _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
+    conc = counts_from_str("111222333m4445p")
+    no = np.zeros(4, np.int8)
+    return expert_takes_win(TABLE, params, ps, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
+                            parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
+
+
+def _decline_threshold(lock: str, tiles_left: int) -> float:
+    """The smallest ``ambition`` at which the expert declines that win (bisection; decisions are monotone)."""
+    lo, hi = 0.0, 5.0
+    assert _takes(lock, tiles_left, lo) and not _takes(lock, tiles_left, hi)
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _takes(lock, tiles_left, mid) else (lo, mid)
+    return hi
+
+
+def test_the_pass_lock_in_force_changes_whether_a_small_discard_win_is_taken():
+    """Waiting on a bigger win is worth less when the lock forbids discard wins after a decline, so it takes
+    more ambition to decline: off < all_tiles, with higher_fan in between (it still allows the bigger 5p)."""
+    for left in (10, 30):
+        off, higher, every = (_decline_threshold(x, left) for x in ("off", "higher_fan", "all_tiles"))
+        assert off <= higher <= every
+        assert off < every
+
+
+def test_self_draw_chasers_decline_more_discard_wins_without_a_pass_lock():
+    """Experts that do not value leaving the table early (tempo 0) decline discard wins to wait for a
+    self-draw; with no pass lock waiting is worth more, so they decline more than under all_tiles."""
+    seats = [{"bot": "expert", "tempo": 0, "ambition": 1}] * 4
+    _, off = play(rules_of(seats=seats, pass_ron_lock="off"), 1200, seed=9)
+    _, every = play(rules_of(seats=seats, pass_ron_lock="all_tiles"), 1200, seed=9)
+    n_off, n_all = int(off["players"]["declined_wins"].sum()), int(every["players"]["declined_wins"].sum())
+    assert n_all > 100 and n_off > n_all
+
+
+def test_the_expert_always_takes_a_self_draw():
+    params = load_rules("chengdu").to_arrays()
+    _, ps, mt_all, nm_all = fresh_table_state(50)
+    no = np.zeros(4, np.int8)
+    conc = counts_from_str("111222333m4445p")
+    assert expert_takes_win(TABLE, params, ps, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
+                            parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
