@@ -33,6 +33,7 @@ from analysis.load import Run, as_run
 _ROW_KEYS = {"hands": ["hand_id"], "players": ["hand_id", "seat"], "wins": ["hand_id", "win_order", "winner"]}
 _VALUE_BOT = "value"
 _DEFENSIVE_BOT = "defensive"
+_EXPERT_BOT = "expert"
 _NAMES_ZH = {"haidilaoyue": "海底捞月", "haidipao": "海底炮", "gangshanghua": "杠上花", "gangshangpao": "杠上炮",
              "qiangganghu": "抢杠胡", "tianhu": "天胡", "dihu": "地胡", "menqing": "门清", "zhongzhang": "中张",
              "zimo": "自摸", "longqidui": "龙七对", "qingyise": "清一色", "duiduihu": "对对胡", "qidui": "七对",
@@ -159,9 +160,10 @@ def _huazhu(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
                  "third suit late: seat defensive bots, as configs/studies/huazhu.yaml does")
 
 
-_DECLINE_ADVICE = ("only value bots decline wins (worth fewer than decline_below fan while more than decline_wall "
-                   "tiles remain); seat value bots, e.g. --set 'seats=[value, value, value, value]', as "
-                   "configs/studies/pass_lock.yaml does")
+_DECLINE_ADVICE = ("only value bots (a win worth fewer than decline_below fan while more than decline_wall tiles "
+                   "remain) and expert bots (when waiting is worth more; rarely at the default tempo) decline wins; "
+                   "seat value bots, e.g. --set 'seats=[value, value, value, value]', or experts with tempo: 0, as "
+                   "configs/studies/pass_lock.yaml and adaptation.yaml do")
 
 
 def _declines(what: str) -> Check:
@@ -262,6 +264,7 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("seats.*.decline_*", _seat_param(_VALUE_BOT)),
     ("seats.*.steer_shanten", _seat_param(_VALUE_BOT)),
     ("seats.*.defend_wall", _seat_param(_DEFENSIVE_BOT)),
+    *((f"seats.*.{p}", _seat_param(_EXPERT_BOT)) for p in ("defence", "ambition", "temperature", "tempo")),
 )
 
 

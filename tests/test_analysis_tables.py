@@ -588,7 +588,9 @@ def test_report_answers_first_and_reads_like_prose(tmp_path):
                                    "open": {"void_suit": "none", "scoring": {"cap": None}}})
     md = write_report(run_dir, n_boot=0, session_hands=2).with_suffix(".md").read_text(encoding="utf-8")
     heads = [line for line in md.splitlines() if line.startswith("## ")]
-    assert heads[:3] == ["## Summary", "## Contents", "## Run"]
+    # "open" plays exactly like "base" (only an unreachable cap differs): flagged first, then the answer.
+    assert heads[0].startswith("## Check first")
+    assert heads[1:4] == ["## Summary", "## Contents", "## Run"]
     assert "scoring.cap: 4 → uncapped" in md and "None" not in md and "RULES.md" not in md
     assert "Mean score by bot: not shown — every seat is played by the greedy bot" in md
     assert "**By bot" not in md and "Score by bot and component" not in md
