@@ -538,15 +538,15 @@ def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
         kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
     else:
         if params[P_ROB_KONG]:
-            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k, CTX_ROB_KONG,
-                           winners)
+            rob = np.int64(CTX_ROB_KONG)  # not a literal: evaluate_win is compiled once, for int64 contexts
+            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k, rob, winners)
             if n > 0:
                 conc[cur, k] -= 1
                 visible[k] += 1
                 log_event(events, g, EV_ROBBED, cur, k, 0, 0, 0)
                 refresh_waits(table, ps, conc, mk, mt, nm, cur)
                 settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur,
-                           k, CTX_ROB_KONG, winners, n)
+                           k, rob, winners, n)
                 return after_win(params, g, ps, winners[n - 1])
         conc[cur, k] -= 1
         for i in range(nm[cur]):

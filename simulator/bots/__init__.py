@@ -9,9 +9,10 @@ chooses. Each decision has one dispatcher here:
 - ``bot_discard``; ``bot_claim`` (0 pass, 1 pung, 2 exposed kong); ``bot_self_kong`` (kind or −1);
 - ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock).
 
-The per-turn dispatchers are inlined into the engine's loop (``inline="always"``): a call passing a dozen
-arrays costs a measurable share of a turn (about 10% of the engine's speed when they were calls). They stay
-thin, so that inlining copies little; the bots' own functions are ordinary (cached) calls.
+The per-turn dispatchers are inlined into the engine's loop (``inline="always"``), like the loop's own per-turn
+steps: a call passing a dozen arrays costs a measurable share of a turn (making all of them calls cost about 10%
+of the engine's speed). They stay thin, so inlining copies little; the bots' own functions are ordinary calls,
+compiled and cached once (a cold warm-up compiles them in a second process, see simulator.warmup).
 
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
 Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
