@@ -434,3 +434,7 @@ def main() -> None:
         typer.echo("interrupted: finished chunks are kept; rerun with --resume to continue", err=True)
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":  # python -m simulator.cli
+    main()

@@ -371,7 +371,9 @@ def resolve_config_path(ref: str | Path, relative_to: Path | None = None) -> Pat
     raise RulesError(f"rule set {str(ref)!r} not found (looked for a file or configs/{ref_path.stem}.yaml)")
 
 
-def _read_yaml(path: Path) -> dict:
+def read_yaml_mapping(path: Path, what: str = "a rule set") -> dict:
+    """The YAML mapping in ``path`` (``{}`` for an empty file); one-line :class:`RulesError` for unreadable,
+    non-UTF-8 or malformed files, naming the file (and the line, for YAML errors)."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -388,7 +390,7 @@ def _read_yaml(path: Path) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise RulesError(f"{path}: a rule set must be a YAML mapping, got {type(data).__name__}")
+        raise RulesError(f"{path}: {what} must be a YAML mapping, got {type(data).__name__}")
     return data
 
 
@@ -397,7 +399,7 @@ def load_raw(ref: str | Path, relative_to: Path | None = None, _seen: tuple[Path
     path = resolve_config_path(ref, relative_to).resolve()
     if path in _seen:
         raise RulesError(f"{path}: extends cycle through {' -> '.join(p.name for p in _seen + (path,))}")
-    data = _read_yaml(path)
+    data = read_yaml_mapping(path)
     parent = data.pop("extends", None)
     data.setdefault("name", path.stem)
     if parent is None:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simulator.errors import UserError
@@ -31,6 +30,7 @@ from simulator.rules import (
     explain,
     load_raw,
     parse_override,
+    read_yaml_mapping,
     resolve_config_path,
     validate,
 )
@@ -94,12 +94,7 @@ def resolve_study_path(ref: str | Path) -> Path:
 def load_study(ref: str | Path) -> tuple[StudyFile, Path]:
     """Read and validate a study file; returns the model and the file's path."""
     path = resolve_study_path(ref)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise StudyError(f"{path}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if not isinstance(data, dict):
-        raise StudyError(f"{path}: a study must be a YAML mapping")
+    data = read_yaml_mapping(path, "a study")
     try:
         return StudyFile.model_validate(data), path
     except ValidationError as exc:

@@ -151,6 +151,14 @@ def test_bad_study_files_one_line_and_nothing_written(text, message, tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["study.yaml"]
 
 
+def test_a_non_utf8_study_file_is_one_error_line(tmp_path: Path, capsys):
+    path = tmp_path / "study.yaml"
+    path.write_bytes(b"name: caf\xe9\nhands: 8\n")  # Latin-1, as an old editor would save it
+    code, _, err = cli_run(["study", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "not UTF-8" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["study.yaml"]
+
+
 def test_missing_study_file(tmp_path: Path, capsys):
     code, _, err = cli_run(["study", str(tmp_path / "nope.yaml")], capsys)
     assert code == 2 and "not found" in err
