@@ -19,13 +19,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from simulator import state
-from simulator.rules import BOT_INDEX, BOTS, RuleSet
+from simulator.rules import BOT_INDEX, RuleSet
 from simulator.state import A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
 
 PASS, PUNG, KONG, WIN = A_PASS, A_PUNG, A_KONG, A_WIN
 VOID_ACTIONS = (A_VOID0, A_VOID0 + 1, A_VOID0 + 2)
-PYTHON_BOT_ID = len(BOTS)  # the players table's ``bot`` code of a seat played by a user's Python bot
-BOT_LABELS = (*BOTS, "python")  # the vocabulary of the ``bot`` column
 MELD_NAMES = ("", "pung", "kong", "concealed_kong")
 
 
@@ -115,10 +113,8 @@ def observe(hand, d) -> Observation:
 class Bot:
     """Base class: ``act`` calls the method named after the decision (``exchange``, ``void``, ``discard``,
     ``claim``, ``self_kong``, ``take_win``), each returning an action. The defaults take the first legal action
-    (for ``take_win``: win; for ``claim``/``self_kong``: pass). ``log_bot_id``: the ``bot`` code logged for the
-    seat (``python`` for user bots)."""
-
-    log_bot_id = PYTHON_BOT_ID
+    (for ``take_win``: win; for ``claim``/``self_kong``: pass). A seat is logged with ``bot`` = ``python`` unless
+    its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their compiled bot's name)."""
 
     def act(self, obs: Observation) -> int:
         return getattr(self, obs.decision)(obs)
@@ -150,10 +146,14 @@ class FirstLegalBot(Bot):
 
 
 class RandomBot(Bot):
-    """A uniformly random legal action from its own generator (``seed``); not the compiled ``random`` bot's
-    stream, so its hands differ from a compiled random seat's."""
+    """A uniformly random legal action. Reseeded by ``new_hand`` from the seat's own stream seed at the start of
+    every hand, so its choices depend on the hand only (not on chunking or workers); not the compiled ``random``
+    bot's draws, so its hands differ from a compiled random seat's."""
 
     def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def new_hand(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
 
     def act(self, obs: Observation) -> int:

@@ -1144,8 +1144,15 @@ def trim_raw(raw: dict, nw: int) -> None:
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
-    """Run the compiled batch and return its raw arrays (before any string formatting)."""
+    """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
+    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them)."""
     from simulator.tables import suit_table
+
+    if rules.python_seats():
+        from simulator import game
+
+        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record)
 
     pin_signatures()
 

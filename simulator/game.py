@@ -14,7 +14,7 @@ import numpy as np
 
 from simulator import engine, state
 from simulator.errors import UserError
-from simulator.rules import RuleSet
+from simulator.rules import PYTHON_BOT, RuleSet
 from simulator.state import (
     ANS_COUNT,
     ANS_MAX,
@@ -158,7 +158,8 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     bot_ids, bot_par = rules.bot_arrays()
     log_ids = bot_ids.copy()
     for b, agent in agents.items():
-        log_ids[b] = agent.log_bot_id
+        # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
+        log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
     hand = Hand(rules, log_ids, bot_par, (), record=record)
     raw = engine.empty_raw(hand_ids, deal_ids, rotations)
     ev_rows = []
@@ -174,6 +175,10 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             seat_agent[s] = agents.get(b)
         hand.set_external(s for s in range(state.N_SEATS) if seat_agent[s] is not None)
         hand.deal(wall_seeds[i], bot_seeds[i], deal_ids[i] % 4, label=str(hand_ids[i]))
+        for s in range(state.N_SEATS):
+            new_hand = getattr(seat_agent[s], "new_hand", None)
+            if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
+                new_hand(int(hand.rngs[1 + s]))
         while (d := hand.advance()) is not None:
             hand.apply(seat_agent[d.seat].act(observe(hand, d)))
         nw = engine.write_outputs(i, nw, g, ps, score, wins, hand.arrays[10], hand.arrays[11], hand.arrays[12],
