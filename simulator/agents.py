@@ -13,6 +13,7 @@ scores, the tiles left, the legal actions and the rule set. It is a copy: changi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -81,32 +82,52 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return a
 
 
+@functools.lru_cache(maxsize=4096)
+def _legal(legal: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """The legal actions of a bit mask as a tuple and a read-only ``int8[34]`` mask (cached: masks repeat)."""
+    actions = tuple(a for a in range(N_ACTIONS) if (legal >> a) & 1)
+    mask = np.zeros(N_ACTIONS, np.int8)
+    mask[list(actions)] = 1
+    mask.flags.writeable = False
+    return actions, mask
+
+
+def _melds(kinds: list, tiles: list, n: int, other: bool) -> tuple[tuple[str, int], ...]:
+    """``(kind name, tile)`` of one seat's melds; another seat's concealed kong (kind 3) is face down (−1)."""
+    return tuple((MELD_NAMES[kinds[i]], -1 if other and kinds[i] == 3 else tiles[i]) for i in range(n))
+
+
 def observe(hand, d) -> Observation:
     """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`."""
     wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events = hand.arrays
     s = d.seat
-    melds = tuple(tuple((MELD_NAMES[mk[q, i]], -1 if (q != s and mk[q, i] == 3) else int(mt[q, i]))
-                        for i in range(nm[q])) for q in range(state.N_SEATS))
-    setup = hand.pc[state.PC_STAGE] == state.STAGE_SETUP
+    mkl, mtl, nml = mk.tolist(), mt.tolist(), nm.tolist()
+    melds = tuple(_melds(mkl[q], mtl[q], nml[q], q != s) if nml[q] else () for q in range(state.N_SEATS))
     voids = ps[:, state.PS_VOID].copy()
-    if setup:  # 定缺 is simultaneous: nobody sees another's choice before play starts
+    if hand.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
         voids[:] = -1
+    voids.flags.writeable = False
     ev = events[:g[state.G_NEV]]
     disc = ev[ev[:, 0] == state.EV_DISCARD]
-    won = np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_KIND], -1)
-    legal = tuple(a for a in range(N_ACTIONS) if (d.legal >> a) & 1)
-    mask = np.zeros(N_ACTIONS, np.int8)
-    mask[list(legal)] = 1
-    mask.flags.writeable = False
-    raw = {"table": hand.table, "params": hand.params, "conc": conc[s].copy(), "mk": mk[s].copy(),
-           "mt": mt[s].copy(), "nm": int(nm[s]), "void": int(ps[s, state.PS_VOID]), "visible": visible.copy(),
-           "strict": None}
+    won_now = ps[:, state.PS_WON] == 1
+    won = np.where(won_now, ps[:, state.PS_WIN_KIND], -1)
+    won.flags.writeable = False
+    order = np.where(won_now, ps[:, state.PS_WIN_ORDER], -1)
+    order.flags.writeable = False
+    scores = score.sum(axis=1)
+    scores.flags.writeable = False
+    legal, mask = _legal(d.legal)
+    own = conc[s].copy()
+    vis = visible.copy()
+    raw = {"table": hand.table, "params": hand.params, "conc": own.copy(), "mk": mk[s].copy(), "mt": mt[s].copy(),
+           "nm": nml[s], "void": int(ps[s, state.PS_VOID]), "visible": vis.copy()}
+    own.flags.writeable = False
+    vis.flags.writeable = False
     return Observation(
         seat=s, decision=d.kind, legal_actions=legal, action_mask=mask, tile=d.tile, from_seat=d.from_seat,
-        fan=d.fan, hand=_ro(conc[s]), picked=hand.picked(s), melds=melds, voids=_ro(voids),
-        discards=tuple((int(r[1]), int(r[2])) for r in disc), won=_ro(won),
-        win_order=_ro(np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_ORDER], -1)),
-        scores=_ro(score.sum(axis=1)), visible=_ro(visible), tiles_left=int(g[state.G_TAIL] - g[state.G_HEAD]),
+        fan=d.fan, hand=own, picked=hand.picked(s) if d.kind == "exchange" else (), melds=melds, voids=voids,
+        discards=tuple(zip(disc[:, 1].tolist(), disc[:, 2].tolist(), strict=True)), won=won, win_order=order,
+        scores=scores, visible=vis, tiles_left=int(g[state.G_TAIL] - g[state.G_HEAD]),
         dealer=int(g[state.G_DEALER]), rules=hand.rules, _raw=raw)
 
 
