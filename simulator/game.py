@@ -160,7 +160,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     for b, agent in agents.items():
         # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
-    hand = Hand(rules, log_ids, bot_par, (), record=record)
+    hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
     raw = engine.empty_raw(hand_ids, deal_ids, rotations)
     ev_rows = []
     nw = 0

@@ -113,3 +113,18 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
         if seen_hidden:
             break
     assert seen_hidden
+
+
+def test_observations_see_the_discards_also_when_the_batch_records_no_events():
+    seen = []
+
+    class Watcher(agents.GreedyBot):
+        def discard(self, obs):
+            seen.append((obs.tiles_left, len(obs.discards), obs.hand.sum()))
+            return super().discard(obs)
+
+    rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
+    game.play_hands(rules, np.arange(4), 2, {1: Watcher()}, record=False)
+    late = [n for left, n, _ in seen if left < 30]
+    assert late and min(late) > 0
+    assert all(held % 3 == 2 for _, _, held in seen)
