@@ -119,8 +119,15 @@ def observe(hand, d) -> Observation:
     legal, mask = _legal(d.legal)
     own = conc[s].copy()
     vis = visible.copy()
+    # the compiled policies' inputs, for the built-in bots to choose exactly as their compiled seats do (their
+    # ``visible`` counts every concealed kong, as the compiled bots always have)
     raw = {"table": hand.table, "params": hand.params, "conc": own.copy(), "mk": mk[s].copy(), "mt": mt[s].copy(),
            "nm": nml[s], "void": int(ps[s, state.PS_VOID]), "visible": vis.copy()}
+    for q in range(state.N_SEATS):  # another seat's concealed kong is face down: not seen by this seat
+        if q != s:
+            for i in range(nml[q]):
+                if mkl[q][i] == 3:
+                    vis[mtl[q][i]] -= 4
     own.flags.writeable = False
     vis.flags.writeable = False
     return Observation(

@@ -108,6 +108,7 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
                 for kind, tile in melds:
                     if kind == "concealed_kong" and q != 0:
                         assert tile == -1
+                        assert (np.asarray(hand.arrays[13]) - obs.visible).sum() >= 4  # not counted as seen
                         seen_hidden = True
             hand.apply(agents.GreedyBot().act(obs))
         if seen_hidden:
