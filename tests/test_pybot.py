@@ -132,3 +132,14 @@ def test_python_random_bot_depends_on_the_hand_only():
     b = engine.run_batch(rules, np.arange(0, 16), 3)
     assert np.array_equal(a["p"], b["p"][32:])
     assert agents.RandomBot is not None
+
+
+def test_a_bot_registered_under_the_entry_point_group_is_found_by_name(botdir, monkeypatch):
+    import importlib.metadata as md
+
+    ep = md.EntryPoint(name="neverpung", value="mybots:NeverPung", group="xuezhan.bots")
+    real = md.entry_points
+    monkeypatch.setattr(md, "entry_points", lambda **kw: [ep] if kw.get("group") == "xuezhan.bots" else real(**kw))
+    rules = load_rules("chengdu", {"seats": ["neverpung", "greedy", "greedy", "greedy"]})
+    assert rules.python_seats() == (0,)
+    assert type(rules.seats[0].build()).__name__ == "NeverPung"
