@@ -436,5 +436,28 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+# ---- play (simulator.play) ------------------------------------------------------------------------------------
+
+@app.command()
+def play(
+    config: str = typer.Argument("chengdu", help="Rule set: a name in configs/ or a YAML path."),
+    seed: int = typer.Option(0, "--seed", help="Master seed (the same hands as simulate --seed)."),
+    hand: int = typer.Option(0, "--hand", help="Hand id to play."),
+    seat: int = typer.Option(0, "--seat", help="Your seat, 0–3 (the other seats keep the rule set's bots)."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+) -> None:
+    """Take a seat in the terminal against the bots: answer with a tile (5m), pass, pung, kong, win, a suit at
+    定缺, or Enter for the first legal action; then replay the hand to see what everyone did."""
+    from simulator.play import Human, final_lines
+    from simulator.play import play as play_hand
+    from simulator.rules import load_rules
+
+    if not 0 <= seat <= 3:
+        raise fail(f"--seat {seat}: expected 0, 1, 2 or 3")
+    raw = play_hand(load_rules(config, set_ or None), seed, hand, seat, Human())
+    for line in final_lines(raw):
+        typer.echo(line)
+
+
 if __name__ == "__main__":  # python -m simulator.cli
     main()

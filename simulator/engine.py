@@ -73,8 +73,23 @@ from simulator.settlement import (
     transfer_kong,
 )
 from simulator.state import (
+    A_KONG,
+    A_PASS,
+    A_PUNG,
+    A_TILE0,
+    A_VOID0,
+    A_WIN,
+    ANS_COUNT,
+    ANS_USED,
     BOOL,
     C_WIN,
+    D_CLAIM,
+    D_DISCARD,
+    D_EXCHANGE,
+    D_SELF_KONG,
+    D_TAKE_WIN,
+    D_VOID,
+    DP_STATUS,
     EV_DEAL,
     EV_DECLINE,
     EV_DISCARD,
@@ -111,6 +126,7 @@ from simulator.state import (
     H_TILES_LEFT,
     H_TURNS,
     I64,
+    IO_EXT,
     KL_FEEDER,
     KL_KIND,
     KL_MAKER,
@@ -122,6 +138,14 @@ from simulator.state import (
     M_U8,
     N_KINDS,
     N_SEATS,
+    PC_CUR,
+    PC_DEALER_FIRST,
+    PC_DREW,
+    PC_FROM_TAIL,
+    PC_OUTCOME,
+    PC_PAUSED,
+    PC_STAGE,
+    PC_STEPS,
     PL_BOT,
     PL_CAPPED,
     PL_DECLINED,
@@ -159,6 +183,9 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    STAGE_DONE,
+    STAGE_SETUP,
+    STAGE_TURNS,
     V_I8,
     V_I64,
     V_U8,
@@ -185,6 +212,7 @@ from simulator.state import (
     WK_DISCARD,
     WK_ROB_KONG,
     WK_SELF_DRAW,
+    ask,
     log_event,
     next_in,
     pay,
@@ -245,7 +273,7 @@ def deal(wall, conc, g, events, dealer) -> None:
 
 
 @njit(cache=True)
-def exchange_three(params, rngs, bots, conc, g, events) -> None:
+def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
     opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
@@ -258,7 +286,11 @@ def exchange_three(params, rngs, bots, conc, g, events) -> None:
     off = 3 if d == EX_CLOCKWISE else (1 if d == EX_COUNTER else 2)
     give = np.zeros((N_SEATS, 3), np.int64)
     for s in range(N_SEATS):
-        bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
+        if io[IO_EXT + s]:
+            if not ask_exchange(io, s, conc[s], give[s]):
+                return
+        else:
+            bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
     for s in range(N_SEATS):
         to = (s + off) % N_SEATS
         for i in range(3):
@@ -269,13 +301,42 @@ def exchange_three(params, rngs, bots, conc, g, events) -> None:
 
 
 @njit(cache=True)
-def declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events) -> None:
+def ask_exchange(io, s, conc, out) -> bool:
+    """An external seat's three 换三张 tiles, one pick at a time (all of one suit that has at least three tiles);
+    False when paused or illegal."""
+    for i in range(3):
+        legal = 0
+        for k in range(N_KINDS):
+            left = np.int64(conc[k])
+            for j in range(i):
+                if out[j] == k:
+                    left -= 1
+            suit_n = 0
+            for r in range(9):
+                suit_n += conc[9 * (k // 9) + r]
+            if left > 0 and suit_n >= 3 and (i == 0 or k // 9 == out[0] // 9):
+                legal |= 1 << (A_TILE0 + k)
+        a = ask(io, s, D_EXCHANGE, legal, -1, -1, 0)
+        if a < 0:
+            return False
+        out[i] = a - A_TILE0
+    return True
+
+
+@njit(cache=True)
+def declare_voids(table, params, rngs, bots, io, conc, mk, mt, nm, g, ps, events) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
     for s in range(N_SEATS):
         if void_rule(params) == VOID_NONE:
             ps[s, PS_VOID] = -1
         else:
-            ps[s, PS_VOID] = bot_void(bots[s], rngs[1 + s:2 + s], table, conc[s], mk[s], mt[s], nm[s])
+            if io[IO_EXT + s]:
+                a = ask(io, s, D_VOID, 7 << A_VOID0, -1, -1, 0)
+                if a < 0:
+                    return
+                ps[s, PS_VOID] = a - A_VOID0
+            else:
+                ps[s, PS_VOID] = bot_void(bots[s], rngs[1 + s:2 + s], table, conc[s], mk[s], mt[s], nm[s])
             log_event(events, g, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
         ps[s, PS_EVOID] = ps[s, PS_VOID]
         ps[s, PS_START_SH] = shanten(table, conc[s], mk[s], mt[s], nm[s], ps[s, PS_EVOID])
@@ -312,8 +373,9 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
     wins[i, W_TURN] = g[G_TURNS]
     wins[i, W_NMELDS] = nm[w]
     wconc[i, :] = conc[w, :]
-    wmk[i, :] = mk[w, :]
-    wmt[i, :] = mt[w, :]
+    for j in range(4):  # slots past nm may hold a bot's scratch meld (it tries claims in place): not copied
+        wmk[i, j] = mk[w, j] if j < nm[w] else 0
+        wmt[i, j] = mt[w, j] if j < nm[w] else 0
     if not take_tile:
         conc[w, tile] -= 1
     ps[w, PS_WON] = 1
@@ -354,8 +416,21 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
+@njit(cache=True, inline="always")
+def takes_win(bots, bpar, io, q, capped, self_draw, left, tile, frm, table, params, ps, conc, mk, mt, nm) -> int:
+    """Seat ``q`` takes a legal win (1), declines it (0), or −1: an external seat's answer is pending.
+    ``conc, mk, mt, nm``: all seats' arrays (the expert prices the waits it would keep by declining)."""
+    if io[IO_EXT + q]:
+        a = ask(io, q, D_TAKE_WIN, (1 << A_WIN) | (1 << A_PASS), tile, frm, capped)
+        if a < 0:
+            return -1
+        return 1 if a == A_WIN else 0
+    return 1 if bot_takes_win(bots[q], bpar[q], capped, self_draw, left, table, params, ps, conc, mk, mt, nm, q,
+                              tile) else 0
+
+
 @njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
-def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
+def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
     unless ``multiple_ron``. Declines set the decliner's lock. Returns the count; winners go to ``out``."""
@@ -373,8 +448,11 @@ def claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, src, 
         if lock_blocks(params, ps, q, tile, capped):
             log_event(events, g, EV_LOCKED, q, tile, capped, 0, 0)
             continue
-        if forced_win(params, g) or bot_takes_win(bots[q], bpar[q], capped, False, tiles_left(g), table, params, ps,
-                                                  conc, mk, mt, nm, q, tile):
+        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, q, capped, False, tiles_left(g), tile,
+                                                          src, table, params, ps, conc, mk, mt, nm)
+        if take < 0:
+            return 0  # paused: the caller sees io[DP_STATUS] and rolls the step back
+        if take:
             out[n] = q
             n += 1
             if not params[P_MULTIPLE_RON]:
@@ -518,15 +596,23 @@ def first_held(conc, p, prefer) -> int:
 # The hand loop
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
+def own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              winners, cur, drawn, pv, strict):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
     (抢杠胡) before it pays anything. Returns ``(outcome, next seat)``."""
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
-    k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts, params, ps, cur,
-                      visible, tiles_left(g))
+    if io[IO_EXT + cur]:
+        k = -1
+        if opts:
+            a = ask(io, cur, D_SELF_KONG, opts | (1 << A_PASS), -1, -1, 0)
+            if a < 0:
+                return HAND_OVER, cur
+            k = -1 if a == A_PASS else a - A_TILE0
+    else:
+        k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts, params,
+                          ps, cur, visible, tiles_left(g))
     if k < 0:
         return GO_DISCARD, cur
     g[G_INTERRUPTED] = 1
@@ -539,7 +625,9 @@ def own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
     else:
         if params[P_ROB_KONG]:
             rob = np.int64(CTX_ROB_KONG)  # not a literal: evaluate_win is compiled once, for int64 contexts
-            n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, k, rob, winners)
+            n = claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, cur, k, rob, winners)
+            if io[DP_STATUS]:
+                return HAND_OVER, cur
             if n > 0:
                 conc[cur, k] -= 1
                 visible[k] += 1
@@ -567,7 +655,7 @@ def after_win(params, g, ps, last_winner):
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
+def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
     Returns ``(outcome, next seat)``."""
@@ -577,19 +665,22 @@ def own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
         res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
-        if forced_win(params, g) or bot_takes_win(bots[cur], bpar[cur], res[1], True, tiles_left(g), table,
-                                                      params, ps, conc, mk, mt, nm, cur, win_tile):
+        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, cur, res[1], True, tiles_left(g),
+                                                          win_tile, -1, table, params, ps, conc, mk, mt, nm)
+        if take < 0:
+            return HAND_OVER, cur
+        if take:
             settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events,
                              cur, win_tile, ctx, res)
             return after_win(params, g, ps, cur)
         ps[cur, PS_DECLINED] += 1
         log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
-    return own_kong(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible,
+    return own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible,
                     events, winners, cur, drawn, pv, strict)
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
+def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
     ``last_discard_claims: win_only`` the final discard (wall empty) can only be won, never punged."""
@@ -601,8 +692,15 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
             continue
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
-        c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong, params,
-                      ps, q, visible, tiles_left(g))
+        if io[IO_EXT + q]:
+            legal = (1 << A_PASS) | (1 << A_PUNG) | ((1 << A_KONG) if can_kong else 0)
+            a = ask(io, q, D_CLAIM, legal, t, cur, 0)
+            if a < 0:
+                return HAND_OVER, cur
+            c = 0 if a == A_PASS else (1 if a == A_PUNG else 2)
+        else:
+            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong,
+                          params, ps, q, visible, tiles_left(g))
         if c == 0:
             break
         g[G_INTERRUPTED] = 1
@@ -624,35 +722,41 @@ def claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, vi
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
+def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
     legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
-    t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
-                    mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
+    if io[IO_EXT + cur]:
+        t = ask(io, cur, D_DISCARD, legal, -1, -1, 0)
+        if t < 0:
+            return HAND_OVER, cur
+    else:
+        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
+                        mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
     do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
     ctx = 0
     if g[G_NKONGS] > g[G_CHAIN]:
         ctx |= CTX_KONG_DISCARD
     if tiles_left(g) == 0:
         ctx |= CTX_LAST_TILE
-    n = claim_wins(table, params, bots, bpar, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
+    n = claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
+    if io[DP_STATUS]:
+        return HAND_OVER, cur
     if n > 0:
         visible[t] -= 1  # the tile left the discards for the winner's hand
         settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t, ctx,
                    winners, n)
         return after_win(params, g, ps, winners[n - 1])
-    return claim_meld(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t,
+    return claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t,
                       strict)
 
 
 @njit(cache=True)
-def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc, mk, mt, nm, g, ps, score, kl,
-              wins, wconc, wmk, wmt, visible, events, dealt) -> None:
-    """Play one hand into the state arrays (reset first). ``bots: int64[4]`` and ``bpar: int64[4, 4]`` are the
-    bots seated at seats 0–3 (already rotated); ``dealt: uint8[4, 27]`` receives the deal before 换三张."""
+def start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+               wconc, wmk, wmt, visible, events, dealt) -> None:
+    """Reset the state arrays, seed the streams (``rngs: uint64[5]``: wall, then one per seat), shuffle and deal;
+    ``dealt: uint8[4, 27]`` receives the deal before 换三张. ``bots: int64[4]`` are the bot ids logged per seat."""
     reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible)
-    rngs = np.empty(1 + N_SEATS, np.uint64)
     rngs[0] = wall_seed
     for s in range(N_SEATS):
         rngs[1 + s] = derive(bot_seed, s)
@@ -661,18 +765,86 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
     g[G_DEALER] = dealer
     deal(wall, conc, g, events, dealer)
     dealt[:, :] = conc[:, :]
-    exchange_three(params, rngs, bots, conc, g, events)
-    declare_voids(table, params, rngs, bots, conc, mk, mt, nm, g, ps, events)
+    pc[:] = 0
+    pc[PC_STAGE] = STAGE_SETUP
+
+
+@njit(cache=True)
+def copy_state(src, dst) -> None:
+    """Copy the mutable state arrays (conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, rngs):
+    the snapshot a paused step rolls back to. The wall never changes after the deal; events past g[G_NEV] are
+    simply overwritten by the replay."""
+    dst[0][...] = src[0]
+    dst[1][...] = src[1]
+    dst[2][...] = src[2]
+    dst[3][...] = src[3]
+    dst[4][...] = src[4]
+    dst[5][...] = src[5]
+    dst[6][...] = src[6]
+    dst[7][...] = src[7]
+    dst[8][...] = src[8]
+    dst[9][...] = src[9]
+    dst[10][...] = src[10]
+    dst[11][...] = src[11]
+    dst[12][...] = src[12]
+    dst[13][...] = src[13]
+
+
+@njit(cache=True)
+def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+             wconc, wmk, wmt, visible, events, snap) -> bool:
+    """Play the hand from where ``pc`` says until it ends (True) or an external seat (``io[IO_EXT + s] = 1``)
+    must decide (False; ``io`` holds the decision point, the state shows its moment, and the next call first
+    rolls back to the start of the step and replays it with the queued answers: see simulator.state).
+    With no external seat this runs the whole hand without ever copying the state: the batch path."""
+    stepping = False
+    for s in range(N_SEATS):
+        if io[IO_EXT + s]:
+            stepping = True
+    live = (conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, rngs)
+    io[DP_STATUS] = 0
+    io[ANS_USED] = 0
+    if pc[PC_PAUSED]:
+        copy_state(snap, live)
+        pc[PC_PAUSED] = 0
+    if pc[PC_STAGE] == STAGE_SETUP:
+        if stepping:
+            copy_state(live, snap)
+        exchange_three(params, rngs, bots, io, conc, g, events)
+        if not io[DP_STATUS]:
+            declare_voids(table, params, rngs, bots, io, conc, mk, mt, nm, g, ps, events)
+        if io[DP_STATUS]:
+            pc[PC_PAUSED] = 1
+            return False
+        io[ANS_COUNT] = 0
+        pc[PC_STAGE] = STAGE_TURNS
+        pc[PC_CUR] = g[G_DEALER]
+        pc[PC_OUTCOME] = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
+        pc[PC_DREW] = 0
+        pc[PC_FROM_TAIL] = 0
+        pc[PC_DEALER_FIRST] = 1
+    dealer = g[G_DEALER]
     strict = void_rule(params) == VOID_DECLARED
     winners = np.zeros(N_SEATS, np.int64)
     sh_buf = np.zeros(N_KINDS, np.int64)
 
-    cur = dealer
-    outcome = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
+    cur = pc[PC_CUR]
+    outcome = pc[PC_OUTCOME]
     # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
-    drew = from_tail = np.bool_(False)
-    dealer_first = np.bool_(True)
-    for _ in range(MAX_STEPS):
+    drew = np.bool_(pc[PC_DREW] != 0)
+    from_tail = np.bool_(pc[PC_FROM_TAIL] != 0)
+    dealer_first = np.bool_(pc[PC_DEALER_FIRST] != 0)
+    while True:
+        pc[PC_STEPS] += 1
+        if pc[PC_STEPS] > MAX_STEPS:
+            raise RuntimeError("engine: the turn loop did not end (a bug)")
+        if stepping:
+            copy_state(live, snap)
+            pc[PC_CUR] = cur
+            pc[PC_OUTCOME] = outcome
+            pc[PC_DREW] = drew
+            pc[PC_FROM_TAIL] = from_tail
+            pc[PC_DEALER_FIRST] = dealer_first
         drawn = np.int64(-1)
         if drew:
             if tiles_left(g) == 0:
@@ -681,21 +853,37 @@ def play_hand(table, params, bots, bpar, wall_seed, bot_seed, dealer, wall, conc
             drawn = draw_tile(g, ps, conc, wall, events, cur, from_tail)
         pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
         if outcome != PUNG_DISCARD:
-            outcome, nxt = own_turn(table, params, bots, bpar, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk,
-                                    wmt, visible, events, wall, winners, cur, dealer, drawn, drew, from_tail,
-                                    dealer_first, pv, strict)
-        if outcome in (GO_DISCARD, PUNG_DISCARD):
-            outcome, nxt = discard_turn(table, params, bots, bpar, rngs, g, ps, conc, mk, mt, nm, score, kl, wins,
-                                        wconc, wmk, wmt, visible, events, winners, sh_buf, cur, pv, strict)
+            outcome, nxt = own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins,
+                                    wconc, wmk, wmt, visible, events, wall, winners, cur, dealer, drawn, drew,
+                                    from_tail, dealer_first, pv, strict)
+        if outcome in (GO_DISCARD, PUNG_DISCARD) and not io[DP_STATUS]:
+            outcome, nxt = discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score,
+                                        kl, wins, wconc, wmk, wmt, visible, events, winners, sh_buf, cur, pv, strict)
+        if io[DP_STATUS]:
+            pc[PC_PAUSED] = 1
+            pc[PC_STEPS] -= 1
+            return False
+        io[ANS_COUNT] = 0
+        io[ANS_USED] = 0
         if outcome == HAND_OVER:
             break
         cur = nxt
         drew = outcome != PUNG_DISCARD
         from_tail = outcome == KONG_DRAW
         dealer_first = np.bool_(False)
-    else:
-        raise RuntimeError("engine: the turn loop did not end (a bug)")
     finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
+    pc[PC_STAGE] = STAGE_DONE
+    return True
+
+
+@njit(cache=True)
+def play_hand(table, params, bots, bpar, io, pc, rngs, wall_seed, bot_seed, dealer, wall, conc, mk, mt, nm,
+              g, ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt, snap) -> None:
+    """Play one whole hand of compiled seats (no external seat in ``io``) into the state arrays: the batch path."""
+    start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+               wconc, wmk, wmt, visible, events, dealt)
+    run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+             wconc, wmk, wmt, visible, events, snap)
 
 
 @njit(cache=True)
@@ -725,6 +913,8 @@ def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, 
     (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the event row count returned may exceed ``cap``,
     in which case the caller retries with a larger buffer."""
     (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record)
+    rngs, io, pc = alloc_step()
+    snap = alloc_snapshot()
     bots = np.empty(N_SEATS, np.int64)
     bpar = np.empty((N_SEATS, bot_par.shape[1]), np.int64)
     dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
@@ -735,19 +925,10 @@ def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, 
             b = (s + rotations[i]) % N_SEATS
             bots[s] = bot_ids[b]
             bpar[s, :] = bot_par[b, :]
-        play_hand(table, params, bots, bpar, wall_seeds[i], bot_seeds[i], dealers[i], wall, conc, mk, mt, nm, g,
-                  ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt)
-        write_hand(i, g, h_out)
-        for s in range(N_SEATS):
-            write_player(4 * i + s, s, g, ps, score, wins, p_out)
-            dealt_out[4 * i + s, :] = dealt[s, :]
-        for j in range(g[G_NWINS]):
-            w_out[nw, :] = wins[j, :]
-            w_hand[nw] = i
-            wconc_out[nw, :] = wconc[j, :]
-            wmk_out[nw, :] = wmk[j, :]
-            wmt_out[nw, :] = wmt[j, :]
-            nw += 1
+        play_hand(table, params, bots, bpar, io, pc, rngs, wall_seeds[i], bot_seeds[i], dealers[i], wall,
+                  conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt, snap)
+        nw = write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
+                           wconc_out, wmk_out, wmt_out)
         if record:
             for j in range(g[state.G_NEV]):
                 if ne < ev_out.shape[0]:
@@ -767,6 +948,42 @@ def alloc(record):
             np.zeros((state.MAX_WINS, state.W_N), np.int64), np.zeros((state.MAX_WINS, N_KINDS), np.uint8),
             np.zeros((state.MAX_WINS, 4), np.int8), np.zeros((state.MAX_WINS, 4), np.int8),
             np.zeros(N_KINDS, np.int8), np.zeros((e, state.EV_W), np.int32))
+
+
+@njit(cache=True)
+def alloc_step():
+    """``(rngs uint64[5], io int64[IO_N], pc int64[PC_N])``: the streams and the step interface (simulator.state)."""
+    return np.zeros(1 + N_SEATS, np.uint64), np.zeros(state.IO_N, np.int64), np.zeros(state.PC_N, np.int64)
+
+
+@njit(cache=True)
+def alloc_snapshot():
+    """Arrays for :func:`copy_state`'s snapshot, shaped like the live state it copies."""
+    return (np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8),
+            np.zeros(N_SEATS, np.int64), np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
+            np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
+            np.zeros((state.MAX_WINS, state.W_N), np.int64), np.zeros((state.MAX_WINS, N_KINDS), np.uint8),
+            np.zeros((state.MAX_WINS, 4), np.int8), np.zeros((state.MAX_WINS, 4), np.int8),
+            np.zeros(N_KINDS, np.int8), np.zeros(1 + N_SEATS, np.uint64))
+
+
+@njit(cache=True)
+def write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
+                  wconc_out, wmk_out, wmt_out) -> int:
+    """Write the finished hand as row ``i`` of the batch outputs (see :func:`play_batch`); its win records go
+    from row ``nw`` on. Returns the next free win row."""
+    write_hand(i, g, h_out)
+    for s in range(N_SEATS):
+        write_player(4 * i + s, s, g, ps, score, wins, p_out)
+        dealt_out[4 * i + s, :] = dealt[s, :]
+    for j in range(g[G_NWINS]):
+        w_out[nw, :] = wins[j, :]
+        w_hand[nw] = i
+        wconc_out[nw, :] = wconc[j, :]
+        wmk_out[nw, :] = wmk[j, :]
+        wmt_out[nw, :] = wmt[j, :]
+        nw += 1
+    return nw
 
 
 @njit(cache=True)
@@ -857,8 +1074,9 @@ def _side():
                        V_I8, V_I64, I64)),
         (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
         (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
-        (exchange_three, (V_I64, V_U64, V_I64, M_U8, V_I64, EVENTS)),
-        (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, EVENTS)),
+        (exchange_three, (V_I64, V_U64, V_I64, V_I64, M_U8, V_I64, EVENTS)),
+        (declare_voids, (M_U8, V_I64, V_U64, V_I64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
+                         EVENTS)),
     )
 
 
@@ -909,9 +1127,35 @@ def precompile_side() -> None:
     _compile(_side(), False)
 
 
+def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray) -> dict:
+    """The output arrays of a batch of ``len(hand_ids)`` hands (win rows at their maximum; see :func:`trim_raw`)."""
+    n = hand_ids.shape[0]
+    return {
+        "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
+        "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
+        "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
+        "w": np.zeros((state.MAX_WINS * n, state.W_N), np.int64), "w_hand": np.zeros(state.MAX_WINS * n, np.int64),
+        "wconc": np.zeros((state.MAX_WINS * n, N_KINDS), np.uint8),
+        "wmk": np.zeros((state.MAX_WINS * n, 4), np.int8), "wmt": np.zeros((state.MAX_WINS * n, 4), np.int8),
+    }
+
+
+def trim_raw(raw: dict, nw: int) -> None:
+    """Cut the win arrays of :func:`empty_raw` to the ``nw`` rows written."""
+    for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
+        raw[key] = raw[key][:nw]
+
+
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
-    """Run the compiled batch and return its raw arrays (before any string formatting)."""
+    """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
+    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them)."""
     from simulator.tables import suit_table
+
+    if rules.python_seats():
+        from simulator import game
+
+        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record)
 
     pin_signatures()
 
@@ -920,14 +1164,7 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     deal_ids, rotations = split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
     bot_ids, bot_par = rules.bot_arrays()
-    raw = {
-        "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
-        "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
-        "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
-        "w": np.zeros((state.MAX_WINS * n, state.W_N), np.int64), "w_hand": np.zeros(state.MAX_WINS * n, np.int64),
-        "wconc": np.zeros((state.MAX_WINS * n, N_KINDS), np.uint8),
-        "wmk": np.zeros((state.MAX_WINS * n, 4), np.int8), "wmt": np.zeros((state.MAX_WINS * n, 4), np.int8),
-    }
+    raw = empty_raw(hand_ids, deal_ids, rotations)
     cap = EVENTS_PER_HAND * n if record else 1
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
@@ -939,8 +1176,7 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
         cap = ne  # rare: replay with a buffer that fits (the hands are deterministic)
     if record and raw["h"][:, H_EV_OVERFLOW].any():
         raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
-    for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
-        raw[key] = raw[key][:nw]
+    trim_raw(raw, nw)
     raw["events"] = events[:ne] if record else events[:0]
     return raw
 

@@ -21,7 +21,7 @@ from numba import njit
 
 from simulator import state as S
 from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_KONG_DISCARD, CTX_LAST_TILE
-from simulator.rules import BOTS, EXCHANGES, FLAGS, HAND_TYPES
+from simulator.rules import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
 from simulator.tiles import N_KINDS, SUITS, tile_str
 
 MELD_NAMES = ("", "pung", "kong", "ckong")  # evaluate.MELD_PUNG/KONG/CKONG
@@ -181,7 +181,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
         "seat": p[:, S.PL_SEAT].astype(np.int8),
-        "bot": Coded(p[:, S.PL_BOT], BOTS),
+        "bot": Coded(p[:, S.PL_BOT], BOT_LABELS),
         "dealt": notation_array(raw["dealt"]),
         "start_shanten": p[:, S.PL_START_SH].astype(np.int8),
         "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),

@@ -17,7 +17,15 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from simulator.errors import UserError
 
@@ -54,6 +62,9 @@ HAND_TYPE_INDEX = {name: i for i, name in enumerate(HAND_TYPES)}
 
 BOTS = ("random", "greedy", "value", "defensive", "expert")
 BOT_INDEX = {name: i for i, name in enumerate(BOTS)}
+BOT_LABELS = (*BOTS, "python")  # the players table's ``bot`` vocabulary: a compiled bot, or a user's Python bot
+PYTHON_BOT = len(BOTS)  # its code
+BOT_ENTRY_POINTS = "xuezhan.bots"  # entry-point group under which packages register Python bots by name
 N_BOT_PARAMS = 8  # width of the per-seat int64 parameter row, see BotSpec.to_row
 BOT_MILLI = 1000  # the expert's real-valued parameters travel in the int64 row as thousandths
 
@@ -183,9 +194,51 @@ class BotSpec(_Frozen):
       more — in plain-hand points per opponent still in and own draw left (0 = ignores it).
     - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
       discard; 0.5 or more models a noticeably weaker player).
+
+    ``bot`` is a compiled bot (``BOTS``), a Python bot class ``package.module:ClassName`` or the name of one
+    registered under the ``xuezhan.bots`` entry-point group; ``params`` are the keyword arguments it is built with
+    (Python bots only). See docs/bots.md.
     """
 
-    bot: Literal[BOTS] = "greedy"  # type: ignore[valid-type]
+    @field_validator("bot")
+    @classmethod
+    def _known_bot(cls, v: str) -> str:
+        if v not in BOT_INDEX:
+            bot_class(v)  # importable, a class: checked when the rules are loaded, not in a worker
+        return v
+
+    @model_validator(mode="after")
+    def _params_fit(self) -> BotSpec:
+        if self.params:
+            if self.bot in BOT_INDEX:
+                raise ValueError(f"params are for Python bots; {self.bot!r} takes decline_below, decline_wall,"
+                                 " defend_wall, steer_shanten, defence, ambition, temperature, tempo")
+            import inspect
+
+            try:
+                inspect.signature(bot_class(self.bot)).bind(**self.params)
+            except TypeError as e:
+                raise ValueError(f"bot {self.bot!r}: params do not fit its constructor: {e}") from None
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # no params key for seats without params: the digests and manifests of existing configs stay the same
+        data = handler(self)
+        if not self.params:
+            data.pop("params", None)
+        return data
+
+    @property
+    def is_python(self) -> bool:
+        return self.bot not in BOT_INDEX
+
+    def build(self) -> Any:
+        """A new instance of this seat's Python bot."""
+        return bot_class(self.bot)(**self.params)
+
+    bot: str = "greedy"
+    params: dict[str, Any] = {}
     decline_below: Annotated[int, Field(ge=0, le=16)] = 2
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
@@ -199,6 +252,34 @@ class BotSpec(_Frozen):
         milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
         return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
                         dtype=np.int64)
+
+
+def bot_class(name: str) -> type:
+    """The Python bot class ``package.module:ClassName`` or registered as ``name`` in the ``xuezhan.bots``
+    entry-point group; a ValueError naming the problem otherwise."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    if ":" in name:
+        mod, _, attr = name.partition(":")
+        try:
+            obj: Any = importlib.import_module(mod)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"cannot load bot {name!r}: {e}") from None
+    else:
+        eps = [ep for ep in entry_points(group=BOT_ENTRY_POINTS) if ep.name == name]
+        if not eps:
+            raise ValueError(f"unknown bot {name!r}: not one of {', '.join(BOTS)}, not a 'package.module:Class'"
+                             f" path and not registered under the {BOT_ENTRY_POINTS!r} entry points")
+        try:
+            obj = eps[0].load()
+        except Exception as e:  # noqa: BLE001 - a broken plug-in is the user's input error, reported in one line
+            raise ValueError(f"cannot load bot {name!r} ({eps[0].value}): {e}") from None
+    if not isinstance(obj, type) or not callable(getattr(obj, "act", None)):
+        raise ValueError(f"bot {name!r} is not a class with an act(obs) method")
+    return obj
 
 
 def _seat(v: Any) -> Any:
@@ -310,9 +391,13 @@ class RuleSet(_Frozen):
                 p[P_TABLE_FAN + HAND_TYPE_INDEX[name]] = fan
         return p
 
+    def python_seats(self) -> tuple[int, ...]:
+        """Indices of the seat specs played by Python bots (the step path instead of the compiled batch)."""
+        return tuple(i for i, b in enumerate(self.seats) if b.is_python)
+
     def bot_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """``(int64[4] bot ids, int64[4, N_BOT_PARAMS] bot parameters)`` for the compiled engine."""
-        ids = np.array([BOT_INDEX[b.bot] for b in self.seats], dtype=np.int64)
+        ids = np.array([BOT_INDEX.get(b.bot, PYTHON_BOT) for b in self.seats], dtype=np.int64)
         return ids, np.stack([b.to_row() for b in self.seats])
 
 

@@ -47,7 +47,7 @@ from simulator import __version__
 from simulator import manifest as mf
 from simulator.errors import UserError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
-from simulator.rules import BOTS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
+from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
 from simulator.schema import NULL_IF_NO_WIN, TABLES
 from simulator.tiles import N_KINDS, tile_str
 
@@ -66,7 +66,7 @@ WIN_KINDS = ("discard", "self_draw", "rob_kong")
 # files concatenate without re-encoding, and a value outside it is an engine bug caught at write time.
 VOCABULARIES: dict[str, tuple[str, ...]] = {
     "exchange": tuple(e for e in EXCHANGES if e != "random"),  # the direction actually used
-    "bot": BOTS,
+    "bot": BOT_LABELS,
     "void_suit": ("m", "p", "s"),
     "win_kind": WIN_KINDS,
     "kind": WIN_KINDS,

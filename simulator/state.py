@@ -155,3 +155,66 @@ def next_in(ps, seat) -> int:
         if ps[q, PS_WON] == 0:
             return q
     return seat
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The step interface: decisions of seats played from Python (simulator.game)
+#
+# One array ``io: int64[IO_N]`` carries it (a single argument: CPython passes a call of more than 30 arguments as
+# *args, which numba cannot inline). A seat with ``io[IO_EXT + seat] = 1`` is decided outside compiled code. The
+# engine runs compiled seats inline and, at a decision of an external seat, takes the next queued answer; when
+# none is left it writes the decision point (``DP_*`` slots) and returns, the state as at the decision. The caller
+# queues the answer and resumes: the state is rolled back to the start of the step (a copy kept in ``snap``) and
+# the step replayed with the same answers, so the compiled seats' choices and the random streams repeat exactly.
+
+# Actions: one integer space for every decision (the Discrete action space of simulator.env)
+A_TILE0 = 0        # 0..26: the tile kind to discard, to pass at 换三张 (one pick at a time) or to kong
+A_VOID0 = 27       # 27..29: the void suit (characters, dots, bamboo)
+A_PASS, A_PUNG, A_KONG, A_WIN = 30, 31, 32, 33
+N_ACTIONS = 34
+
+# Decision kinds
+D_EXCHANGE, D_VOID, D_DISCARD, D_CLAIM, D_SELF_KONG, D_TAKE_WIN = range(6)
+DECISIONS = ("exchange", "void", "discard", "claim", "self_kong", "take_win")
+
+IO_EXT = 0  # io[0:4]: 1 = the seat is external
+# The decision point: status, whose decision, which, the legal actions (bit mask over N_ACTIONS), the tile it is
+# about (discard/robbed kong tile for claims and wins, one's own winning tile, −1 otherwise), who gave it (−1 for
+# own tiles), the capped fan of the win on offer, and the illegal action received (status ST_ILLEGAL)
+DP_STATUS, DP_SEAT, DP_KIND, DP_LEGAL, DP_TILE, DP_FROM, DP_FAN, DP_ACTION = range(4, 12)
+ST_RUNNING, ST_PAUSED, ST_ILLEGAL = range(3)
+# Answers: how many are queued for the current step, how many the replay has consumed, then the answers
+ANS_COUNT, ANS_USED = 12, 13
+ANS_N0 = 14
+ANS_MAX = 32  # answers within one step: at most 16 (four seats' 换三张 picks and 定缺 in the setup step)
+IO_N = ANS_N0 + ANS_MAX
+
+# Where a paused hand resumes pc[...]: stage, the turn loop's variables at the start of the paused step, steps
+# played, and whether it is paused (the state then shows the decision's moment, for the observation; resuming
+# first rolls it back to the snapshot taken at the start of the step)
+PC_STAGE, PC_CUR, PC_OUTCOME, PC_DREW, PC_FROM_TAIL, PC_DEALER_FIRST, PC_STEPS, PC_PAUSED = range(8)
+PC_N = 8
+STAGE_SETUP, STAGE_TURNS, STAGE_DONE = range(3)
+
+
+@njit(cache=True)  # only external seats' decisions: an ordinary call
+def ask(io, seat, kind, legal, tile, frm, fan) -> int:
+    """The external seat's answer to this decision, or −1 with the decision point set (paused: no answer queued
+    yet; illegal: the answer is not in ``legal``). Legality is checked here, before anything is changed."""
+    used = io[ANS_USED]
+    io[DP_SEAT] = seat
+    io[DP_KIND] = kind
+    io[DP_LEGAL] = legal
+    io[DP_TILE] = tile
+    io[DP_FROM] = frm
+    io[DP_FAN] = fan
+    if used >= io[ANS_COUNT]:
+        io[DP_STATUS] = ST_PAUSED
+        return -1
+    a = io[ANS_N0 + used]
+    io[ANS_USED] = used + 1
+    if a < 0 or a >= N_ACTIONS or not (legal >> a) & 1:
+        io[DP_STATUS] = ST_ILLEGAL
+        io[DP_ACTION] = a
+        return -1
+    return a

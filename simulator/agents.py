@@ -1,0 +1,278 @@
+"""Python bots: the protocol (``act(obs) -> action``), the observation a bot sees, and the built-in bots as objects.
+
+A bot is any object with ``act(self, obs: Observation) -> int`` returning one of ``obs.legal_actions`` (an
+action of :mod:`simulator.state`: ``0..26`` a tile kind, ``27..29`` a void suit, ``PASS``/``PUNG``/``KONG``/
+``WIN``). :class:`Bot` is a convenience base class that dispatches to one method per decision, so a bot can
+override just one of them; :class:`GreedyBot` and :class:`ValueBot` are the compiled bots behind that interface
+(they call the same compiled policy functions, so a table of them plays exactly as the compiled seats do).
+
+The observation holds only what the seat may know: its own concealed tiles, everybody's melds (another seat's
+concealed kong is face down: its tile reads −1), declared voids, all discards in order, who has won and how, the
+scores, the tiles left, the legal actions and the rule set. It is a copy: changing it changes nothing in the game.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from simulator import state
+from simulator.rules import BOT_INDEX, RuleSet
+from simulator.state import A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
+
+PASS, PUNG, KONG, WIN = A_PASS, A_PUNG, A_KONG, A_WIN
+VOID_ACTIONS = (A_VOID0, A_VOID0 + 1, A_VOID0 + 2)
+MELD_NAMES = ("", "pung", "kong", "concealed_kong")
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the engine needs from a Python bot."""
+
+    def act(self, obs: Observation) -> int: ...
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One seat's view at one of its decisions. Tile kinds are 0–26 (``1m``…``9m``, ``1p``…, ``1s``…); seats
+    0–3 in turn order. Arrays are read-only copies.
+
+    - ``seat``, ``decision`` (``exchange`` / ``void`` / ``discard`` / ``claim`` / ``self_kong`` / ``take_win``),
+      ``legal_actions`` (tuple) and ``action_mask`` (``int8[34]``);
+    - ``tile``: the tile on offer (the discard to claim or win on, the robbed kong, one's own winning tile; −1
+      otherwise), ``from_seat`` who gave it (−1: one's own), ``fan`` the capped fan of the win on offer;
+    - ``hand``: ``uint8[27]`` own concealed counts; ``picked``: 换三张 tiles chosen so far (exchange only);
+    - ``melds``: per seat a tuple of ``(kind, tile)`` with kind ``pung`` / ``kong`` / ``concealed_kong``;
+    - ``voids``: ``int64[4]`` declared void suit per seat (0 m, 1 p, 2 s; −1 not declared / no 定缺 rule);
+    - ``discards``: ``((seat, tile), ...)`` every discard in order (claimed ones included);
+    - ``won``: ``int64[4]`` win kind per seat (−1 not won, 0 discard, 1 self-draw, 2 robbed kong);
+      ``win_order``: the win event (1, 2, 3) or −1; ``scores``: ``int64[4]`` net base units so far;
+    - ``visible``: ``int8[27]`` copies of each kind seen face up by everyone (discards, exposed melds);
+    - ``tiles_left``, ``dealer``, ``rules`` (the :class:`RuleSet`).
+    """
+
+    seat: int
+    decision: str
+    legal_actions: tuple[int, ...]
+    action_mask: np.ndarray
+    tile: int
+    from_seat: int
+    fan: int
+    hand: np.ndarray
+    picked: tuple[int, ...]
+    melds: tuple[tuple[tuple[str, int], ...], ...]
+    voids: np.ndarray
+    discards: tuple[tuple[int, int], ...]
+    won: np.ndarray
+    win_order: np.ndarray
+    scores: np.ndarray
+    visible: np.ndarray
+    tiles_left: int
+    dealer: int
+    rules: RuleSet
+    _raw: dict = field(repr=False, compare=False)  # compiled-policy inputs of this seat (for the built-in bots)
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+@functools.lru_cache(maxsize=4096)
+def _legal(legal: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """The legal actions of a bit mask as a tuple and a read-only ``int8[34]`` mask (cached: masks repeat)."""
+    actions = tuple(a for a in range(N_ACTIONS) if (legal >> a) & 1)
+    mask = np.zeros(N_ACTIONS, np.int8)
+    mask[list(actions)] = 1
+    mask.flags.writeable = False
+    return actions, mask
+
+
+def _melds(kinds: list, tiles: list, n: int, other: bool) -> tuple[tuple[str, int], ...]:
+    """``(kind name, tile)`` of one seat's melds; another seat's concealed kong (kind 3) is face down (−1)."""
+    return tuple((MELD_NAMES[kinds[i]], -1 if other and kinds[i] == 3 else tiles[i]) for i in range(n))
+
+
+def observe(hand, d) -> Observation:
+    """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`."""
+    wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events = hand.arrays
+    s = d.seat
+    mkl, mtl, nml = mk.tolist(), mt.tolist(), nm.tolist()
+    melds = tuple(_melds(mkl[q], mtl[q], nml[q], q != s) if nml[q] else () for q in range(state.N_SEATS))
+    voids = ps[:, state.PS_VOID].copy()
+    if hand.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
+        voids[:] = -1
+    voids.flags.writeable = False
+    ev = events[:g[state.G_NEV]]
+    disc = ev[ev[:, 0] == state.EV_DISCARD]
+    won_now = ps[:, state.PS_WON] == 1
+    won = np.where(won_now, ps[:, state.PS_WIN_KIND], -1)
+    won.flags.writeable = False
+    order = np.where(won_now, ps[:, state.PS_WIN_ORDER], -1)
+    order.flags.writeable = False
+    scores = score.sum(axis=1)
+    scores.flags.writeable = False
+    legal, mask = _legal(d.legal)
+    own = conc[s].copy()
+    vis = visible.copy()
+    # the compiled policies' inputs, for the built-in bots to choose exactly as their compiled seats do (their
+    # ``visible`` counts every concealed kong, as the compiled bots always have)
+    raw = {"table": hand.table, "params": hand.params, "conc": own.copy(), "mk": mk[s].copy(), "mt": mt[s].copy(),
+           "nm": nml[s], "void": int(ps[s, state.PS_VOID]), "visible": vis.copy()}
+    for q in range(state.N_SEATS):  # another seat's concealed kong is face down: not seen by this seat
+        if q != s:
+            for i in range(nml[q]):
+                if mkl[q][i] == 3:
+                    vis[mtl[q][i]] -= 4
+    own.flags.writeable = False
+    vis.flags.writeable = False
+    return Observation(
+        seat=s, decision=d.kind, legal_actions=legal, action_mask=mask, tile=d.tile, from_seat=d.from_seat,
+        fan=d.fan, hand=own, picked=hand.picked(s) if d.kind == "exchange" else (), melds=melds, voids=voids,
+        discards=tuple(zip(disc[:, 1].tolist(), disc[:, 2].tolist(), strict=True)), won=won, win_order=order,
+        scores=scores, visible=vis, tiles_left=int(g[state.G_TAIL] - g[state.G_HEAD]),
+        dealer=int(g[state.G_DEALER]), rules=hand.rules, _raw=raw)
+
+
+class Bot:
+    """Base class: ``act`` calls the method named after the decision (``exchange``, ``void``, ``discard``,
+    ``claim``, ``self_kong``, ``take_win``), each returning an action. The defaults take the first legal action
+    (for ``take_win``: win; for ``claim``/``self_kong``: pass). A seat is logged with ``bot`` = ``python`` unless
+    its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their compiled bot's name)."""
+
+    def act(self, obs: Observation) -> int:
+        return getattr(self, obs.decision)(obs)
+
+    def exchange(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+    def void(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+    def discard(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+    def claim(self, obs: Observation) -> int:
+        return PASS
+
+    def self_kong(self, obs: Observation) -> int:
+        return PASS
+
+    def take_win(self, obs: Observation) -> int:
+        return WIN
+
+
+class FirstLegalBot(Bot):
+    """Always the first legal action (the benchmark's bot): discards its lowest legal tile, never claims."""
+
+    def act(self, obs: Observation) -> int:
+        return obs.legal_actions[0]
+
+
+class RandomBot(Bot):
+    """A uniformly random legal action. Reseeded by ``new_hand`` from the seat's own stream seed at the start of
+    every hand, so its choices depend on the hand only (not on chunking or workers); not the compiled ``random``
+    bot's draws, so its hands differ from a compiled random seat's."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def new_hand(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, obs: Observation) -> int:
+        return obs.legal_actions[int(self.rng.integers(len(obs.legal_actions)))]
+
+
+class GreedyBot(Bot):
+    """The compiled ``greedy`` bot as a Python object: each decision calls the same compiled policy function the
+    engine calls for a greedy seat, so subclasses can override one decision and keep the others."""
+
+    log_bot_id = BOT_INDEX["greedy"]
+
+    def exchange(self, obs: Observation) -> int:
+        from simulator.bots.greedy import greedy_exchange
+
+        out = np.zeros(3, np.int64)
+        greedy_exchange(obs._raw["conc"], out)
+        return A_TILE0 + int(out[len(obs.picked)])
+
+    def void(self, obs: Observation) -> int:
+        from simulator.bots.common import plan_void
+
+        r = obs._raw
+        return A_VOID0 + int(plan_void(r["table"], r["conc"], r["mk"], r["mt"], r["nm"]))
+
+    def _pv(self, obs: Observation) -> int:
+        from simulator.bots import planning_void
+
+        r = obs._raw
+        return int(planning_void(r["params"], r["void"], r["table"], r["conc"], r["mk"], r["mt"], r["nm"]))
+
+    def _legal_kinds(self, obs: Observation) -> int:
+        return sum(1 << a for a in obs.legal_actions if a < A_VOID0)
+
+    def discard(self, obs: Observation) -> int:
+        from simulator.bots.greedy import greedy_discard
+
+        r = obs._raw
+        return int(greedy_discard(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
+                                  self._legal_kinds(obs), r["visible"], np.zeros(27, np.int64)))
+
+    def claim(self, obs: Observation) -> int:
+        from simulator.bots.greedy import greedy_claim
+
+        r = obs._raw
+        c = greedy_claim(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs), obs.tile, True,
+                         KONG in obs.legal_actions)
+        return (PASS, PUNG, KONG)[c]
+
+    def self_kong(self, obs: Observation) -> int:
+        from simulator.bots.greedy import greedy_self_kong
+
+        r = obs._raw
+        k = greedy_self_kong(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
+                             self._legal_kinds(obs))
+        return PASS if k < 0 else A_TILE0 + int(k)
+
+
+class ValueBot(GreedyBot):
+    """The compiled ``value`` bot (steers toward 清一色/对对胡/七对, declines cheap discard wins) as an object."""
+
+    log_bot_id = BOT_INDEX["value"]
+
+    def __init__(self, decline_below: int = 2, decline_wall: int = 24, steer_shanten: int = 2):
+        self.decline_below, self.decline_wall, self.steer = decline_below, decline_wall, steer_shanten
+
+    def discard(self, obs: Observation) -> int:
+        from simulator.bots.value import value_discard
+
+        r = obs._raw
+        return int(value_discard(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
+                                 self._legal_kinds(obs), r["visible"], np.zeros(27, np.int64), self.steer))
+
+    def claim(self, obs: Observation) -> int:
+        from simulator.bots.value import value_claim
+
+        r = obs._raw
+        c = value_claim(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs), obs.tile, True,
+                        KONG in obs.legal_actions, self.steer)
+        return (PASS, PUNG, KONG)[c]
+
+    def self_kong(self, obs: Observation) -> int:
+        from simulator.bots.value import value_self_kong
+
+        r = obs._raw
+        k = value_self_kong(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
+                            self._legal_kinds(obs), self.steer)
+        return PASS if k < 0 else A_TILE0 + int(k)
+
+    def take_win(self, obs: Observation) -> int:
+        from simulator.bots.value import value_takes_win
+
+        take = value_takes_win(obs.fan, obs.from_seat < 0, obs.tiles_left, self.decline_below, self.decline_wall)
+        return WIN if take else PASS

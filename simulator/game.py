@@ -1,0 +1,194 @@
+"""Hands played step by step: the compiled engine paused at the decisions of seats played from Python.
+
+This is the same compiled hand loop as the batch path (:func:`simulator.engine.run_hand`); seats marked external
+are asked through the step interface of :mod:`simulator.state` instead of a compiled bot. :class:`Hand` is one
+hand (``advance`` → decision point, ``apply`` → action); :func:`play_hands` plays a batch with some seats played
+by Python agents (:mod:`simulator.agents`) and returns the same raw arrays as :func:`simulator.engine.run_batch`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator import engine, state
+from simulator.errors import UserError
+from simulator.rules import PYTHON_BOT, RuleSet
+from simulator.state import (
+    ANS_COUNT,
+    ANS_MAX,
+    ANS_N0,
+    DECISIONS,
+    DP_ACTION,
+    DP_FAN,
+    DP_FROM,
+    DP_KIND,
+    DP_LEGAL,
+    DP_SEAT,
+    DP_STATUS,
+    DP_TILE,
+    N_ACTIONS,
+    ST_ILLEGAL,
+)
+
+
+class IllegalActionError(UserError):
+    """A Python bot chose an action outside the legal set; the hand's state is unchanged."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision point: ``seat`` (0–3) must decide ``kind`` (one of ``state.DECISIONS``) among the actions of
+    ``legal`` (a bit mask over ``state.N_ACTIONS``). ``tile`` is the tile on offer (a discard to claim or win on,
+    a robbed kong, one's own winning tile; −1 otherwise), ``from_seat`` who gave it (−1: one's own) and ``fan`` the
+    capped fan of the win on offer (``take_win`` only)."""
+
+    seat: int
+    kind: str
+    legal: int
+    tile: int
+    from_seat: int
+    fan: int
+
+    @property
+    def legal_actions(self) -> tuple[int, ...]:
+        return tuple(a for a in range(N_ACTIONS) if (self.legal >> a) & 1)
+
+
+def action_mask(legal: int) -> np.ndarray:
+    """``int8[N_ACTIONS]``: 1 where the action is legal."""
+    return ((legal >> np.arange(N_ACTIONS, dtype=np.int64)) & 1).astype(np.int8)
+
+
+class Hand:
+    """One hand of a rule set: ``deal`` it, then ``advance()`` to the next decision of an external seat (None when
+    the hand is over) and ``apply(action)`` to answer it. Seats not listed in ``external`` are played inline by
+    their compiled bots (``bot_ids``/``bot_par`` per seat, already in seating order)."""
+
+    def __init__(self, rules: RuleSet, bot_ids: np.ndarray, bot_par: np.ndarray, external, *, record: bool = True):
+        from simulator.tables import suit_table
+
+        engine.pin_signatures()
+        self.rules = rules
+        self.params = rules.to_arrays()
+        self.table = suit_table()
+        self.bots = np.ascontiguousarray(bot_ids, dtype=np.int64).copy()
+        self.bpar = np.ascontiguousarray(bot_par, dtype=np.int64).copy()
+        self.arrays = engine.alloc(record)
+        self.rngs, self.io, self.pc = engine.alloc_step()
+        self.snap = engine.alloc_snapshot()
+        self.dealt = np.zeros((state.N_SEATS, state.N_KINDS), np.uint8)
+        self.set_external(external)
+        self.pending: Decision | None = None
+        self.answers: list[tuple[int, str, int]] = []  # (seat, decision, action) queued in the current step
+        self.hand_label = ""
+
+    def set_external(self, external) -> None:
+        self.io[state.IO_EXT:state.IO_EXT + state.N_SEATS] = 0
+        for s in external:
+            self.io[state.IO_EXT + s] = 1
+
+    def deal(self, wall_seed: int, bot_seed: int, dealer: int, label: str = "") -> None:
+        """Start a hand from its two seeds (see :func:`engine.deal_seeds`); ``label`` names it in errors."""
+        a = self.arrays
+        engine.start_hand(self.params, self.bots, np.uint64(wall_seed), np.uint64(bot_seed), np.int64(dealer),
+                          self.rngs, self.pc, *a, self.dealt)
+        self.io[ANS_COUNT] = 0
+        self.answers = []
+        self.pending = None
+        self.hand_label = label
+
+    def advance(self) -> Decision | None:
+        """Run compiled play until an external seat must decide (returned) or the hand is over (None)."""
+        if self.pending is not None:
+            return self.pending
+        done = engine.run_hand(self.table, self.params, self.bots, self.bpar, self.io, self.pc,
+                               self.rngs, *self.arrays, self.snap)
+        if done:
+            return None
+        if self.io[ANS_COUNT] == 0:
+            self.answers = []  # a new step: the answers of the last one were used
+        dp = self.io
+        d = Decision(int(dp[DP_SEAT]), DECISIONS[dp[DP_KIND]], int(dp[DP_LEGAL]), int(dp[DP_TILE]),
+                     int(dp[DP_FROM]), int(dp[DP_FAN]))
+        if dp[DP_STATUS] == ST_ILLEGAL:
+            bad = int(dp[DP_ACTION])
+            self.io[ANS_COUNT] -= 1  # drop the bad answer: the state is as before it
+            self.answers.pop()
+            raise IllegalActionError(
+                f"hand {self.hand_label or '?'}: seat {d.seat} answered {d.kind} with illegal action {bad};"
+                f" legal: {list(d.legal_actions)}")
+        self.pending = d
+        return d
+
+    def apply(self, action: int) -> None:
+        """Answer the pending decision; checked against the legal set when play resumes (``advance``)."""
+        if self.pending is None:
+            raise RuntimeError("no decision is pending (call advance() first)")
+        n = int(self.io[ANS_COUNT])
+        if n >= ANS_MAX:
+            raise RuntimeError("too many answers within one step (a bug)")
+        self.io[ANS_N0 + n] = int(action)
+        self.io[ANS_COUNT] = n + 1
+        self.answers.append((self.pending.seat, self.pending.kind, int(action)))
+        self.pending = None
+
+    def picked(self, seat: int) -> tuple[int, ...]:
+        """The 换三张 tiles ``seat`` has picked so far (an exchange is three decisions, one tile each)."""
+        return tuple(a for s, k, a in self.answers if s == seat and k == "exchange")
+
+    @property
+    def over(self) -> bool:
+        return self.pc[state.PC_STAGE] == state.STAGE_DONE
+
+
+def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,
+               record: bool = False) -> dict:
+    """Play hands with the seat specs listed in ``agents`` (``{spec index: agent}``, spec index = position in
+    ``rules.seats``) played by Python agents and the others by their compiled bots. Returns the raw arrays of
+    :func:`engine.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
+    bytes). Agents follow :class:`simulator.agents.Agent`."""
+    from simulator.agents import observe
+
+    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
+    n = hand_ids.shape[0]
+    deal_ids, rotations = engine.split_ids(hand_ids, duplicate)
+    wall_seeds, bot_seeds = engine.deal_seeds(seed, deal_ids)
+    bot_ids, bot_par = rules.bot_arrays()
+    log_ids = bot_ids.copy()
+    for b, agent in agents.items():
+        # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
+        log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
+    hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
+    raw = engine.empty_raw(hand_ids, deal_ids, rotations)
+    ev_rows = []
+    nw = 0
+    g, ps, score, wins = hand.arrays[5], hand.arrays[6], hand.arrays[7], hand.arrays[9]
+    seat_agent: list = [None] * state.N_SEATS
+    for i in range(n):
+        rot = int(rotations[i])
+        for s in range(state.N_SEATS):
+            b = (s + rot) % state.N_SEATS
+            hand.bots[s] = log_ids[b]
+            hand.bpar[s] = bot_par[b]
+            seat_agent[s] = agents.get(b)
+        hand.set_external(s for s in range(state.N_SEATS) if seat_agent[s] is not None)
+        hand.deal(wall_seeds[i], bot_seeds[i], deal_ids[i] % 4, label=str(hand_ids[i]))
+        for s in range(state.N_SEATS):
+            new_hand = getattr(seat_agent[s], "new_hand", None)
+            if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
+                new_hand(int(hand.rngs[1 + s]))
+        while (d := hand.advance()) is not None:
+            hand.apply(seat_agent[d.seat].act(observe(hand, d)))
+        nw = engine.write_outputs(i, nw, g, ps, score, wins, hand.arrays[10], hand.arrays[11], hand.arrays[12],
+                                  hand.dealt, raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"],
+                                  raw["wmk"], raw["wmt"])
+        if record:
+            ev = hand.arrays[14][:g[state.G_NEV]]
+            ev_rows.append(np.column_stack([np.full(ev.shape[0], i, np.int32), ev]))
+    engine.trim_raw(raw, nw)
+    if record and raw["h"][:, state.H_EV_OVERFLOW].any():
+        raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
+    raw["events"] = (np.concatenate(ev_rows) if ev_rows else np.zeros((0, 1 + state.EV_W), np.int32))
+    return raw
