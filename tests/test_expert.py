@@ -48,12 +48,14 @@ def test_a_concealed_kong_is_not_counted_as_seen():
     visible = arrays[13]
     mk, mt, nm = arrays[2], arrays[3], arrays[4]
     dealt = np.zeros((4, 27), np.uint8)
+    rngs, io, pc = engine.alloc_step()
+    snap = engine.alloc_snapshot()
     ids = np.arange(600, dtype=np.int64)
     walls, bseeds = engine.deal_seeds(5, ids)
     seen = 0
     for i in ids:
-        engine.play_hand(TABLE, params, bots, bpar.astype(np.int64), walls[i], bseeds[i], i % 4, *arrays[:13],
-                         visible, arrays[14], dealt)
+        engine.play_hand(TABLE, params, bots, bpar.astype(np.int64), io, pc, rngs, walls[i], bseeds[i], i % 4,
+                         *arrays[:13], visible, arrays[14], dealt, snap)
         for s in range(4):
             for j in range(nm[s]):
                 if mk[s, j] == MELD_CKONG:

@@ -100,7 +100,7 @@ def test_the_documented_bot_parameters_are_the_schemas():
     from simulator.rules import BOTS, BotSpec
 
     text = (ROOT / "docs/studies.md").read_text(encoding="utf-8")
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| `?([\w.]+)`? \|", text, re.M)}
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| `?([^`|\s]+)`? \|", text, re.M)}
     for name, info in BotSpec.model_fields.items():
         assert rows[name] == str(info.default), name
         bounds = {type(m).__name__: m for m in info.metadata}
