@@ -30,6 +30,7 @@ from simulator.bots.danger import opponent_threats, tile_risk
 from simulator.bots.expert_value import (
     N_SHAPES,
     RON_SHARE,
+    S_EXIT,
     S_PLAIN,
     exit_value,
     held4,
@@ -37,6 +38,7 @@ from simulator.bots.expert_value import (
     shape_incomes,
     shapes_value,
     unseen_of,
+    wait_income,
 )
 from simulator.evaluate import (
     CTX_SELF_DRAW,
@@ -102,7 +104,7 @@ def unseen_total(conc, visible) -> float:
 
 
 @njit(cache=True)
-def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
                ready_bonus) -> float:
     """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
     acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
@@ -110,9 +112,13 @@ def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc
     if sh >= SHANTEN_NEVER:
         return 0.0
     acc = 4.0
-    if draws != 0:
+    pay = inc[S_PLAIN]
+    if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
+        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in)
+        pay += inc[S_EXIT]
+    elif draws != 0:
         acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
-    v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
+    v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
     s = 0.0
     if ambition > 0.0:
         s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
@@ -176,7 +182,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
         else:
             conc[k] -= 1
             # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
-            v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+            v = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
                            ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
             conc[k] += 1
             if k // 9 == void:
@@ -273,7 +279,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     inc = np.empty(N_SHAPES, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     sh = shanten(table, conc, mk, mt, nm, void)
-    return hand_value(table, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
+    return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
                       ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws))
 
 

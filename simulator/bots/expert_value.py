@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.evaluate import MELD_CKONG, MELD_PUNG
+from simulator.evaluate import CTX_SELF_DRAW, MELD_CKONG, MELD_PUNG, evaluate_win, wait_mask
 from simulator.scoring import (
     F_DUIDUIHU,
     F_LONGQIDUI,
@@ -123,8 +123,8 @@ def menqing(mk, nm) -> bool:
 
 
 # Shape slots of the income cache (one income per shape, computed once per decision)
-S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI = range(5)
-N_SHAPES = 5
+S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI, S_EXIT = range(6)
+N_SHAPES = 6  # the last slot holds the exit value alone (added to a ready hand's exact wait income)
 
 
 @njit(cache=True)
@@ -149,6 +149,7 @@ def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
     out[S_QIDUI] = income(params, qd, gen, n_in) + ex
     out[S_QYS] = income(params, base | F_QINGYISE, gen, n_in) + ex
     out[S_QDUI] = income(params, base | F_QINGYISE | F_DUIDUIHU, gen, n_in) + ex
+    out[S_EXIT] = ex
 
 
 @njit(cache=True)
@@ -208,3 +209,28 @@ def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, 
         if v > best:
             best, best_s = v, slot
     return best * ambition, best_s
+
+
+@njit(cache=True)
+def wait_income(table, params, conc, mk, mt, nm, void, visible, n_in):
+    """``(waits, income)`` of a ready 3k+1 hand: unseen tiles that complete it, and the expected points of its
+    win averaged over them, each wait scored exactly under the active rules (its own fan, 根, 对对胡, 金钩钓,
+    清一色 …; self-draw share as in :func:`income`). A strong player picks the wait worth most, not just
+    the widest."""
+    waits = wait_mask(table, conc, mk, mt, nm, void)
+    w = 0.0
+    tot = 0.0
+    f_sd = 1.0 / (1.0 + RON_SHARE * n_in)
+    for k in range(N_KINDS):
+        if not (waits >> k) & 1:
+            continue
+        u = unseen_of(conc, visible, k)
+        if u <= 0.0:
+            continue
+        conc[k] += 1
+        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)[5]
+        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)[5]
+        conc[k] -= 1
+        w += u
+        tot += u * (f_sd * sd * n_in + (1.0 - f_sd) * ron)
+    return w, (tot / w if w > 0.0 else 0.0)
