@@ -3,6 +3,7 @@
     python benchmarks/expert.py                         # 2,000 walls × 4 seatings, quick
     python benchmarks/expert.py --walls 12500           # the figure quoted in docs/rules.md
     python benchmarks/expert.py --part speed --hands 20000
+    python benchmarks/expert.py --part breakdown --walls 2000
 
 - **strength**: one expert among three greedy (``seats: [expert, greedy, greedy, greedy]``), duplicate play:
   every wall is played four times with the expert in each seat, so the luck of the deal cancels. Prints the
@@ -11,6 +12,8 @@
   ``--config`` given; also expert vs value and vs defensive with ``--opponents``.
 - **shape**: expert×4 and greedy×4 on the same walls: winners per hand, share of hands with no winner, share
   of wins worth ≥ 2 fan, 花猪 rate and declined wins per player-hand.
+- **breakdown** (only on request): where the expert gains or loses against greedy — wins, deal-ins,
+  self-draw share, mean points and each score column, per seat type.
 - **speed**: hands/s (CPU time of this process, warm) of expert×4 and greedy×4 in the same run.
 """
 
@@ -44,6 +47,30 @@ def strength(config: str, opponent: str, walls: int, seed: int) -> None:
     se = per_wall.std(ddof=1) / np.sqrt(walls)
     print(f"  {config:16s} expert vs 3 {opponent:9s}: {mean:+.3f} ± {se:.3f} base units per player-hand "
           f"(SE clustered by wall; {walls:,} walls × 4 seatings)")
+
+
+def breakdown(config: str, walls: int, seed: int) -> None:
+    """Where the expert gains or loses against greedy (same duplicate games as :func:`strength`): per seat
+    type, wins and deal-ins per player-hand, self-draw share, mean points of those wins and deal-ins, and the
+    mean of each score column (base units per player-hand)."""
+    ids = np.arange(4 * walls, dtype=np.int64)
+    cols = columns(config, ["expert", "greedy", "greedy", "greedy"], ids, seed, duplicate=True)
+    p, w = cols["players"], cols["wins"]
+    mine = np.asarray(p["bot"]).astype(str) == "expert"
+    seat_of = dict(zip(np.asarray(p["hand_id"])[mine].tolist(), np.asarray(p["seat"])[mine].tolist(), strict=True))
+    es = np.array([seat_of[h] for h in np.asarray(w["hand_id"]).tolist()], dtype=np.int64)
+    winner, payer = np.asarray(w["winner"]), np.asarray(w["payer"])
+    discard = np.asarray(w["kind"]).astype(str) == "discard"
+    pts = np.asarray(w["points"], dtype=np.float64)
+    for name, m, wm, dm in (("expert", mine, winner == es, discard & (payer == es)),
+                            ("greedy", ~mine, winner != es, discard & (payer != es) & (payer >= 0))):
+        n = int(m.sum())
+        comps = " ".join(f"{c[6:]} {np.asarray(p[c])[m].mean():+.3f}" for c in (
+            "score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund",
+            "score_total"))
+        print(f"  {name}: wins {wm.sum() / n:.3f}/player-hand (self-draw {np.mean(~discard[wm]):.3f}, "
+              f"{pts[wm].mean():.2f} points), deal-ins {dm.sum() / n:.3f} ({pts[dm].mean():.2f} points), "
+              f"ready at the end {np.asarray(p['ready'])[m].mean():.3f}  |  {comps}  (n = {n:,} player-hands)")
 
 
 def shape_row(name: str, cols: dict) -> None:
@@ -82,7 +109,7 @@ def speed(config: str, hands: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["all", "strength", "shape", "speed"], default="all")
+    ap.add_argument("--part", choices=["all", "strength", "breakdown", "shape", "speed"], default="all")
     ap.add_argument("--walls", type=int, default=2000, help="walls for strength (each played 4 times)")
     ap.add_argument("--hands", type=int, default=10000, help="hands for shape and speed")
     ap.add_argument("--config", nargs="+", default=["chengdu"])
@@ -95,6 +122,10 @@ def main() -> None:
     if args.part in ("all", "shape"):
         print("game shape")
         shape(args.config[0], args.hands, args.seed)
+    if args.part == "breakdown":
+        print("breakdown (one expert among three greedy, duplicate seating)")
+        for cfg in args.config:
+            breakdown(cfg, args.walls, args.seed)
     if args.part in ("all", "strength"):
         print("strength")
         for cfg in args.config:

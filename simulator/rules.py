@@ -243,10 +243,10 @@ class BotSpec(_Frozen):
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
-    defence: Annotated[float, Field(ge=0, le=10)] = 0.5
+    defence: Annotated[float, Field(ge=0, le=10)] = 0.3
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
-    tempo: Annotated[float, Field(ge=0, le=10)] = 0.1
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.03
 
     def to_row(self) -> np.ndarray:
         milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]

@@ -25,11 +25,13 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, suit_count
+from simulator.bots.common import connectivity, discard_shantens, draw_candidates, suit_count
 from simulator.bots.danger import opponent_threats, tile_risk
+from simulator.bots.expert_fast import fast_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
     RON_SHARE,
+    S_EXIT,
     S_PLAIN,
     exit_value,
     held4,
@@ -37,6 +39,7 @@ from simulator.bots.expert_value import (
     shape_incomes,
     shapes_value,
     unseen_of,
+    wait_income,
 )
 from simulator.evaluate import (
     CTX_SELF_DRAW,
@@ -102,20 +105,25 @@ def unseen_total(conc, visible) -> float:
 
 
 @njit(cache=True)
-def hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-               ready_bonus) -> float:
+def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+               ready_bonus, qc, ks) -> float:
     """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
     acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
-    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw)."""
+    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
+    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit."""
     if sh >= SHANTEN_NEVER:
         return 0.0
     acc = 4.0
-    if draws != 0:
-        acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
-    v = p_win(sh, acc, u_tot, n_draws, n_in) * inc[S_PLAIN]
+    pay = inc[S_PLAIN]
+    if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
+        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in)
+        pay += inc[S_EXIT]
+    elif draws != 0:
+        acc = float(fast_acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
+    v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
     s = 0.0
     if ambition > 0.0:
-        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition)
+        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
     return max(v, s) + ready_bonus * ready
 
@@ -165,6 +173,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
+    qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
     for k in range(N_KINDS):
         if not (legal >> k) & 1:
@@ -176,8 +185,8 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
         else:
             conc[k] -= 1
             # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
-            v = hand_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                           ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb)
+            v = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+                           ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9)
             conc[k] += 1
             if k // 9 == void:
                 dead_v = v
@@ -273,8 +282,9 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     inc = np.empty(N_SHAPES, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     sh = shanten(table, conc, mk, mt, nm, void)
-    return hand_value(table, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
-                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws))
+    return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
+                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
+                      np.full(6, -1.0), -1)
 
 
 @njit(cache=True)

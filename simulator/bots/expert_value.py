@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.evaluate import MELD_CKONG, MELD_PUNG
+from simulator.evaluate import CTX_SELF_DRAW, MELD_CKONG, MELD_PUNG, evaluate_win, wait_mask
 from simulator.scoring import (
     F_DUIDUIHU,
     F_LONGQIDUI,
@@ -123,8 +123,8 @@ def menqing(mk, nm) -> bool:
 
 
 # Shape slots of the income cache (one income per shape, computed once per decision)
-S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI = range(5)
-N_SHAPES = 5
+S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI, S_EXIT = range(6)
+N_SHAPES = 6  # the last slot holds the exit value alone (added to a ready hand's exact wait income)
 
 
 @njit(cache=True)
@@ -149,6 +149,7 @@ def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
     out[S_QIDUI] = income(params, qd, gen, n_in) + ex
     out[S_QYS] = income(params, base | F_QINGYISE, gen, n_in) + ex
     out[S_QDUI] = income(params, base | F_QINGYISE | F_DUIDUIHU, gen, n_in) + ex
+    out[S_EXIT] = ex
 
 
 @njit(cache=True)
@@ -158,53 +159,97 @@ def unseen_of(conc, visible, k) -> float:
 
 
 @njit(cache=True)
-def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition):
+def qys_reach(table, conc, mt, nm, visible, s):
+    """``(distance, acceptance)`` toward 清一色 in suit ``s``: from the suit table alone (melds + a pair)."""
+    d = qys_dist(table, conc, mt, nm, s)
+    if d >= MAX_D:
+        return d, 0.0
+    key = 0
+    for r in range(8, -1, -1):
+        key = key * 5 + np.int64(conc[9 * s + r])
+    col = 4 - nm + 5  # melds still needed + a pair, all in this suit (see value.qys_dist)
+    acc = 0.0
+    step = 1
+    for r in range(9):
+        k = 9 * s + r
+        if conc[k] < 4 and np.int64(table[key + step, col]) - 1 < d:
+            acc += unseen_of(conc, visible, k)
+        step *= 5
+    return d, acc
+
+
+@njit(cache=True)
+def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition, qc, ks):
     """``(value, shape)``: the best big-shape value of this 3k+1 hand (对对胡, 七对, 清一色 of a kept suit),
-    already scaled by ``ambition``; shape −1 when none is within reach."""
+    already scaled by ``ambition``; shape −1 when none is within reach. ``qc`` (float64[6]: distances then
+    acceptances per suit, distance −1 = not yet known) caches each suit's 清一色 reach across the discards of
+    one decision: a discard from suit ``ks`` leaves the other suits as they were (``ks`` −1: no caching)."""
     best = 0.0
     best_s = -1
     # 对对胡: every meld set down is a pung/kong (no chow in this game); pairs become triplets
-    d = ddh_dist(conc, nm, void)
-    if d < MAX_D:
-        acc = 0.0
-        for k in range(N_KINDS):
-            if k // 9 != void and (conc[k] == 2 or conc[k] == 1):
-                acc += unseen_of(conc, visible, k)
-        v = p_win(d, acc * 0.5, unseen_total, n_draws, n_in) * inc[S_DDH]
-        if v > best:
-            best, best_s = v, S_DDH
-    # 七对: nothing set down; odd kinds wait for their pair
-    if nm == 0:
-        d = qidui_dist(conc, nm, void)
-        if d < MAX_D:
-            acc = 0.0
-            for k in range(N_KINDS):
-                if k // 9 != void and conc[k] & 1:
-                    acc += unseen_of(conc, visible, k)
-            v = p_win(d, acc * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # 七对 ends on a single wait
-            if v > best:
-                best, best_s = v, S_QIDUI
-    # 清一色 in each kept suit: distance and acceptance from the suit table alone
     dd = ddh_dist(conc, nm, void)
+    if dd < MAX_D or nm == 0:
+        acc_dd = 0.0
+        acc_qd = 0.0
+        for k in range(N_KINDS):
+            if k // 9 != void:
+                c = conc[k]
+                if c == 2 or c == 1:
+                    acc_dd += unseen_of(conc, visible, k)
+                if c & 1:
+                    acc_qd += unseen_of(conc, visible, k)
+        if dd < MAX_D:
+            v = p_win(dd, acc_dd * 0.5, unseen_total, n_draws, n_in) * inc[S_DDH]
+            if v > best:
+                best, best_s = v, S_DDH
+        # 七对: nothing set down; odd kinds wait for their pair
+        if nm == 0:
+            d = qidui_dist(conc, nm, void)
+            if d < MAX_D:
+                v = p_win(d, acc_qd * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # ends on a single wait
+                if v > best:
+                    best, best_s = v, S_QIDUI
+    # 清一色 in each kept suit
     for s in range(3):
         if s == void:
             continue
-        d = qys_dist(table, conc, mt, nm, s)
+        if s != ks and ks >= 0 and qc[s] >= 0.0:
+            d = np.int64(qc[s])
+            acc = qc[3 + s]
+        else:
+            d, acc = qys_reach(table, conc, mt, nm, visible, s)
+            if s != ks and ks >= 0:
+                qc[s] = d
+                qc[3 + s] = acc
         if d >= MAX_D:
             continue
-        key = 0
-        for r in range(8, -1, -1):
-            key = key * 5 + np.int64(conc[9 * s + r])
-        col = 4 - nm + 5  # melds still needed + a pair, all in this suit (see value.qys_dist)
-        acc = 0.0
-        step = 1
-        for r in range(9):
-            k = 9 * s + r
-            if conc[k] < 4 and np.int64(table[key + step, col]) - 1 < d:
-                acc += unseen_of(conc, visible, k)
-            step *= 5
         slot = S_QDUI if dd <= d else S_QYS
         v = p_win(d, acc, unseen_total, n_draws, n_in) * inc[slot]
         if v > best:
             best, best_s = v, slot
     return best * ambition, best_s
+
+
+@njit(cache=True)
+def wait_income(table, params, conc, mk, mt, nm, void, visible, n_in):
+    """``(waits, income)`` of a ready 3k+1 hand: unseen tiles that complete it, and the expected points of its
+    win averaged over them, each wait scored exactly under the active rules (its own fan, 根, 对对胡, 金钩钓,
+    清一色 …; self-draw share as in :func:`income`). A strong player picks the wait worth most, not just
+    the widest."""
+    waits = wait_mask(table, conc, mk, mt, nm, void)
+    w = 0.0
+    tot = 0.0
+    f_sd = 1.0 / (1.0 + RON_SHARE * n_in)
+    for k in range(N_KINDS):
+        if not (waits >> k) & 1:
+            continue
+        u = unseen_of(conc, visible, k)
+        if u <= 0.0:
+            continue
+        conc[k] += 1
+        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)[5]
+        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)[5]
+        conc[k] -= 1
+        w += u
+        tot += u * (f_sd * sd * n_in + (1.0 - f_sd) * ron)
+    return w, (tot / w if w > 0.0 else 0.0)
