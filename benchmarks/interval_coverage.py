@@ -3,9 +3,9 @@ interval family on each block, and count how often a block's 95% interval holds 
 
 Usage::
 
-    python benchmarks/coverage.py                       # 40 blocks of 1,000 hands, duplicate seating
-    python benchmarks/coverage.py --blocks 60 --block-hands 800 --no-duplicate --jobs 2
-    python benchmarks/coverage.py --run DIR             # reuse a run written by an earlier call (--keep)
+    python benchmarks/interval_coverage.py                       # 40 blocks of 1,000 hands, duplicate seating
+    python benchmarks/interval_coverage.py --blocks 60 --block-hands 800 --no-duplicate --jobs 2
+    python benchmarks/interval_coverage.py --run DIR             # reuse a run written by an earlier call (--keep)
 
 The study: Chengdu rules with all-greedy seats (baseline), the same with the value bot at seat 0 (decisions
 differ on most hands) and with a 3-fan cap (a rule that rarely binds: few differing units per block). With
