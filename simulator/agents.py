@@ -14,13 +14,12 @@ scores, the tiles left, the legal actions and the rule set. It is a copy: changi
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from simulator import state
-from simulator.rules import BOT_INDEX, RuleSet
+from simulator.rules import BOT_INDEX
 from simulator.state import A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
 
 PASS, PUNG, KONG, WIN = A_PASS, A_PUNG, A_KONG, A_WIN
@@ -35,10 +34,11 @@ class Agent(Protocol):
     def act(self, obs: Observation) -> int: ...
 
 
-@dataclass(frozen=True)
 class Observation:
     """One seat's view at one of its decisions. Tile kinds are 0–26 (``1m``…``9m``, ``1p``…, ``1s``…); seats
-    0–3 in turn order. Arrays are read-only copies.
+    0–3 in turn order. Arrays are read-only copies; attributes cannot be set. The fields past the
+    decision's own are derived on first access from a copy of the state taken at the decision (a bot that reads
+    only ``legal_actions`` pays for nothing else).
 
     - ``seat``, ``decision`` (``exchange`` / ``void`` / ``discard`` / ``claim`` / ``self_kong`` / ``take_win``),
       ``legal_actions`` (tuple) and ``action_mask`` (``int8[34]``);
@@ -50,36 +50,95 @@ class Observation:
     - ``discards``: ``((seat, tile), ...)`` every discard in order (claimed ones included);
     - ``won``: ``int64[4]`` win kind per seat (−1 not won, 0 discard, 1 self-draw, 2 robbed kong);
       ``win_order``: the win event (1, 2, 3) or −1; ``scores``: ``int64[4]`` net base units so far;
-    - ``visible``: ``int8[27]`` copies of each kind seen face up by everyone (discards, exposed melds);
+    - ``visible``: ``int8[27]`` copies of each kind this seat has seen: discards, exposed melds and its own
+      concealed kongs (another seat's concealed kong is face down and not counted);
     - ``tiles_left``, ``dealer``, ``rules`` (the :class:`RuleSet`).
     """
 
-    seat: int
-    decision: str
-    legal_actions: tuple[int, ...]
-    action_mask: np.ndarray
-    tile: int
-    from_seat: int
-    fan: int
-    hand: np.ndarray
-    picked: tuple[int, ...]
-    melds: tuple[tuple[tuple[str, int], ...], ...]
-    voids: np.ndarray
-    discards: tuple[tuple[int, int], ...]
-    won: np.ndarray
-    win_order: np.ndarray
-    scores: np.ndarray
-    visible: np.ndarray
-    tiles_left: int
-    dealer: int
-    rules: RuleSet
-    _raw: dict = field(repr=False, compare=False)  # compiled-policy inputs of this seat (for the built-in bots)
+    __slots__ = ("seat", "decision", "legal_actions", "action_mask", "tile", "from_seat", "fan", "picked",
+                 "tiles_left", "dealer", "rules", "_s", "_cache")
 
+    def __init__(self, seat, decision, legal_actions, action_mask, tile, from_seat, fan, picked, tiles_left, dealer,
+                 rules, snapshot):
+        for name, value in (("seat", seat), ("decision", decision), ("legal_actions", legal_actions),
+                            ("action_mask", action_mask), ("tile", tile), ("from_seat", from_seat), ("fan", fan),
+                            ("picked", picked), ("tiles_left", tiles_left), ("dealer", dealer), ("rules", rules),
+                            ("_s", snapshot), ("_cache", {})):
+            object.__setattr__(self, name, value)
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.array(a)
-    a.flags.writeable = False
-    return a
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Observation is read-only (cannot set {name!r})")
+
+    def __repr__(self) -> str:
+        return (f"Observation(seat={self.seat}, decision={self.decision!r}, legal_actions={self.legal_actions},"
+                f" tile={self.tile}, tiles_left={self.tiles_left})")
+
+    def _get(self, name, make):
+        c = self._cache
+        if name not in c:
+            v = make()
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+            c[name] = v
+        return c[name]
+
+    @property
+    def hand(self) -> np.ndarray:
+        return self._get("hand", lambda: self._s["conc"][self.seat].copy())
+
+    @property
+    def melds(self) -> tuple[tuple[tuple[str, int], ...], ...]:
+        s = self._s
+        return self._get("melds", lambda: tuple(
+            _melds(s["mk"][q], s["mt"][q], s["nm"][q], q != self.seat) if s["nm"][q] else () for q in range(4)))
+
+    @property
+    def voids(self) -> np.ndarray:
+        return self._get("voids", lambda: self._s["voids"].copy())
+
+    @property
+    def discards(self) -> tuple[tuple[int, int], ...]:
+        def make():
+            ev = self._s["events"]
+            disc = ev[ev[:, 0] == state.EV_DISCARD]
+            return tuple(zip(disc[:, 1].tolist(), disc[:, 2].tolist(), strict=True))
+        return self._get("discards", make)
+
+    @property
+    def won(self) -> np.ndarray:
+        ps = self._s["ps"]
+        return self._get("won", lambda: np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_KIND], -1))
+
+    @property
+    def win_order(self) -> np.ndarray:
+        ps = self._s["ps"]
+        return self._get("win_order", lambda: np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_ORDER], -1))
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self._get("scores", lambda: self._s["score"].sum(axis=1))
+
+    @property
+    def visible(self) -> np.ndarray:
+        def make():  # the engine's count leaves every concealed kong out (face down); a seat knows its own
+            s, q = self._s, self.seat
+            vis = s["visible"].copy()
+            for i in range(s["nm"][q]):
+                if s["mk"][q][i] == 3:
+                    vis[s["mt"][q][i]] += 4
+            return vis
+        return self._get("visible", make)
+
+    @property
+    def _raw(self) -> dict:
+        """The compiled policies' inputs of this seat, for the built-in bots to choose exactly as their compiled
+        seats do (``visible`` as the dispatchers give it: public tiles plus the seat's own concealed kongs)."""
+        def make():
+            s, q = self._s, self.seat
+            return {"table": s["table"], "params": s["params"], "conc": s["conc"][q].copy(),
+                    "mk": np.array(s["mk"][q], np.int8), "mt": np.array(s["mt"][q], np.int8), "nm": s["nm"][q],
+                    "void": int(s["ps"][q, state.PS_VOID]), "visible": self.visible.copy()}
+        return self._get("_raw", make)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -98,44 +157,19 @@ def _melds(kinds: list, tiles: list, n: int, other: bool) -> tuple[tuple[str, in
 
 
 def observe(hand, d) -> Observation:
-    """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`."""
+    """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`: a copy of what the
+    observation is derived from, taken now (the hand moves on after the bot answers)."""
     wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events = hand.arrays
-    s = d.seat
-    mkl, mtl, nml = mk.tolist(), mt.tolist(), nm.tolist()
-    melds = tuple(_melds(mkl[q], mtl[q], nml[q], q != s) if nml[q] else () for q in range(state.N_SEATS))
     voids = ps[:, state.PS_VOID].copy()
     if hand.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
         voids[:] = -1
-    voids.flags.writeable = False
-    ev = events[:g[state.G_NEV]]
-    disc = ev[ev[:, 0] == state.EV_DISCARD]
-    won_now = ps[:, state.PS_WON] == 1
-    won = np.where(won_now, ps[:, state.PS_WIN_KIND], -1)
-    won.flags.writeable = False
-    order = np.where(won_now, ps[:, state.PS_WIN_ORDER], -1)
-    order.flags.writeable = False
-    scores = score.sum(axis=1)
-    scores.flags.writeable = False
+    snapshot = {"table": hand.table, "params": hand.params, "conc": conc.copy(), "mk": mk.tolist(),
+                "mt": mt.tolist(), "nm": nm.tolist(), "ps": ps.copy(), "score": score.copy(),
+                "visible": visible.copy(), "events": events[:g[state.G_NEV]].copy(), "voids": voids}
     legal, mask = _legal(d.legal)
-    own = conc[s].copy()
-    vis = visible.copy()
-    # the compiled policies' inputs, for the built-in bots to choose exactly as their compiled seats do (their
-    # ``visible`` counts every concealed kong, as the compiled bots always have)
-    raw = {"table": hand.table, "params": hand.params, "conc": own.copy(), "mk": mk[s].copy(), "mt": mt[s].copy(),
-           "nm": nml[s], "void": int(ps[s, state.PS_VOID]), "visible": vis.copy()}
-    for q in range(state.N_SEATS):  # another seat's concealed kong is face down: not seen by this seat
-        if q != s:
-            for i in range(nml[q]):
-                if mkl[q][i] == 3:
-                    vis[mtl[q][i]] -= 4
-    own.flags.writeable = False
-    vis.flags.writeable = False
-    return Observation(
-        seat=s, decision=d.kind, legal_actions=legal, action_mask=mask, tile=d.tile, from_seat=d.from_seat,
-        fan=d.fan, hand=own, picked=hand.picked(s) if d.kind == "exchange" else (), melds=melds, voids=voids,
-        discards=tuple(zip(disc[:, 1].tolist(), disc[:, 2].tolist(), strict=True)), won=won, win_order=order,
-        scores=scores, visible=vis, tiles_left=int(g[state.G_TAIL] - g[state.G_HEAD]),
-        dealer=int(g[state.G_DEALER]), rules=hand.rules, _raw=raw)
+    return Observation(d.seat, d.kind, legal, mask, d.tile, d.from_seat, d.fan,
+                       hand.picked(d.seat) if d.kind == "exchange" else (), int(g[state.G_TAIL] - g[state.G_HEAD]),
+                       int(g[state.G_DEALER]), hand.rules, snapshot)
 
 
 class Bot:

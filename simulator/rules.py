@@ -209,7 +209,7 @@ class BotSpec(_Frozen):
 
     @model_validator(mode="after")
     def _params_fit(self) -> BotSpec:
-        if self.params:
+        if self.params is not None:
             if self.bot in BOT_INDEX:
                 raise ValueError(f"params are for Python bots; {self.bot!r} takes decline_below, decline_wall,"
                                  " defend_wall, steer_shanten, defence, ambition, temperature, tempo")
@@ -225,7 +225,7 @@ class BotSpec(_Frozen):
     def _dump(self, handler: Any) -> dict[str, Any]:
         # no params key for seats without params: the digests and manifests of existing configs stay the same
         data = handler(self)
-        if not self.params:
+        if self.params is None:
             data.pop("params", None)
         return data
 
@@ -235,10 +235,10 @@ class BotSpec(_Frozen):
 
     def build(self) -> Any:
         """A new instance of this seat's Python bot."""
-        return bot_class(self.bot)(**self.params)
+        return bot_class(self.bot)(**(self.params or {}))
 
     bot: str = "greedy"
-    params: dict[str, Any] = {}
+    params: dict[str, Any] | None = None
     decline_below: Annotated[int, Field(ge=0, le=16)] = 2
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
