@@ -105,10 +105,11 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
             with pytest.raises(ValueError):
                 obs.hand[0] = 1
             for q, melds in enumerate(obs.melds):
-                for kind, tile in melds:
+                for i, (kind, tile) in enumerate(melds):
                     if kind == "concealed_kong" and q != 0:
                         assert tile == -1
-                        assert (np.asarray(hand.arrays[13]) - obs.visible).sum() >= 4  # not counted as seen
+                        kind_in_kong = int(hand.arrays[3][q][i])  # the engine's meld tiles (not public)
+                        assert obs.visible[kind_in_kong] == 0  # all four copies are face down in the kong
                         seen_hidden = True
             hand.apply(agents.GreedyBot().act(obs))
         if seen_hidden:
