@@ -3,6 +3,7 @@
     python benchmarks/engine.py                    # greedy×4 on chengdu, 20,000 hands
     python benchmarks/engine.py --hands 50000 --mix all --config qq_sichuan
     python benchmarks/engine.py --compile          # one-time compilation: CPU seconds per module and function
+    python benchmarks/engine.py --compile --mix expert   # the same for the full copy of the engine
 
 Times are CPU time of this process (``time.process_time``), so other jobs on the machine distort them less
 than wall-clock time would. Prints, per bot mix: total hands/s of ``play_hands`` and the split between seed derivation
@@ -38,6 +39,7 @@ MIXES = {
     "defensive": ["defensive"] * 4,
     "random": ["random"] * 4,
     "mixed": ["greedy", "value", "defensive", "random"],
+    "expert": ["expert"] * 4,
 }
 
 
@@ -76,9 +78,10 @@ def bench(config: str, seats: list[str], hands: int, chunk: int) -> None:
     print(f"  RSS after each {chunk}-hand chunk (MB): {' '.join(f'{x:.0f}' for x in rss)}")
 
 
-def profile_compile(top: int) -> None:
-    """In this process (which must start with an empty numba cache): compile the engine through one hand and
-    print the CPU seconds spent compiling, per module and per function."""
+def profile_compile(top: int, seats: list[str]) -> None:
+    """In this process (which must start with an empty numba cache): compile the engine through one hand with
+    these seats and print the CPU seconds spent compiling, per module and per function. A line-up of greedy and
+    random seats compiles the engine's simple copy, any other the full one (see simulator.bots)."""
     from numba.core import event
 
     class CpuTimes(event.Listener):
@@ -98,7 +101,7 @@ def profile_compile(top: int) -> None:
     rec = CpuTimes()
     event.register("numba:compile", rec)
     t0 = time.process_time()
-    play_hands(load_rules("chengdu"), np.arange(1), 0, record=True)
+    play_hands(load_rules("chengdu", {"seats": seats}), np.arange(1), 0, record=True)
     total = time.process_time() - t0
     excl: dict[str, float] = defaultdict(float)
     copies: dict[str, int] = defaultdict(int)
@@ -122,11 +125,12 @@ def profile_compile(top: int) -> None:
         print(f"  {name:36s} {sec:6.2f} s  ×{copies[name]}")
 
 
-def compile_child(top: int) -> None:
+def compile_child(top: int, mix: str) -> None:
     """Run :func:`profile_compile` in a child with a fresh, temporary numba cache."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NUMBA_CACHE_DIR": tmp}
-        subprocess.run([sys.executable, __file__, "--profile-compile-here", "--top", str(top)], env=env, check=True)
+        subprocess.run([sys.executable, __file__, "--profile-compile-here", "--top", str(top), "--mix", mix],
+                       env=env, check=True)
 
 
 def main() -> None:
@@ -140,10 +144,10 @@ def main() -> None:
     ap.add_argument("--profile-compile-here", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.profile_compile_here:
-        profile_compile(args.top)
+        profile_compile(args.top, MIXES[args.mix])
         return
     if args.compile:
-        compile_child(args.top)
+        compile_child(args.top, "greedy" if args.mix == "all" else args.mix)
         return
     for name in MIXES if args.mix == "all" else [args.mix]:
         bench(args.config, MIXES[name], args.hands, args.chunk)

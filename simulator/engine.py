@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba import types as nt
 
 from simulator import numba_cache, records, state
 from simulator.bots import (
@@ -25,6 +26,7 @@ from simulator.bots import (
     bot_takes_win,
     bot_void,
     planning_void,
+    simple_lineup,
 )
 from simulator.bots.common import legal_discard_mask, self_kong_options
 from simulator.evaluate import (
@@ -903,11 +905,13 @@ def finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
 # Batches
 
 @njit(cache=True)
-def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, rotations, record, h_out, p_out,
-               dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out, ev_out):
+def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dealers, rotations, record, h_out,
+               p_out, dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out, ev_out):
     """Play ``len(wall_seeds)`` hands into preallocated outputs; returns ``(win rows, event rows)`` written.
 
-    Seat s of hand i is played by bot spec ``(s + rotations[i]) % 4``. Outputs: ``h_out int64[n, H_N]``,
+    Seat s of hand i is played by bot spec ``(s + rotations[i]) % 4``; ``bot_par`` holds the specs' parameter
+    rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are ``None``
+    for a line-up without parameterised bots (see :func:`lineup_params`). Outputs: ``h_out int64[n, H_N]``,
     ``p_out int64[4n, PL_N]``, ``dealt_out uint8[4n, 27]``, ``w_out int64[3n, W_N]`` with ``w_hand`` (row of the
     hand) and the winning hands ``wconc_out/wmk_out/wmt_out``; with ``record`` the events go to ``ev_out``
     (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the event row count returned may exceed ``cap``,
@@ -916,7 +920,6 @@ def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, 
     rngs, io, pc = alloc_step()
     snap = alloc_snapshot()
     bots = np.empty(N_SEATS, np.int64)
-    bpar = np.empty((N_SEATS, bot_par.shape[1]), np.int64)
     dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
     nw = 0
     ne = 0
@@ -924,9 +927,13 @@ def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, 
         for s in range(N_SEATS):
             b = (s + rotations[i]) % N_SEATS
             bots[s] = bot_ids[b]
-            bpar[s, :] = bot_par[b, :]
-        play_hand(table, params, bots, bpar, io, pc, rngs, wall_seeds[i], bot_seeds[i], dealers[i], wall,
-                  conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt, snap)
+            seat_params(bot_par, bpar, s, b)
+        # start_hand + run_hand rather than play_hand: numba links a copy of every callee's code into each
+        # compiled caller, so one wrapper level less is one whole-engine code generation less on a cold start
+        start_hand(params, bots, wall_seeds[i], bot_seeds[i], dealers[i], rngs, pc, wall, conc, mk, mt, nm, g, ps,
+                   score, kl, wins, wconc, wmk, wmt, visible, events, dealt)
+        run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+                 wconc, wmk, wmt, visible, events, snap)
         nw = write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
                            wconc_out, wmk_out, wmt_out)
         if record:
@@ -936,6 +943,24 @@ def play_batch(table, params, bot_ids, bot_par, wall_seeds, bot_seeds, dealers, 
                     ev_out[ne, 1:] = events[j, :]
                 ne += 1
     return nw, ne
+
+
+@njit(cache=True)
+def seat_params(bot_par, bpar, s, b) -> None:
+    """Copy spec ``b``'s parameter row to seat ``s`` (nothing to copy for a simple line-up: ``bot_par`` None)."""
+    if bot_par is None:
+        return
+    bpar[s, :] = bot_par[b, :]
+
+
+def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
+    """``(bot_par, bpar)`` for :func:`play_batch`: ``(None, (None,) * 4)`` when every seat is ``random`` or
+    ``greedy`` (the engine is then compiled and run without the parameterised bots, see simulator.bots), else the
+    int64 parameter rows and a per-hand buffer for them."""
+    if simple_lineup(bot_ids):
+        return None, (None,) * N_SEATS
+    bot_par = np.ascontiguousarray(bot_par, dtype=np.int64)
+    return bot_par, np.empty_like(bot_par)
 
 
 @njit(cache=True)
@@ -1060,11 +1085,12 @@ def _pinned():
     )
 
 
-def _side():
-    """``(function, argument types)`` of the bots and the setup steps, exactly as the loop calls them:
-    compiled by a second process during a cold warm-up (simulator.warmup), so that the two halves of the
-    one-time compilation run on two cores; the parent then loads these from the cache."""
-    seat = (I64, V_I64)  # bot id, bot parameter row
+def _side(simple: bool = True):
+    """``(function, argument types)`` of the bots and the setup steps, exactly as the loop calls them for a
+    simple line-up (``None`` parameter rows) or not: compiled by a second process during a cold warm-up
+    (simulator.warmup), so that the two halves of the one-time compilation run on two cores; the parent then
+    loads these from the cache."""
+    seat = (I64, nt.none if simple else V_I64)  # bot id, bot parameter row
     hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
     return (
         (bot_exchange, (I64, V_U64, V_U8, V_I64)),
@@ -1121,10 +1147,10 @@ def precompile_core() -> None:
     deal_seeds(0, np.zeros(1, np.int64))
 
 
-def precompile_side() -> None:
+def precompile_side(simple: bool = True) -> None:
     """The second process of a cold warm-up: the bots and the setup steps (see :func:`_side`)."""
     _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
-    _compile(_side(), False)
+    _compile(_side(simple), False)
 
 
 def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray) -> dict:
@@ -1168,7 +1194,7 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     cap = EVENTS_PER_HAND * n if record else 1
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par.astype(np.int64), wall_seeds,
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, *lineup_params(bot_ids, bot_par), wall_seeds,
                             bot_seeds, deal_ids % 4, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
                             raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
         if ne <= cap:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from numba.core import types
+
 _COMPILED_SOURCES = ("rules", "tiles", "tables", "scoring", "evaluate", "rng", "state", "settlement", "engine",
                      "records")  # + bots/*: every module whose compiled code (or constants) the engine embeds
 
@@ -19,12 +21,17 @@ _COMPILED_SOURCES = ("rules", "tiles", "tables", "scoring", "evaluate", "rng", "
 _checked = False
 
 
-def is_cached(dispatcher) -> bool:
-    """Whether numba has an on-disk cache index for this ``cache=True`` function (best effort: numba internals)."""
+def is_cached(dispatcher, arg: int | None = None, none: bool = False) -> bool:
+    """Whether numba has an on-disk cache of this ``cache=True`` function (best effort: numba internals); with
+    ``arg``, of a copy compiled with argument ``arg`` typed ``None`` (``none``) or not."""
     try:
-        return Path(dispatcher._cache._cache_file._index_path).is_file()
-    except AttributeError:
+        cache_file = dispatcher._cache._cache_file
+        if arg is None:
+            return Path(cache_file._index_path).is_file()
+        sigs = [key[0] for key in cache_file._load_index()]  # index keys: (argument types, machine, hashes)
+    except (AttributeError, OSError, TypeError, IndexError):
         return False
+    return any(len(sig) > arg and (sig[arg] == types.none) == none for sig in sigs)
 
 
 def drop_stale_caches() -> None:

@@ -767,9 +767,9 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
-    from simulator.warmup import warm_up  # compile once here, before workers start (they load the cache)
+    from simulator.warmup import lineup_of, warm_up  # compile once here, before workers start (they load the cache)
 
-    warm_up(spec.progress)
+    warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
     start = time.perf_counter()
     with ExitStack() as stack:
         locks = []

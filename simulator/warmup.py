@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-_warm = False  # this process has already run the compiled code (nothing left to compile or load)
+_warm: set[str] = set()  # line-ups this process has already run (nothing left to compile or load)
 
 
 def cache_location() -> Path:
@@ -27,26 +27,35 @@ def cache_location() -> Path:
     return Path(env) if env else Path(__file__).resolve().parent / "__pycache__"
 
 
-def cache_is_warm() -> bool:
-    """True when the suit table and the compiled batch function are both cached on disk (a warm start)."""
+def lineup_of(rules) -> str:
+    """``"simple"`` when the engine runs ``rules`` without parameterised bots (see simulator.bots), else
+    ``"full"``: the two compiled copies of the loop, each compiled (and cached) on first use."""
+    from simulator.bots import simple_lineup
+
+    ids, _ = rules.bot_arrays()
+    return "simple" if simple_lineup(ids) and not rules.python_seats() else "full"
+
+
+def cache_is_warm(lineup: str = "simple") -> bool:
+    """True when the suit table and the compiled batch function for ``lineup`` are both cached on disk."""
     from simulator import engine, numba_cache, tables
 
-    return numba_cache.is_cached(engine.play_batch) and tables.table_path().is_file()
+    return (tables.table_path().is_file()
+            and numba_cache.is_cached(engine.play_batch, arg=3, none=lineup == "simple"))
 
 
-def warm_up(progress: bool = True) -> float:
-    """Compile (or load) every compiled function a worker runs, in this process; returns the seconds spent.
+def warm_up(progress: bool = True, lineups=("simple",)) -> float:
+    """Compile (or load) every compiled function a worker runs for each line-up of ``lineups`` (``"simple"``,
+    ``"full"``; see :func:`lineup_of`), in this process; returns the seconds spent.
 
     Cheap when the cache is warm (nothing is compiled or loaded here: the workers load it themselves). When it
-    is cold, says so on stderr (with ``progress``) and compiles: about half a minute on a quiet core.
+    is cold, says so on stderr (with ``progress``) and compiles: about half a minute per line-up on a quiet core.
     """
-    global _warm
-    if _warm:
+    cold = [lu for lu in dict.fromkeys(lineups) if lu not in _warm and not cache_is_warm(lu)]
+    if not cold:
         return 0.0
     from simulator import engine, tables
 
-    if cache_is_warm():
-        return 0.0
     start = time.perf_counter()
     if progress:
         from rich.console import Console
@@ -55,23 +64,28 @@ def warm_up(progress: bool = True) -> float:
         what = f"compiling the engine (one time, cached in {cache_location()} and {tables.cache_dir()})"
         if console.is_terminal:
             with console.status(f"{what} …"):
-                _run_once(engine, tables)
+                _compile_all(engine, tables, cold)
         else:  # a log file gets the line before the wait, not only after it
             console.print(f"{what} …", highlight=False, soft_wrap=True)
-            _run_once(engine, tables)
+            _compile_all(engine, tables, cold)
         console.print(f"compiled in {time.perf_counter() - start:.0f} s; later runs start at once", highlight=False,
                       soft_wrap=True)
     else:
-        _run_once(engine, tables)
-    _warm = True
+        _compile_all(engine, tables, cold)
     return time.perf_counter() - start
 
 
-_SIDE = "from simulator import engine, tables; tables.suit_table(); engine.precompile_side()"
+def _compile_all(engine, tables, lineups) -> None:
+    for lineup in lineups:
+        _run_once(engine, tables, lineup == "simple")
+        _warm.add(lineup)
 
 
-def _run_once(engine, tables) -> None:
-    """One hand through the whole path a worker takes (table, seeds, engine, log columns).
+_SIDE = "from simulator import engine, tables; tables.suit_table(); engine.precompile_side({simple})"
+
+
+def _run_once(engine, tables, simple: bool = True) -> None:
+    """One hand through the whole path a worker takes (table, seeds, engine, log columns) for one line-up.
 
     Two processes share a cold compilation: a child builds the suit table and compiles the bots and the
     setup steps (:func:`simulator.engine.precompile_side`) while this one compiles the functions the
@@ -82,8 +96,8 @@ def _run_once(engine, tables) -> None:
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
-        side = subprocess.Popen([sys.executable, "-c", _SIDE], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        side = subprocess.Popen([sys.executable, "-c", _SIDE.format(simple=simple)], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         side = None
     try:
@@ -92,5 +106,7 @@ def _run_once(engine, tables) -> None:
         if side is not None:
             side.wait()
     tables.suit_table()
-    engine.play_hands(load_rules("chengdu"), np.zeros(1, np.int64), 0, record=True)
+    seats = ["greedy"] * 4 if simple else ["expert", "value", "defensive", "greedy"]
+    rules = load_rules("chengdu", {"seats": seats})
+    engine.play_hands(rules, np.zeros(1, np.int64), 0, record=True)
     sys.stderr.flush()

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
+from numba import njit
 
 from simulator import records
 from simulator import state as S
@@ -305,12 +306,12 @@ def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, c
     from simulator import warmup
 
     calls = []
-    monkeypatch.setattr(warmup, "_run_once", lambda engine, tables: calls.append(1))
-    monkeypatch.setattr(warmup, "_warm", False)
-    monkeypatch.setattr(warmup, "cache_is_warm", lambda: True)
+    monkeypatch.setattr(warmup, "_run_once", lambda engine, tables, simple: calls.append(1))
+    monkeypatch.setattr(warmup, "_warm", set())
+    monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: True)
     assert warmup.warm_up(progress=True) == 0.0 and not calls
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(warmup, "cache_is_warm", lambda: False)
+    monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: False)
     warmup.warm_up(progress=True)
     assert calls == [1]
     err = capsys.readouterr().err
@@ -335,5 +336,28 @@ def test_precompiled_signatures_match_the_functions_arguments():
 
     from simulator import engine
 
-    for fn, sig in (*engine._pinned(), *engine._side(), *engine._core()):
+    for fn, sig in (*engine._pinned(), *engine._side(True), *engine._side(False), *engine._core()):
         assert len(inspect.signature(fn.py_func).parameters) == len(sig), fn.py_func.__name__
+
+
+def test_a_greedy_line_up_compiles_no_parameterised_bot():
+    """Line-ups of random and greedy seats pass ``None`` parameter rows, so numba prunes the value, defensive
+    and expert bots from that copy of the engine (they are most of a cold start's compile time)."""
+    from numba.core import types
+
+    from simulator import bots, engine, warmup
+
+    assert warmup.lineup_of(load_rules("chengdu")) == "simple"
+    assert warmup.lineup_of(load_rules("chengdu", {"seats": ["greedy", "greedy", "expert", "random"]})) == "full"
+    assert engine.lineup_params(np.array([0, 1, 1, 0]), np.zeros((4, 8), np.int64)) == (None, (None,) * 4)
+    sigs = {fn.py_func.__name__: sig for fn, sig in engine._side(True)}
+    for param, like in ((bots.param_discard, "bot_discard"), (bots.param_claim, "bot_claim"),
+                        (bots.param_self_kong, "bot_self_kong")):
+        sig = sigs[like]
+        assert sig[1] == types.none
+        fresh = njit(param.py_func)  # not from the disk cache, so that the typed calls can be inspected
+        fresh.compile(sig)  # typing the bots' branches with a None row would fail: they must be pruned
+        called = " ".join(str(t) for t in fresh.overloads[sig].fndesc.calltypes.values())
+        assert not any(b in called for b in ("expert", "value", "defensive")), called
+    play_hands(load_rules("chengdu"), np.arange(2), 0)
+    assert warmup.cache_is_warm("simple")

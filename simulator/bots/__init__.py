@@ -17,6 +17,12 @@ compiled and cached once (a cold warm-up compiles them in a second process, see 
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
 Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
 
+A line-up of ``random`` and ``greedy`` seats only (:func:`simple_lineup`) passes ``None`` as every seat's parameter
+row. The parameterised bots (``value``, ``defensive``, ``expert``) are reached through the ``param_*`` functions,
+ordinary calls whose first branch ``bpar is None`` numba prunes before typing the rest: such an engine is compiled
+without them (most of a cold start's compile time and machine code). Any other line-up compiles a second copy of
+the loop with the full dispatch; each is cached.
+
 ``visible`` (kinds counted as seen by everyone: discards and exposed melds) never holds a concealed kong's
 tiles, which are face down; around each decision the dispatcher adds the deciding seat's own concealed kongs
 (it knows them) and takes them out again, so no bot counts another seat's 暗杠 as seen.
@@ -42,6 +48,12 @@ BOT_VALUE = BOT_INDEX["value"]
 BOT_DEFENSIVE = BOT_INDEX["defensive"]
 BOT_EXPERT = BOT_INDEX["expert"]
 BP_DECLINE_BELOW, BP_DECLINE_WALL, BP_DEFEND_WALL, BP_STEER = range(4)  # BotSpec.to_row order (expert: 4..6)
+SIMPLE_BOTS = (BOT_RANDOM, BOT_GREEDY)  # bots that read no parameter row
+
+
+def simple_lineup(bot_ids) -> bool:
+    """Whether every seat is played by a bot of ``SIMPLE_BOTS`` (then the engine gets ``None`` parameter rows)."""
+    return all(int(b) in SIMPLE_BOTS for b in bot_ids)
 
 
 @njit(cache=True)
@@ -84,24 +96,47 @@ def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc
     if bot == BOT_RANDOM:
         return random_discard(conc, legal, rng)
     own_ckongs(visible, mk, mt, nm, 1)
-    if bot == BOT_VALUE:
-        t = value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
-    elif bot == BOT_DEFENSIVE:
-        t = defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                              visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
-    elif bot == BOT_EXPERT:
-        t = expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
-                           sh_buf, tiles_left, bpar, rng)
-    else:
+    if bot == BOT_GREEDY:
         t = greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+    else:
+        t = param_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                          visible, sh_buf, tiles_left)
     own_ckongs(visible, mk, mt, nm, -1)
     return t
+
+
+@njit(cache=True)
+def param_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                  visible, sh_buf, tiles_left) -> int:
+    """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
+    if bpar is None:  # a simple line-up never gets here
+        return -1
+    if bot == BOT_VALUE:
+        return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
+    if bot == BOT_DEFENSIVE:
+        return defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                                 visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
+    if bot == BOT_EXPERT:
+        return expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+                              sh_buf, tiles_left, bpar, rng)
+    return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
 
 
 @njit(cache=True, inline="always")
 def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat, visible,
               tiles_left) -> int:
     if bot == BOT_RANDOM:
+        return 0
+    if bot == BOT_GREEDY:
+        return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
+    return param_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat,
+                       visible, tiles_left)
+
+
+@njit(cache=True)
+def param_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat, visible,
+                tiles_left) -> int:
+    if bpar is None:
         return 0
     if bot == BOT_VALUE:
         return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
@@ -111,12 +146,21 @@ def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong
                          tiles_left, bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return c
-    return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
+    return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)  # defensive claims as greedy
 
 
 @njit(cache=True, inline="always")
 def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
     if bot == BOT_RANDOM or opts == 0:
+        return -1
+    if bot == BOT_GREEDY:
+        return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
+    return param_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left)
+
+
+@njit(cache=True)
+def param_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
+    if bpar is None:
         return -1
     if bot == BOT_VALUE:
         return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
@@ -125,16 +169,25 @@ def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, se
         k = expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return k
-    return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
+    return greedy_self_kong(table, conc, mk, mt, nm, void, opts)  # defensive kongs as greedy
 
 
 @njit(cache=True, inline="always")
 def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm, seat,
                   tile) -> bool:
     """``conc, mk, mt, nm``: all seats' arrays; for a discard win ``conc[seat]`` does not hold ``tile``."""
+    if bot in (BOT_VALUE, BOT_EXPERT):
+        return param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm,
+                               seat, tile)
+    return True
+
+
+@njit(cache=True)
+def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm, seat,
+                    tile) -> bool:
+    if bpar is None:
+        return True
     if bot == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
-    if bot == BOT_EXPERT:
-        return expert_takes_win(table, params, ps, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
-                                ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
-    return True
+    return expert_takes_win(table, params, ps, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
+                            ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
