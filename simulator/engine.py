@@ -1148,9 +1148,15 @@ def precompile_core() -> None:
 
 
 def precompile_side(simple: bool = True) -> None:
-    """The second process of a cold warm-up: the bots and the setup steps (see :func:`_side`)."""
+    """The second process of a cold warm-up: the bots, the setup steps (see :func:`_side`) and the log
+    columns' formatting (simulator.records)."""
     _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
     _compile(_side(simple), False)
+    raw = empty_raw(*(np.zeros(1, np.int64),) * 3)  # and the log columns' string formatting, on a blank hand
+    trim_raw(raw, 1)
+    raw["events"] = np.zeros((1, 1 + state.EV_W), np.int32)
+    records.to_columns(raw)
+    records.event_columns(raw)
 
 
 def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray) -> dict:
