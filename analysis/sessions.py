@@ -144,19 +144,20 @@ def _ruin_share(lf: pl.LazyFrame, col: str, level: float) -> pl.DataFrame:
 
 def house_take(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """What the house keeps per session (coins: rake × 4 players × hands played; 0 under ``money: points``):
-    ``variant, money, rake, n_units, mean, se, ci_lo, ci_hi``, and ``hands`` (mean hands played per session)."""
+    ``variant, money, rake, hands_per_session, n_units, mean, se, ci_lo, ci_hi`` (``hands_per_session``: mean
+    hands played per session)."""
     run = as_run(run)
     per = (session_players(run).group_by("variant", "unit", "session_id")
            .agg(pl.col("house").sum(), pl.col("n_hands").first().cast(pl.Float64).alias("hands")))
     out = cluster_means(per, ["variant"], ["house", "hands"], cluster="unit", level=level)
     house = out.filter(pl.col("quantity") == "house").drop("quantity")
-    hands = out.filter(pl.col("quantity") == "hands").select("variant", pl.col("mean").alias("hands"))
+    hands = out.filter(pl.col("quantity") == "hands").select("variant", pl.col("mean").alias("hands_per_session"))
     meta = pl.DataFrame({"variant": session_variants(run),
                          "money": [run.session(v).get("money", "points") for v in session_variants(run)],
                          "rake": [run.economy(v)["rake"] if run.session(v).get("money") == "coins" else 0.0
                                   for v in session_variants(run)]})
     return _in_run_order(house.join(hands, on="variant").join(meta, on="variant"), run, []).select(
-        "variant", "money", "rake", "hands", "n_units", "mean", "se", "ci_lo", "ci_hi")
+        "variant", "money", "rake", "hands_per_session", "n_units", "mean", "se", "ci_lo", "ci_hi")
 
 
 def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Sequence[str] = "seat",
