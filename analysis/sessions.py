@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_means, cluster_proportions, z_value
+from analysis.stats import LEVEL, cluster_means, cluster_proportions, normal_p, p_adjust, z_value
 
 PLAYERS_PER_HAND = 4
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -164,8 +165,9 @@ def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Se
                        level: float = LEVEL) -> pl.DataFrame:
     """The effect of a variant's session rules (e.g. its dealer rule) on a player's session result, paired on
     common random numbers: the same session id is the same walls in both variants. Per group: ``<by…>,
-    quantity, n_units, mean_variant, mean_baseline, diff, se, ci_lo, ci_hi`` for ``points`` (base units per
-    session) and ``dealt`` (hands dealt per session); the SE is that of the per-session paired differences."""
+    quantity, n_units, mean_variant, mean_baseline, diff, se, ci_lo, ci_hi, p_value, p_holm`` for ``points``
+    (base units per session) and ``dealt`` (hands dealt per session); the SE is that of the per-session paired
+    differences, ``p_value`` tests diff = 0 (normal), ``p_holm`` is Holm-adjusted over the table's rows."""
     run = as_run(run)
     cols = _groups(by)
     for v in (variant, baseline):
@@ -195,10 +197,16 @@ def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Se
             pl.lit(q).alias("quantity"), (pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
             (pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
         frames.append(stats.collect())
-    return pl.concat(frames).sort(*cols, "quantity").with_columns(
-        pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline")).select(
+    out = pl.concat(frames).sort(*cols, "quantity")
+    p = normal_p(out["diff"].to_numpy().astype(float), out["se"].to_numpy().astype(float))
+    ok = ~np.isnan(p)
+    holm = np.full(len(p), np.nan)
+    holm[ok] = p_adjust(p[ok], "holm")
+    return out.with_columns(
+        pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline"),
+        pl.Series("p_value", p, nan_to_null=True), pl.Series("p_holm", holm, nan_to_null=True)).select(
         "variant", "baseline", *cols, "quantity", "n_units", "mean_variant", "mean_baseline", "diff", "se",
-        "ci_lo", "ci_hi")
+        "ci_lo", "ci_hi", "p_value", "p_holm")
 
 
 def _in_run_order(df: pl.DataFrame, run: Run, cols: list[str]) -> pl.DataFrame:
