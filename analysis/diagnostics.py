@@ -100,7 +100,8 @@ def differing_hands(run: Run, variant: str, baseline: str) -> tuple[int, int]:
     for table, keys in _ROW_KEYS.items():
         a = run.scan(table, baseline).drop("variant").join(common, on="hand_id", how="semi")
         b = run.scan(table, variant).drop("variant").join(common, on="hand_id", how="semi")
-        cols = [c for c in a.collect_schema().names() if c not in keys]
+        # a session's running balance differs after any earlier difference: not this hand's play
+        cols = [c for c in a.collect_schema().names() if c not in keys and c != "bankroll"]
         j = a.with_columns(pl.lit(True).alias("_a")).join(
             b.with_columns(pl.lit(True).alias("_b")), on=keys, how="full", suffix="_v", coalesce=True)
         differs = pl.any_horizontal(pl.col("_a").is_null(), pl.col("_b").is_null(),

@@ -303,3 +303,26 @@ def test_session_analysis(tmp_path: Path):
     assert dealt.height == 4 and np.isclose(dealt["diff"].sum(), 0)  # every session has K dealers either way
     assert (eff["n_units"] == 8).all()
     assert asess.house_take(run)["mean"].to_list() == [0.0, 0.0]
+
+
+def test_recorded_sessions_replay_hand_by_hand_with_their_dealers():
+    from simulator.engine import run_batch
+
+    r = rules("session.dealer=first_winner")
+    raw = run_sessions(r, np.arange(2 * K), SEED, record=True)
+    for i, hid in enumerate(raw["hand_ids"].tolist()):
+        one = run_batch(r, np.array([hid]), SEED, record=True, dealers=raw["h"][i:i + 1, S.H_DEALER])
+        assert np.array_equal(raw["events"][raw["events"][:, 0] == i][:, 1:], one["events"][:, 1:])
+        assert np.array_equal(raw["p"][4 * i:4 * i + 4], one["p"])
+
+
+def test_a_bankroll_change_alone_does_not_count_as_different_play(tmp_path: Path):
+    from analysis.diagnostics import differing_hands
+
+    base = [f"session.hands={K}", "session.dealer=first_winner"]
+    vs = [runner.Variant.load("chengdu", [*base, "session.bankroll=10"], "b10"),
+          runner.Variant.load("chengdu", [*base, "session.bankroll=50"], "b50")]
+    _simulate(tmp_path, [], variants=vs, hands=2 * K)
+    run = open_run(tmp_path)
+    assert differing_hands(run, "b50", "b10") == (0, 2 * K)
+    assert asess.ruin_table(run, "seat")["bankroll"].unique().sort().to_list() == [10.0, 50.0]
