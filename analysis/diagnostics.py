@@ -296,6 +296,9 @@ def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Findin
     if changed and all(k.startswith("economy.") or k == "scoring.base" for k in changed):
         return ("nothing, if intended: economy.* and scoring.base change coins and score units only, never play "
                 "or the logged money (base units); read the Economy section and the report's base column")
+    if changed and all(k in ("session.bankroll", "session.money") or k.startswith("economy.") for k in changed):
+        return ("nothing, if intended: session.bankroll and session.money change the balances (and P(ruin)), "
+                "not play; read the Sessions section")
     if silent:
         return f"see below why {', '.join(f.key for f in silent if f.key)} never acted"
     return "make the changed rule reachable (other seats, other rules) or " + _MORE_HANDS
