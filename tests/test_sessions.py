@@ -326,3 +326,11 @@ def test_a_bankroll_change_alone_does_not_count_as_different_play(tmp_path: Path
     run = open_run(tmp_path)
     assert differing_hands(run, "b50", "b10") == (0, 2 * K)
     assert asess.ruin_table(run, "seat")["bankroll"].unique().sort().to_list() == [10.0, 50.0]
+
+
+def test_resume_extends_a_session_run_to_the_same_bytes(tmp_path: Path):
+    _simulate(tmp_path / "full", BROKE)
+    _simulate(tmp_path / "part", BROKE, hands=2 * K)
+    spec = runner.RunSpec(hands=4 * K, seed=SEED, jobs=1, resume=True, progress=False)
+    runner.run_variants(tmp_path / "part", [runner.Variant.load("chengdu", BROKE)], spec)
+    assert _bytes(tmp_path / "part") == _bytes(tmp_path / "full")
