@@ -244,7 +244,8 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: 
 
 
 def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str, pa.Table]:
-    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` from ``play_hands`` output or from
+    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` (plus ``SESSION_FIELDS`` when the
+    columns have them: rule sets with sessions) from ``play_hands`` output or from
     ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row)."""
     tables = {}
     for table, schema in schema_of(columns).items():
