@@ -158,8 +158,10 @@ class Run:
             if parts:
                 lf = pl.scan_parquet(parts, hive_partitioning=False, missing_columns="insert",
                                      extra_columns="ignore")
+                have = set(lf.collect_schema().names())  # a variant without sessions lacks their columns
                 lf = lf.with_columns(pl.lit(name).alias("variant")).select(
-                    [pl.col(c).cast(t) for c, t in target.items()])
+                    [(pl.col(c) if c in have or c == "variant" else pl.lit(None)).cast(t).alias(c)
+                     for c, t in target.items()])
             else:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
             frames.append(lf)

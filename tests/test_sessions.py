@@ -334,3 +334,18 @@ def test_resume_extends_a_session_run_to_the_same_bytes(tmp_path: Path):
     spec = runner.RunSpec(hands=4 * K, seed=SEED, jobs=1, resume=True, progress=False)
     runner.run_variants(tmp_path / "part", [runner.Variant.load("chengdu", BROKE)], spec)
     assert _bytes(tmp_path / "part") == _bytes(tmp_path / "full")
+
+
+def test_a_study_mixing_plain_and_session_arms_reads_and_reports(tmp_path: Path):
+    from analysis.report import sessions_section
+
+    vs = [runner.Variant.load("chengdu", None, "plain"),
+          runner.Variant.load("chengdu", [f"session.hands={K}", "session.bankroll=10"], "sess")]
+    _simulate(tmp_path, [], variants=vs, hands=2 * K)
+    run = open_run(tmp_path)
+    p = run.players().collect()
+    assert p.filter(pl.col("variant") == "plain")["bankroll"].null_count() == 4 * 2 * K
+    assert p.filter(pl.col("variant") == "sess")["bankroll"].null_count() == 0
+    assert asess.session_variants(run) == ["sess"]
+    titles = [caption for _, caption, _ in sessions_section(run, "plain").items]
+    assert any("P(ruin)" in t for t in titles) and not any("paired" in t for t in titles)
