@@ -105,27 +105,39 @@ def session_distribution(run: Run | str, by: str | Sequence[str] = "bot") -> pl.
     return _in_run_order(out, run, cols)
 
 
-def ruin_table(run: Run | str, by: str | Sequence[str] = "seat", level: float = LEVEL) -> pl.DataFrame:
-    """P(ruin): the share of player-sessions whose balance reached 0 or less, per variant (with a bankroll) and
-    group, plus ``<by> = "any"`` rows: the share of sessions in which at least one player was ruined.
+def ruin_table(run: Run | str, by: str | Sequence[str] = "seat", bankroll: float | None = None,
+               level: float = LEVEL) -> pl.DataFrame:
+    """P(ruin): the share of player-sessions whose balance reached 0 or less, per variant and group, plus
+    ``<by> = "any"`` rows: the share of sessions in which at least one player was ruined.
     ``variant, <by>, bankroll, k, n_obs, n_units, p, p_lo, p_hi`` (Wilson; at the effective sample size when a
-    group holds several players of one session). Under ``stop_when_broke`` a session ends at its first ruin, so
-    the others' P(ruin) counts only what happened until then."""
+    group holds several players of one session).
+
+    ``bankroll`` None: each variant's own ``session.bankroll`` (variants without one are left out). A number:
+    the ruin of a player who starts with that much (session money), from the running results — for variants
+    without ``stop_when_broke`` only, whose sessions are never cut short. Under ``stop_when_broke`` a session
+    ends at its first ruin, so the others' P(ruin) counts only what happened until then."""
     run = as_run(run)
     cols = _groups(by)
     if len(cols) != 1:
         raise ValueError("ruin_table groups by one column ('seat' or 'bot')")
+    if bankroll is not None and not bankroll > 0:
+        raise ValueError(f"bankroll must be positive, got {bankroll}")
     col = cols[0]
-    with_bankroll = [v for v in session_variants(run) if run.session(v).get("bankroll") is not None]
-    if not with_bankroll:
+    if bankroll is None:
+        names = [v for v in session_variants(run) if run.session(v).get("bankroll") is not None]
+    else:
+        names = [v for v in session_variants(run) if not run.session(v).get("stop_when_broke")]
+    if not names:
         return pl.DataFrame()
-    lf = session_players(run, with_bankroll).with_columns(pl.col(col).cast(pl.String),
-                                                          pl.col("ruined").cast(pl.Int8))
+    bank = pl.DataFrame({"variant": names, "bankroll": [
+        float(run.session(v)["bankroll"] if bankroll is None else bankroll) for v in names]})
+    # ruined: the lowest balance, measured from the start, went to −bankroll or below
+    lf = (session_players(run, names).join(bank.lazy(), on="variant")
+          .with_columns(pl.col(col).cast(pl.String),
+                        (pl.col("low") - pl.col("start") <= -pl.col("bankroll")).cast(pl.Int8).alias("ruined")))
     anyone = (lf.group_by("variant", "unit", "session_id").agg(pl.col("ruined").max())
               .with_columns(pl.lit("any").alias(col)))
     out = pl.concat([_ruin_share(lf, col, level), _ruin_share(anyone, col, level)])
-    bank = pl.DataFrame({"variant": with_bankroll,
-                         "bankroll": [float(run.session(v)["bankroll"]) for v in with_bankroll]})
     return _in_run_order(out.join(bank, on="variant"), run, [col]).select(
         "variant", col, "bankroll", "k", "n_obs", "n_units", "p", "p_lo", "p_hi")
 

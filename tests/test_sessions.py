@@ -298,6 +298,12 @@ def test_session_analysis(tmp_path: Path):
     k = sp.filter(pl.col("variant") == "rotate").group_by("session_id").agg(pl.col("ruined").any())["ruined"].sum()
     lo, hi = wilson_interval(k, 8)
     assert (row["k"], row["n_units"]) == (k, 8) and np.isclose(row["p_lo"], lo) and np.isclose(row["p_hi"], hi)
+    assert asess.ruin_table(run, "seat", bankroll=6).equals(ruin)  # the sessions' own bankroll
+    assert asess.ruin_table(run, "seat", bankroll=10**6)["k"].sum() == 0
+    deeper = asess.ruin_table(run, "seat", bankroll=3)
+    assert (deeper["k"].to_numpy() >= ruin["k"].to_numpy()).all()  # a smaller bankroll is ruined at least as often
+    with pytest.raises(ValueError, match="positive"):
+        asess.ruin_table(run, "seat", bankroll=0)
     eff = asess.dealer_rule_effect(run, "first_winner", "rotate", "seat")
     dealt = eff.filter(pl.col("quantity") == "dealt")
     assert dealt.height == 4 and np.isclose(dealt["diff"].sum(), 0)  # every session has K dealers either way
