@@ -13,5 +13,6 @@ is the hand, or the wall under duplicate seating — ``Run.cluster``, counted in
 - :mod:`analysis.shape` — 流局, winners, turns, 花猪, 查大叫, kongs, deal-ins, cap binding, declined wins.
 - :mod:`analysis.compare` — paired (common random numbers) comparison of a variant with the baseline.
 - :mod:`analysis.economy` — platform coins from room factor and rake.
+- :mod:`analysis.sessions` — runs with sessions: per-session results, P(ruin), house take, dealer-rule effect.
 - :mod:`analysis.plots` — matplotlib figures of those tables; :mod:`analysis.report` — HTML + Markdown report.
 """

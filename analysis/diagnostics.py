@@ -100,7 +100,8 @@ def differing_hands(run: Run, variant: str, baseline: str) -> tuple[int, int]:
     for table, keys in _ROW_KEYS.items():
         a = run.scan(table, baseline).drop("variant").join(common, on="hand_id", how="semi")
         b = run.scan(table, variant).drop("variant").join(common, on="hand_id", how="semi")
-        cols = [c for c in a.collect_schema().names() if c not in keys]
+        # a session's running balance differs after any earlier difference: not this hand's play
+        cols = [c for c in a.collect_schema().names() if c not in keys and c != "bankroll"]
         j = a.with_columns(pl.lit(True).alias("_a")).join(
             b.with_columns(pl.lit(True).alias("_b")), on=keys, how="full", suffix="_v", coalesce=True)
         differs = pl.any_horizontal(pl.col("_a").is_null(), pl.col("_b").is_null(),
@@ -295,6 +296,9 @@ def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Findin
     if changed and all(k.startswith("economy.") or k == "scoring.base" for k in changed):
         return ("nothing, if intended: economy.* and scoring.base change coins and score units only, never play "
                 "or the logged money (base units); read the Economy section and the report's base column")
+    if changed and all(k in ("session.bankroll", "session.money") or k.startswith("economy.") for k in changed):
+        return ("nothing, if intended: session.bankroll and session.money change the balances (and P(ruin)), "
+                "not play; read the Sessions section")
     if silent:
         return f"see below why {', '.join(f.key for f in silent if f.key)} never acted"
     return "make the changed rule reachable (other seats, other rules) or " + _MORE_HANDS

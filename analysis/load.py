@@ -38,9 +38,10 @@ class RunDirError(UserError):
     """A run directory that cannot be analysed (missing, empty, unknown variant, unreadable manifest)."""
 
 
-def _polars_schema(table: str) -> dict[str, pl.DataType]:
-    """The polars schema of a log table as this module returns it (categoricals as strings)."""
-    empty = pl.from_arrow(schema.TABLES[table].empty_table())
+def _polars_schema(table: str, sessions: bool = False) -> dict[str, pl.DataType]:
+    """The polars schema of a log table as this module returns it (categoricals as strings); ``sessions``: with
+    the session columns (``schema.SESSION_FIELDS``)."""
+    empty = pl.from_arrow(schema.tables(sessions)[table].empty_table())
     assert isinstance(empty, pl.DataFrame)
     return {name: (pl.String if dtype == pl.Categorical else dtype) for name, dtype in empty.schema.items()}
 
@@ -109,6 +110,17 @@ class Run:
             return any(f is True for f in flags)
         return bool(self.hands().select((pl.col("deal_id") != pl.col("hand_id")).any()).collect().item())
 
+    def session(self, variant: str) -> dict[str, Any] | None:
+        """The variant's ``session`` rules (plain data), None when its hands are independent (no sessions)."""
+        sess = self.rules(variant).get("session")
+        return sess if isinstance(sess, dict) else None
+
+    @cached_property
+    def has_sessions(self) -> bool:
+        """Whether any variant played sessions: then every table has the session columns (null in a variant
+        without sessions)."""
+        return any(self.session(v) is not None for v in self.variants)
+
     @property
     def cluster(self) -> str:
         """Column of the independent unit: ``deal_id`` (the wall) under duplicate seating — the four seatings
@@ -139,15 +151,17 @@ class Run:
         if table not in TABLE_NAMES:
             raise ValueError(f"unknown table {table!r}; expected one of {TABLE_NAMES}")
         names = self.variants if variants is None else (variants,) if isinstance(variants, str) else variants
-        target = _polars_schema(table)
+        target = _polars_schema(table, self.has_sessions)
         frames = []
         for name in names:
             parts = self.parts(name, table)
             if parts:
                 lf = pl.scan_parquet(parts, hive_partitioning=False, missing_columns="insert",
                                      extra_columns="ignore")
+                have = set(lf.collect_schema().names())  # a variant without sessions lacks their columns
                 lf = lf.with_columns(pl.lit(name).alias("variant")).select(
-                    [pl.col(c).cast(t) for c, t in target.items()])
+                    [(pl.col(c) if c in have or c == "variant" else pl.lit(None)).cast(t).alias(c)
+                     for c, t in target.items()])
             else:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
             frames.append(lf)

@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import compare, economy, ev, fans, plots, risk, shape
+from analysis import compare, economy, ev, fans, plots, risk, sessions, shape
 from analysis.load import Run, open_run
 from analysis.stats import LEVEL, RARE_UNITS
 
@@ -424,6 +424,9 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     s.table("Coins per player per hand, by bot", economy.economy_table(run, "bot"))
     sections.append(s)
 
+    if run.has_sessions:
+        sections.append(sessions_section(run, baseline))
+
     s = Section("Declined wins", decline_text())
     s.table("Decliners vs non-decliners, by bot", shape.decline_effect(run, "bot"))
     sections.append(s)
@@ -431,6 +434,38 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     for v, fam in families.items():
         sections.append(_paired_section(run, v, baseline, fam))
     return sections
+
+
+SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of each hand follows from the "
+                 "previous one, and each player carries a balance. One session is one independent unit (under "
+                 "duplicate seating, the four seatings of one session's walls are one unit). net = change of a "
+                 "player's balance over the session in the session's money (base units, or coins: room_factor · "
+                 "base · score − rake per hand); points = the session's score in base units; dealt = hands the "
+                 "player dealt. P(ruin) = share of player-sessions whose balance reached 0 (any = sessions where "
+                 "someone did), Wilson 95%. Paired rows compare the same sessions (same walls) under two rule sets.")
+
+
+def sessions_section(run: Run, baseline: str) -> Section:
+    """The "Sessions" section: only for runs whose rule sets have a session block."""
+    s = Section("Sessions", SESSIONS_TEXT)
+    by = "bot" if any(len(set(run.bots(v))) > 1 for v in run.variants) else "seat"
+    s.table(f"Per-session results by {by}", _per_session(sessions.session_results(run, by)))
+    s.table(f"Distribution of a player's session result (net) by {by}", sessions.session_distribution(run, by))
+    ruin = sessions.ruin_table(run, "seat")
+    if ruin.height:
+        s.table("P(ruin) for the session's bankroll, by seat", _per_session(ruin))
+    s.table("House take per session", _per_session(sessions.house_take(run)))
+    paired = [v for v in sessions.session_variants(run) if v != baseline and run.session(baseline) is not None
+              and run.session(v)["hands"] == run.session(baseline)["hands"]]
+    for v in paired:
+        s.table(f"{v} − {baseline}: session points and hands dealt per seat (paired by session)",
+                _per_session(sessions.dealer_rule_effect(run, v, baseline, "seat")))
+    return s
+
+
+def _per_session(df: pl.DataFrame) -> pl.DataFrame:
+    """Session tables count sessions, not hands: ``n_units`` shown as ``sessions`` (see :func:`present`)."""
+    return df.rename({"n_units": "sessions"}) if "n_units" in df.columns else df
 
 
 def diagnostics_sections(run: Run, baseline: str) -> list[Section]:

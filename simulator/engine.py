@@ -1178,16 +1178,19 @@ def trim_raw(raw: dict, nw: int) -> None:
         raw[key] = raw[key][:nw]
 
 
-def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
+def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
+              dealers=None) -> dict:
     """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
-    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them)."""
+    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them).
+    ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.sessions); default
+    deal_id % 4."""
     from simulator.tables import suit_table
 
     if rules.python_seats():
         from simulator import game
 
         agents = {i: rules.seats[i].build() for i in rules.python_seats()}
-        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record)
+        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
     pin_signatures()
 
@@ -1195,13 +1198,14 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     n = hand_ids.shape[0]
     deal_ids, rotations = split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
+    dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
     bot_ids, bot_par = rules.bot_arrays()
     raw = empty_raw(hand_ids, deal_ids, rotations)
     cap = EVENTS_PER_HAND * n if record else 1
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
         nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, *lineup_params(bot_ids, bot_par), wall_seeds,
-                            bot_seeds, deal_ids % 4, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
+                            bot_seeds, dealers, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
                             raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
         if ne <= cap:
             break

@@ -144,17 +144,19 @@ class Hand:
 
 
 def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,
-               record: bool = False) -> dict:
+               record: bool = False, dealers=None) -> dict:
     """Play hands with the seat specs listed in ``agents`` (``{spec index: agent}``, spec index = position in
     ``rules.seats``) played by Python agents and the others by their compiled bots. Returns the raw arrays of
     :func:`engine.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
-    bytes). Agents follow :class:`simulator.agents.Agent`."""
+    bytes). Agents follow :class:`simulator.agents.Agent`. ``dealers``: int64[n] dealer seats, default
+    deal_id % 4."""
     from simulator.agents import observe
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
     deal_ids, rotations = engine.split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = engine.deal_seeds(seed, deal_ids)
+    dealers = deal_ids % 4 if dealers is None else np.asarray(dealers, dtype=np.int64)
     bot_ids, bot_par = rules.bot_arrays()
     log_ids = bot_ids.copy()
     for b, agent in agents.items():
@@ -174,7 +176,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             hand.bpar[s] = bot_par[b]
             seat_agent[s] = agents.get(b)
         hand.set_external(s for s in range(state.N_SEATS) if seat_agent[s] is not None)
-        hand.deal(wall_seeds[i], bot_seeds[i], deal_ids[i] % 4, label=str(hand_ids[i]))
+        hand.deal(wall_seeds[i], bot_seeds[i], dealers[i], label=str(hand_ids[i]))
         for s in range(state.N_SEATS):
             new_hand = getattr(seat_agent[s], "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only

@@ -123,7 +123,11 @@ def _check_chunk(c: Any, i: int, data: dict, path: Path, prev_last: int) -> None
         raise _bad(path, f"{where}: rows and sizes must be non-negative integers")
     if not all(isinstance(v, str) and _SHA_RE.match(v) for v in c["sha256"].values()):
         raise _bad(path, f"{where}: sha256 must be 64 lowercase hex digits")
-    if c["rows"]["hands"] != last - first + 1 or c["rows"]["players"] != 4 * (last - first + 1):
+    n = c["rows"]["hands"]
+    # sessions that stop when a player is broke leave their remaining hand ids unplayed
+    sess = data["rules"].get("session")
+    may_stop = isinstance(sess, dict) and sess.get("stop_when_broke") is True
+    if (n > last - first + 1 if may_stop else n != last - first + 1) or c["rows"]["players"] != 4 * n:
         raise _bad(path, f"{where}: {c['rows']['hands']} hands rows / {c['rows']['players']} players rows for "
                          f"{last - first + 1} hands")
 

@@ -224,6 +224,11 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "received": w[:, S.W_RECEIVED].astype(np.int32),
         "turn": w[:, S.W_TURN].astype(np.int16),
     }
+    if "session_id" in raw:  # simulator.sessions: the columns of schema.SESSION_FIELDS
+        sid, k = raw["session_id"], raw["hand_in_session"].astype(np.int16)
+        hands.update(session_id=sid, hand_in_session=k)
+        players.update(session_id=np.repeat(sid, 4), hand_in_session=np.repeat(k, 4),
+                       bankroll=raw["bankroll"].astype(np.float64))
     out = {"hands": hands, "players": players, "wins": wins}
     if not encoded:
         for cols in out.values():

@@ -71,15 +71,21 @@ def split_logs(rules: RuleSet, seed: int, out: dict) -> list[HandLog]:
     return logs
 
 
-def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = False) -> HandLog:
-    """Play hand ``hand_id`` of ``seed`` with the event log on."""
-    from simulator.engine import play_hands
+def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = False,
+                dealer: int | None = None) -> HandLog:
+    """Play hand ``hand_id`` of ``seed`` with the event log on; ``dealer``: the dealer seat when it does not
+    follow from the hand id (a hand of a session, whose dealer came from the previous hand: read from its log)."""
+    from simulator.engine import run_batch
+    from simulator.records import event_columns, to_columns
 
     if seed < 0:
         raise ReplayError(f"--seed must be a non-negative integer, got {seed}")
     if hand_id < 0:
         raise ReplayError(f"--hand must be a non-negative integer, got {hand_id}")
-    out = play_hands(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True)
+    dealers = None if dealer is None else np.array([dealer], np.int64)
+    raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers)
+    out = to_columns(raw)  # engine.play_hands, with the dealer given
+    out["events"] = event_columns(raw)
     return split_logs(rules, seed, out)[0]
 
 
@@ -491,10 +497,13 @@ def record_logged_hand(run_dir: str | Path, variant: str | None, hand_id: int) -
     if not 0 <= hand_id < int(manifest["hands"]):
         raise ReplayError(f"--hand {hand_id}: {vdir} logged hands 0..{int(manifest['hands']) - 1}")
     hands = _logged_rows(vdir, manifest, "hands", hand_id)
+    if not hands and any(c["first"] <= hand_id <= c["last"] for c in manifest["chunks"]):
+        raise ReplayError(f"--hand {hand_id}: not played in {vdir} (its session stopped earlier, a player broke)")
     if not hands:
         raise ReplayError(f"--hand {hand_id}: its chunk in {vdir} is not finished (rerun the simulation with --resume)")
     rules = validate({**manifest["rules"], "name": name}, f"{vdir} manifest")  # the name is not part of the game
-    log = record_hand(rules, hand_id, int(manifest["seed"]), duplicate=bool(manifest["duplicate"]))
+    dealer = int(hands[0]["dealer"]) if rules.session is not None else None  # chained from the previous hand
+    log = record_hand(rules, hand_id, int(manifest["seed"]), duplicate=bool(manifest["duplicate"]), dealer=dealer)
     verify(log, hands[0], _logged_rows(vdir, manifest, "players", hand_id))
     return log
 

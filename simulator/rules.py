@@ -179,6 +179,38 @@ class EconomyRules(_Frozen):
     rake: Annotated[float, Field(ge=0)] = 0.0
 
 
+DEALER_RULES = ("rotate", "first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw", "dice")
+MAX_SESSION_HANDS = 1000
+
+
+class SessionRules(_Frozen):
+    """An evening of ``hands`` chained hands (docs/rules.md "Sessions"): who deals each hand after the first,
+    each player's running bankroll, and whether the session ends when someone is broke.
+
+    - ``dealer``: ``rotate`` (the next seat), ``first_winner`` (the first winner of the previous hand; of several
+      on one discard, the first after the discarder in turn order), ``feeder_on_multi_ron`` (seed 000: the first
+      winner, or the discarder after 一炮多响), ``feeder_keeps_on_draw`` (seed 001, non-血战: the player who fed
+      the first win; a self-draw's winner; nobody won = the dealer stays), ``dice`` (seed 001 血战: a die every
+      hand). The first hand's dealer is always thrown by a die.
+    - ``money``: ``points`` (balances in base units) or ``coins`` (the ``economy`` block: a hand changes a
+      balance by ``room_factor · scoring.base · score − rake``, so the house takes ``4·rake`` per hand).
+    - ``bankroll``: each player's starting balance in that money (none = balances start at 0).
+    - ``stop_when_broke``: end the session after a hand that leaves a balance at or below 0 (needs ``bankroll``).
+    """
+
+    hands: Annotated[int, Field(ge=1, le=MAX_SESSION_HANDS)]
+    dealer: Literal["rotate", "first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw", "dice"] = "rotate"
+    money: Literal["points", "coins"] = "points"
+    bankroll: Annotated[float, Field(gt=0, le=1e15)] | None = None
+    stop_when_broke: bool = False
+
+    @model_validator(mode="after")
+    def _broke_needs_bankroll(self) -> SessionRules:
+        if self.stop_when_broke and self.bankroll is None:
+            raise ValueError("stop_when_broke needs a bankroll (the balance a player starts the session with)")
+        return self
+
+
 class BotSpec(_Frozen):
     """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
 
@@ -305,6 +337,7 @@ class RuleSet(_Frozen):
     kongs: KongRules = KongRules()
     settlement: SettlementRules = SettlementRules()
     economy: EconomyRules = EconomyRules()
+    session: SessionRules | None = None  # None: independent hands (no sessions), the logs as before sessions
     seats: tuple[BotSpec, BotSpec, BotSpec, BotSpec] = (BotSpec(),) * 4
 
     _off = field_validator("pass_ron_lock", mode="before")(_yaml_off)
@@ -337,8 +370,12 @@ class RuleSet(_Frozen):
 
     # -- derived forms ------------------------------------------------------------------------------------
     def resolved(self) -> dict[str, Any]:
-        """Plain-data form (what manifests record)."""
-        return self.model_dump(mode="json")
+        """Plain-data form (what manifests record). Without sessions there is no ``session`` key at all, so the
+        manifests and digests of rule sets written before sessions existed are unchanged."""
+        data = self.model_dump(mode="json")
+        if data["session"] is None:
+            del data["session"]
+        return data
 
     def digest(self) -> str:
         """SHA-256 of the game rules and seats (name and description excluded), stable across runs."""

@@ -49,6 +49,7 @@ from simulator.errors import UserError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
 from simulator.schema import NULL_IF_NO_WIN, TABLES
+from simulator.schema import tables as tables_schema
 from simulator.tiles import N_KINDS, tile_str
 
 DEFAULT_CHUNK_SIZE = 5_000
@@ -243,10 +244,11 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: 
 
 
 def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str, pa.Table]:
-    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` from ``play_hands`` output or from
+    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` (plus ``SESSION_FIELDS`` when the
+    columns have them: rule sets with sessions) from ``play_hands`` output or from
     ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row)."""
     tables = {}
-    for table, schema in TABLES.items():
+    for table, schema in schema_of(columns).items():
         cols = columns[table]
         expected = [f.name for f in schema if f.name != "variant"]
         if set(cols) != set(expected):
@@ -260,6 +262,11 @@ def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str,
     return tables
 
 
+def schema_of(columns: dict[str, dict[str, Any]]) -> dict[str, pa.Schema]:
+    """The schemas the columns are written with: with the session columns when the run has sessions."""
+    return tables_schema("session_id" in columns["hands"])
+
+
 def parquet_bytes(table: pa.Table) -> bytes:
     """The Parquet file of ``table`` with the fixed writer options (deterministic bytes)."""
     sink = pa.BufferOutputStream()
@@ -267,13 +274,16 @@ def parquet_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray) -> None:
-    """Cheap contract checks on engine output: one hands row per hand id in order, four players per hand."""
+def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray, may_stop: bool = False) -> None:
+    """Cheap contract checks on engine output: one hands row per hand id in order (with ``may_stop``, sessions
+    that stopped when a player was broke: a subset of them, in order), four players per hand."""
     got = tables["hands"].column("hand_id").to_numpy()
-    if not np.array_equal(got, hand_ids):
+    ok = np.array_equal(got, hand_ids) if not may_stop else (
+        np.isin(got, hand_ids).all() and bool(np.all(np.diff(got) > 0)))
+    if not ok:
         raise ValueError(f"engine returned hand ids {got[:3]}... for chunk {hand_ids[0]}-{hand_ids[-1]}")
-    if tables["players"].num_rows != 4 * len(hand_ids):
-        raise ValueError(f"engine returned {tables['players'].num_rows} player rows for {len(hand_ids)} hands")
+    if tables["players"].num_rows != 4 * len(got):
+        raise ValueError(f"engine returned {tables['players'].num_rows} player rows for {len(got)} hands")
 
 
 def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
@@ -288,10 +298,16 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
     if parent is not None:
         watch_parent(parent)
     ids = np.arange(first, last + 1, dtype=np.int64)
+    sess = variant.rules.session
     # play_hands without its string columns: codes go straight into the dictionary arrays.
-    raw = run_batch(variant.rules, ids, seed, duplicate=duplicate)
+    if sess is None:
+        raw = run_batch(variant.rules, ids, seed, duplicate=duplicate)
+    else:
+        from simulator.sessions import run_sessions
+
+        raw = run_sessions(variant.rules, ids, seed, duplicate=duplicate)
     tables = encode_tables(to_columns(raw, encoded=True), variant.name)
-    _check_chunk(tables, ids)
+    _check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}
     return ChunkResult(variant.name, first, last, blobs, rows, {t: mf.file_info(b) for t, b in blobs.items()})
@@ -483,6 +499,11 @@ def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
         raise RunError("--scheduler needs --backend dask")
     if spec.duplicate and spec.hands % 4:
         raise RunError(f"duplicate play needs a multiple of 4 hands (4 seatings per wall), got {spec.hands}")
+    for v in variants:
+        unit = session_unit(v, spec.duplicate)
+        if spec.hands % unit:
+            raise RunError(f"--hands {spec.hands:,}: variant {v.name!r} plays sessions of {v.rules.session.hands} "
+                           f"hands{' in 4 seatings' if spec.duplicate else ''}; use a multiple of {unit}")
     names = [v.name for v in variants]
     for name in names:
         if not _NAME_RE.match(name):
@@ -492,6 +513,19 @@ def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise RunError(f"variant name {dup[0]!r} is used twice")
+
+
+def session_unit(variant: Variant, duplicate: bool) -> int:
+    """Hand ids per whole session (times 4 seatings under duplicate); 1 without sessions. Chunks and runs are
+    multiples of it: a session never spans two chunks (simulator.sessions)."""
+    sess = variant.rules.session
+    return 1 if sess is None else sess.hands * (4 if duplicate else 1)
+
+
+def _session_chunks(chunk_size: int, unit: int, vdir: Path) -> None:
+    if chunk_size % unit:
+        raise RunError(f"{vdir.name}: a chunk must hold whole sessions ({unit} hand ids each); chunks of "
+                       f"{chunk_size} do not: use a --chunk-size that is a multiple of {unit}")
 
 
 def _check_chunks(hands: int, chunk_size: int) -> None:
@@ -580,8 +614,10 @@ def _compare(manifest: dict, variant: Variant, spec: RunSpec, vdir: Path) -> Non
 
 def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
     """Decide what to do in a locked variant directory (fresh, resume, refuse); writes nothing."""
+    unit = session_unit(variant, spec.duplicate)
     if _own_files_only(vdir):
-        chunk_size = spec.chunk_size or DEFAULT_CHUNK_SIZE
+        chunk_size = spec.chunk_size or -(-DEFAULT_CHUNK_SIZE // unit) * unit
+        _session_chunks(chunk_size, unit, vdir)
         _check_chunks(spec.hands, chunk_size)
         return _Plan(variant, vdir, chunk_size, None, [])
     if not (vdir / MANIFEST).exists() and not (vdir / mf.LEGACY_MANIFEST).exists():
@@ -591,6 +627,7 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
     chunk_size = manifest["chunk_size"]
     if spec.duplicate and chunk_size % 4:
         raise RunError(f"duplicate play needs a chunk size that is a multiple of 4, got {chunk_size}")
+    _session_chunks(chunk_size, unit, vdir)
     _check_chunks(spec.hands, chunk_size)
     kept, redone = _kept_chunks(manifest, vdir, spec.hands)
     return _Plan(variant, vdir, chunk_size, manifest, kept, redone)

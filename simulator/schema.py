@@ -88,6 +88,19 @@ WINS = pa.schema([
 ])
 
 TABLES = {"hands": HANDS, "players": PLAYERS, "wins": WINS}
+# Columns appended when the rule set has a ``session:`` block (absent otherwise: logs without sessions are
+# unchanged). ``bankroll``: the player's balance after the hand, in the session's money (docs/logs.md).
+SESSION_FIELDS = {
+    "hands": [("session_id", pa.int64()), ("hand_in_session", pa.int16())],
+    "players": [("session_id", pa.int64()), ("hand_in_session", pa.int16()), ("bankroll", pa.float64())],
+    "wins": [],
+}
+SESSION_TABLES = {name: pa.schema([*schema, *SESSION_FIELDS[name]]) for name, schema in TABLES.items()}
+
+
+def tables(sessions: bool) -> dict[str, pa.Schema]:
+    """The three tables' schemas of a run with or without sessions."""
+    return SESSION_TABLES if sessions else TABLES
 # Integer columns that are null when the player did not win: the engine's −1 there is written as null.
 NULL_IF_NO_WIN = {"hands": (), "players": ("win_order", "win_turn", "gen", "fan", "capped_fan"), "wins": ()}
 SCORE_COMPONENTS = ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao",

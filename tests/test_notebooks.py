@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 pytestmark = pytest.mark.slow
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ("01_quickstart", "02_rule_designer", "03_strategy_risk", "04_write_a_bot")
+NAMES = ("01_quickstart", "02_rule_designer", "03_strategy_risk", "04_write_a_bot", "05_sessions")
 
 
 def test_notebooks_are_stored_clean():

@@ -34,7 +34,7 @@ def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
         seats.append((spec.bot, tuple(int(row[i]) for i in _USED.get(spec.bot, range(len(row))))))
     if duplicate:  # every seat plays every deal: only the multiset of bots matters
         seats.sort()
-    return tuple(p.tolist()), tuple(seats), rules.economy.room_factor, rules.economy.rake
+    return tuple(p.tolist()), tuple(seats), rules.economy.room_factor, rules.economy.rake, rules.session
 
 
 @pytest.mark.parametrize("path", sorted(STUDY_DIR.glob("*.yaml")), ids=lambda p: p.stem)
