@@ -232,3 +232,15 @@ def test_replay_shows_the_declaration(played):
                                    "declare_ready=dance", "--set", "seats=[value, value, value, value]"])
     assert res.exit_code == 0, res.output
     assert "dances (declares ready, shows the waits): waits on" in res.output
+
+
+def test_the_shipped_study_fires_and_a_greedy_table_is_flagged(tmp_path):
+    from simulator.study import run_study
+
+    res = run_study("declare", hands=120, out_dir=tmp_path / "value", jobs=1, report=False, progress=False)
+    assert not [f for f in res.findings if f.key and ("declare" in f.key or "extras" in f.key)], res.findings
+    greedy = run_study("declare", hands=60, out_dir=tmp_path / "greedy", jobs=1, report=False, progress=False,
+                       overrides=["seats=[greedy, greedy, greedy, greedy]"])
+    flagged = {(f.variant, f.key) for f in greedy.findings}
+    assert {("sing", "declare_ready"), ("dance", "declare_ready")} <= flagged
+    assert all("no player declared" in f.problem for f in greedy.findings if f.key == "declare_ready")
