@@ -38,7 +38,7 @@ _NAMES_ZH = {"haidilaoyue": "海底捞月", "haidipao": "海底炮", "gangshangh
              "qiangganghu": "抢杠胡", "tianhu": "天胡", "dihu": "地胡", "menqing": "门清", "zhongzhang": "中张",
              "zimo": "自摸", "longqidui": "龙七对", "qingyise": "清一色", "duiduihu": "对对胡", "qidui": "七对",
              "daiyaojiu": "带幺九", "jiangdui": "将对", "jingou": "金钩钓", "shibaluohan": "十八罗汉",
-             "pinghu": "平胡"}
+             "pinghu": "平胡", "sing": "唱歌", "dance": "跳舞"}
 _MORE_HANDS = "it is rare: simulate more hands (--hands) before reading the difference"
 
 
@@ -231,6 +231,29 @@ def _chadajiao(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None
     return _zero(arms, "players", pl.col("score_chadajiao") != 0, "no 查大叫 payment was made", _MORE_HANDS)
 
 
+_DECLARE_ADVICE = ("greedy and random bots never declare; value, defensive and expert bots declare when the extra "
+                   "fan is worth the locked hand: seat them, e.g. --set 'seats=[value, value, value, value]', as "
+                   "configs/studies/declare.yaml does")
+
+
+def _declare(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    return _zero(arms, "players", pl.col("declared").fill_null(False),
+                 "no player declared ready (唱歌/跳舞)", _DECLARE_ADVICE)
+
+
+def _declare_fan(kind: str) -> Check:
+    flag = _flag(kind)
+
+    def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+        if None in change:  # filled in with its default because declare_ready changed: that key's check covers it
+            return None
+        if all(r.get("declare_ready") != kind for r in arms.rules()):
+            return _Silent(f"{key} is read only under declare_ready: {kind}", 0, "wins",
+                           f"set declare_ready: {kind} in the variant")
+        return flag(arms, key, change)
+    return check
+
+
 def _seat_param(bot: str) -> Check:
     def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
         seat = int(key.split(".")[1])
@@ -251,6 +274,9 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("scoring.cap", _cap),
     ("scoring.extras.gen", _gen),
     ("scoring.long_uses_gen", _flag("longqidui")),
+    ("declare_ready", _declare),
+    ("scoring.extras.sing", _declare_fan("sing")),
+    ("scoring.extras.dance", _declare_fan("dance")),
     *((f"scoring.extras.{f}", _flag(f)) for f in _NAMES_ZH),
     *((f"scoring.patterns.{f}", _flag(f)) for f in _NAMES_ZH),
     ("scoring.hand_types.*", _hand_type),

@@ -2,7 +2,7 @@
 
 A bot is any object with ``act(self, obs: Observation) -> int`` returning one of ``obs.legal_actions`` (an
 action of :mod:`simulator.state`: ``0..26`` a tile kind, ``27..29`` a void suit, ``PASS``/``PUNG``/``KONG``/
-``WIN``). :class:`Bot` is a convenience base class that dispatches to one method per decision, so a bot can
+``WIN``, ``DECLARE``). :class:`Bot` is a convenience base class that dispatches to one method per decision, so a bot can
 override just one of them; :class:`GreedyBot` and :class:`ValueBot` are the compiled bots behind that interface
 (they call the same compiled policy functions, so a table of them plays exactly as the compiled seats do).
 
@@ -20,9 +20,9 @@ import numpy as np
 
 from simulator import state
 from simulator.rules import BOT_INDEX
-from simulator.state import A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
+from simulator.state import A_DECLARE, A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
 
-PASS, PUNG, KONG, WIN = A_PASS, A_PUNG, A_KONG, A_WIN
+PASS, PUNG, KONG, WIN, DECLARE = A_PASS, A_PUNG, A_KONG, A_WIN, A_DECLARE
 VOID_ACTIONS = (A_VOID0, A_VOID0 + 1, A_VOID0 + 2)
 MELD_NAMES = ("", "pung", "kong", "concealed_kong")
 
@@ -40,8 +40,8 @@ class Observation:
     decision's own are derived on first access from a copy of the state taken at the decision (a bot that reads
     only ``legal_actions`` pays for nothing else).
 
-    - ``seat``, ``decision`` (``exchange`` / ``void`` / ``discard`` / ``claim`` / ``self_kong`` / ``take_win``),
-      ``legal_actions`` (tuple) and ``action_mask`` (``int8[34]``);
+    - ``seat``, ``decision`` (``exchange`` / ``void`` / ``discard`` / ``claim`` / ``self_kong`` / ``take_win`` /
+      ``declare``), ``legal_actions`` (tuple) and ``action_mask`` (``int8[35]``);
     - ``tile``: the tile on offer (the discard to claim or win on, the robbed kong, one's own winning tile; −1
       otherwise), ``from_seat`` who gave it (−1: one's own), ``fan`` the capped fan of the win on offer;
     - ``hand``: ``uint8[27]`` own concealed counts; ``picked``: 换三张 tiles chosen so far (exchange only);
@@ -52,6 +52,8 @@ class Observation:
       ``win_order``: the win event (1, 2, 3) or −1; ``scores``: ``int64[4]`` net base units so far;
     - ``visible``: ``int8[27]`` copies of each kind this seat has seen: discards, exposed melds and its own
       concealed kongs (another seat's concealed kong is face down and not counted);
+    - ``declared``: ``int64[4]`` per seat 0 = not declared, 1 = 唱歌, 2 = 跳舞 (``declare_ready``); ``shown``:
+      per seat the tile kinds a dancer has shown as its waits (``()`` for the others);
     - ``tiles_left``, ``dealer``, ``rules`` (the :class:`RuleSet`).
     """
 
@@ -115,6 +117,16 @@ class Observation:
         return self._get("win_order", lambda: np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_ORDER], -1))
 
     @property
+    def declared(self) -> np.ndarray:
+        return self._get("declared", lambda: self._s["ps"][:, state.PS_DECLARED].copy())
+
+    @property
+    def shown(self) -> tuple[tuple[int, ...], ...]:
+        ps = self._s["ps"]
+        return self._get("shown", lambda: tuple(
+            tuple(k for k in range(state.N_KINDS) if (int(ps[q, state.PS_SHOWN]) >> k) & 1) for q in range(4)))
+
+    @property
     def scores(self) -> np.ndarray:
         return self._get("scores", lambda: self._s["score"].sum(axis=1))
 
@@ -174,9 +186,10 @@ def observe(hand, d) -> Observation:
 
 class Bot:
     """Base class: ``act`` calls the method named after the decision (``exchange``, ``void``, ``discard``,
-    ``claim``, ``self_kong``, ``take_win``), each returning an action. The defaults take the first legal action
-    (for ``take_win``: win; for ``claim``/``self_kong``: pass). A seat is logged with ``bot`` = ``python`` unless
-    its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their compiled bot's name)."""
+    ``claim``, ``self_kong``, ``take_win``, ``declare``), each returning an action. The defaults take the first
+    legal action (for ``take_win``: win; for ``claim``/``self_kong``/``declare``: pass). A seat is logged with
+    ``bot`` = ``python`` unless its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their
+    compiled bot's name)."""
 
     def act(self, obs: Observation) -> int:
         return getattr(self, obs.decision)(obs)
@@ -198,6 +211,9 @@ class Bot:
 
     def take_win(self, obs: Observation) -> int:
         return WIN
+
+    def declare(self, obs: Observation) -> int:
+        return PASS
 
 
 class FirstLegalBot(Bot):
@@ -304,6 +320,15 @@ class ValueBot(GreedyBot):
         k = value_self_kong(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
                             self._legal_kinds(obs), self.steer)
         return PASS if k < 0 else A_TILE0 + int(k)
+
+    def declare(self, obs: Observation) -> int:
+        from simulator.bots.declare import declare_by_value
+
+        r, ps = obs._raw, obs._s["ps"]
+        waits = int(ps[obs.seat, state.PS_WAITS])
+        yes = declare_by_value(r["table"], r["params"], ps, obs.seat, r["conc"], r["mk"], r["mt"], r["nm"],
+                               int(ps[obs.seat, state.PS_EVOID]), waits, r["visible"])
+        return DECLARE if yes else PASS
 
     def take_win(self, obs: Observation) -> int:
         from simulator.bots.value import value_takes_win

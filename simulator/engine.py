@@ -20,6 +20,7 @@ from numba import types as nt
 from simulator import numba_cache, records, state
 from simulator.bots import (
     bot_claim,
+    bot_declares,
     bot_discard,
     bot_exchange,
     bot_self_kong,
@@ -31,16 +32,19 @@ from simulator.bots import (
 from simulator.bots.common import legal_discard_mask, self_kong_options
 from simulator.evaluate import (
     CTX_AFTER_KONG,
+    CTX_DANCE,
     CTX_DEALER,
     CTX_FIRST_DRAW,
     CTX_KONG_DISCARD,
     CTX_LAST_TILE,
     CTX_ROB_KONG,
     CTX_SELF_DRAW,
+    CTX_SING,
     MELD_CKONG,
     MELD_KONG,
     MELD_PUNG,
     evaluate_win,
+    held4_mask,
     is_complete,
     shanten,
     wait_mask,
@@ -49,10 +53,12 @@ from simulator.rng import derive, randbelow, seed_words, shuffle_int8, spawn_sta
 from simulator.rules import (
     BLOOM_PAYERS,
     DEAL_INS,
+    DECLARES,
     EXCHANGES,
     LAST_DISCARD_CLAIMS,
     MODES,
     P_AFTER_KONG_DEAL_IN,
+    P_DECLARE_READY,
     P_EXCHANGE_THREE,
     P_FORCED_WIN_LAST_TILES,
     P_KONG_BLOOM_PAYER,
@@ -75,6 +81,7 @@ from simulator.settlement import (
     transfer_kong,
 )
 from simulator.state import (
+    A_DECLARE,
     A_KONG,
     A_PASS,
     A_PUNG,
@@ -86,6 +93,7 @@ from simulator.state import (
     BOOL,
     C_WIN,
     D_CLAIM,
+    D_DECLARE,
     D_DISCARD,
     D_EXCHANGE,
     D_SELF_KONG,
@@ -93,6 +101,7 @@ from simulator.state import (
     D_VOID,
     DP_STATUS,
     EV_DEAL,
+    EV_DECLARE,
     EV_DECLINE,
     EV_DISCARD,
     EV_DRAW,
@@ -150,6 +159,7 @@ from simulator.state import (
     PC_STEPS,
     PL_BOT,
     PL_CAPPED,
+    PL_DECLARED,
     PL_DECLINED,
     PL_FAN,
     PL_FLAGS,
@@ -168,8 +178,10 @@ from simulator.state import (
     PL_WIN_TURN,
     PL_WON,
     PS_BOT,
+    PS_DECLARED,
     PS_DECLINED,
     PS_DISCARDED,
+    PS_DRAWN,
     PS_EVOID,
     PS_LOCK_FAN,
     PS_LOCK_MASK,
@@ -177,6 +189,7 @@ from simulator.state import (
     PS_NDRAWS,
     PS_NKONGS,
     PS_SAFE,
+    PS_SHOWN,
     PS_START_SH,
     PS_VOID,
     PS_WAITS,
@@ -232,6 +245,7 @@ LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
 LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
+DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
@@ -405,6 +419,17 @@ def forced_win(params, g) -> bool:
 
 
 @njit(cache=True, inline="always")
+def declared_ctx(ps, q) -> int:
+    """The 唱歌/跳舞 context bit of seat ``q``'s win (0 when it has not declared)."""
+    d = ps[q, PS_DECLARED]
+    if d == DECL_SING:
+        return np.int64(CTX_SING)
+    if d == DECL_DANCE:
+        return np.int64(CTX_DANCE)
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
 def lock_blocks(params, ps, q, tile, capped) -> bool:
     """过水不胡: does seat q's pass lock (set by a declined discard win, cleared by its next draw) forbid this
     win on another player's tile?"""
@@ -442,7 +467,8 @@ def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, s
         if ps[q, PS_WON] or not (ps[q, PS_WAITS] >> tile) & 1:
             continue
         conc[q, tile] += 1
-        res = evaluate_win(table, conc[q], mk[q], mt[q], nm[q], ps[q, PS_EVOID], tile, ctx, params)
+        res = evaluate_win(table, conc[q], mk[q], mt[q], nm[q], ps[q, PS_EVOID], tile, ctx | declared_ctx(ps, q),
+                           params)
         conc[q, tile] -= 1
         if res[0] < 0:
             continue
@@ -480,9 +506,10 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
     g[G_WIN_EVENTS] += 1
     for j in range(n):
         w = winners[j]
+        wctx = ctx | declared_ctx(ps, w)
         conc[w, tile] += 1
-        res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, ctx, params)
-        record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, src, 1, ctx, res,
+        res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, wctx, params)
+        record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, src, 1, wctx, res,
                    j == 0)
         pay(score, events, g, src, w, res[5], C_WIN)
     if ctx & CTX_KONG_DISCARD:
@@ -537,6 +564,7 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
         g[G_HEAD] += 1
         g[G_CHAIN] = g[G_NKONGS]  # a new turn: no kongs made in it yet
     conc[p, t] += 1
+    ps[p, PS_DRAWN] = t
     ps[p, PS_NDRAWS] += 1
     ps[p, PS_LOCKED] = 0
     ps[p, PS_LOCK_MASK] = 0
@@ -595,6 +623,69 @@ def first_held(conc, p, prefer) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# 唱歌/跳舞 (declare_ready)
+
+@njit(cache=True)
+def declare_discard_mask(ps, cur, legal) -> int:
+    """The discards ``cur`` may make under ``declare_ready``: a declared hand only the tile it drew; under 跳舞 a
+    player who has not declared none of the waits shown by a dancer still in, unless that leaves no legal
+    discard (then every legal one: RULES.md §2.10, "unless it is their only legal discard")."""
+    if ps[cur, PS_DECLARED]:
+        return np.int64(1) << ps[cur, PS_DRAWN]
+    shown = np.int64(0)
+    for q in range(N_SEATS):
+        if q != cur and not ps[q, PS_WON]:
+            shown |= ps[q, PS_SHOWN]
+    left = legal & ~shown
+    return left if left else legal
+
+
+@njit(cache=True)
+def offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) -> int:
+    """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
+    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says, while tiles
+    remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
+    if tiles_left(g) == 0:
+        return 0
+    waits = ps[cur, PS_WAITS]
+    if waits & ~held4_mask(conc[cur], mk[cur], mt[cur], nm[cur]) == 0:
+        return 0
+    if io[IO_EXT + cur]:
+        a = ask(io, cur, D_DECLARE, (1 << A_DECLARE) | (1 << A_PASS), -1, -1, 0)
+        if a < 0:
+            return -1
+        yes = a == A_DECLARE
+    else:
+        yes = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
+                           ps[cur, PS_EVOID], waits, visible, tiles_left(g))
+    if not yes:
+        return 0
+    kind = params[P_DECLARE_READY]
+    ps[cur, PS_DECLARED] = kind
+    if kind == DECL_DANCE:
+        ps[cur, PS_SHOWN] = waits
+    log_event(events, g, EV_DECLARE, cur, -1, waits, kind, 0)
+    return 1
+
+
+@njit(cache=True)
+def locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts) -> int:
+    """The kongs a declared hand may make: a concealed kong of the tile it just drew (all four in hand) whose
+    waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""
+    if drawn < 0 or not (opts >> drawn) & 1 or conc[cur, drawn] != 4:
+        return np.int64(0)
+    n = nm[cur]
+    conc[cur, drawn] = 0
+    mk[cur, n] = MELD_CKONG
+    mt[cur, n] = drawn
+    w = wait_mask(table, conc[cur], mk[cur], mt[cur], n + 1, ps[cur, PS_EVOID])
+    conc[cur, drawn] = 4
+    mk[cur, n] = 0
+    mt[cur, n] = 0
+    return np.int64(1) << drawn if w == ps[cur, PS_WAITS] else np.int64(0)
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
@@ -605,6 +696,8 @@ def own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
+    if ps[cur, PS_DECLARED] != 0 and opts != 0:
+        opts = locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts)
     if io[IO_EXT + cur]:
         k = -1
         if opts:
@@ -663,7 +756,7 @@ def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
     Returns ``(outcome, next seat)``."""
     ev = ps[cur, PS_EVOID]
     win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
-    ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first)
+    ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first) | declared_ctx(ps, cur)
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
         res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
@@ -690,8 +783,8 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
         return NEXT_DRAW, next_in(ps, cur)
     for i in range(1, N_SEATS):
         q = (cur + i) % N_SEATS
-        if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]):
-            continue
+        if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]) or ps[q, PS_DECLARED]:
+            continue  # a declared hand is locked: it claims nothing but wins
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
         if io[IO_EXT + q]:
@@ -728,7 +821,11 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
                  visible, events, winners, sh_buf, cur, pv, strict):
     """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
     legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
-    if io[IO_EXT + cur]:
+    if params[P_DECLARE_READY]:
+        legal = declare_discard_mask(ps, cur, legal)
+    if ps[cur, PS_DECLARED]:
+        t = ps[cur, PS_DRAWN]  # a locked hand discards the tile it drew: nothing to decide
+    elif io[IO_EXT + cur]:
         t = ask(io, cur, D_DISCARD, legal, -1, -1, 0)
         if t < 0:
             return HAND_OVER, cur
@@ -736,6 +833,9 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
         t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
                         mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
     do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
+    if (params[P_DECLARE_READY] and not ps[cur, PS_DECLARED]
+            and offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) < 0):
+        return HAND_OVER, cur
     ctx = 0
     if g[G_NKONGS] > g[G_CHAIN]:
         ctx |= CTX_KONG_DISCARD
@@ -1045,6 +1145,7 @@ def write_player(row, s, g, ps, score, wins, p_out) -> None:
     p_out[row, PL_HUAZHU] = ps[s, state.PS_HUAZHU]
     p_out[row, PL_READY] = ps[s, state.PS_READY]
     p_out[row, PL_DECLINED] = ps[s, PS_DECLINED]
+    p_out[row, PL_DECLARED] = ps[s, PS_DECLARED]
     for c in range(state.N_COMP):
         p_out[row, PL_SCORE + c] = score[s, c]
 

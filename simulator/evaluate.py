@@ -17,6 +17,7 @@ from numba import njit
 
 from simulator.scoring import (
     F_DAIYAOJIU,
+    F_DANCE,
     F_DIHU,
     F_DUIDUIHU,
     F_GANGSHANGHUA,
@@ -32,6 +33,7 @@ from simulator.scoring import (
     F_QIDUI,
     F_QINGYISE,
     F_SHIBALUOHAN,
+    F_SING,
     F_TIANHU,
     F_ZHONGZHANG,
     F_ZIMO,
@@ -46,6 +48,8 @@ CTX_KONG_DISCARD = 8    # the discard was made right after the discarder's own k
 CTX_LAST_TILE = 16      # 海底: self-draw of the last wall tile, or the discard after it
 CTX_FIRST_DRAW = 32     # 天胡 / 地胡 (self-draw, no melds)
 CTX_DEALER = 64
+CTX_SING = 128         # the winner had declared ready (唱歌, declare_ready: sing)
+CTX_DANCE = 256        # the winner had declared ready and shown its waits (跳舞)
 
 # Meld kinds of meld_kind[i] (a kong counts as three tiles towards the 14).
 MELD_NONE = 0
@@ -387,6 +391,10 @@ def _context_flags(ctx, meld_kind, n_melds):
             claimed = True
     if not claimed:
         f |= F_MENQING
+    if ctx & CTX_SING:
+        f |= F_SING
+    if ctx & CTX_DANCE:
+        f |= F_DANCE
     return f
 
 

@@ -10,10 +10,10 @@ import numpy as np
 from simulator import agents, game
 from simulator.errors import UserError
 from simulator.rules import RuleSet
-from simulator.state import A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN
+from simulator.state import A_DECLARE, A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN
 from simulator.tiles import SUITS, format_counts, parse_tile, tile_str
 
-WORDS = {"pass": A_PASS, "p": A_PASS, "pung": A_PUNG, "kong": A_KONG, "win": A_WIN, "hu": A_WIN}
+WORDS = {"pass": A_PASS, "p": A_PASS, "pung": A_PUNG, "kong": A_KONG, "win": A_WIN, "hu": A_WIN, "declare": A_DECLARE}
 
 
 def action_name(a: int) -> str:
@@ -21,12 +21,12 @@ def action_name(a: int) -> str:
         return tile_str(a)
     if a < A_PASS:
         return f"void {SUITS[a - A_VOID0]}"
-    return {A_PASS: "pass", A_PUNG: "pung", A_KONG: "kong", A_WIN: "win"}[a]
+    return {A_PASS: "pass", A_PUNG: "pung", A_KONG: "kong", A_WIN: "win", A_DECLARE: "declare"}[a]
 
 
 def parse_action(text: str, obs: agents.Observation) -> int | None:
-    """A typed answer (``5m``, ``pass``, ``pung``, ``kong``, ``win``, a suit letter at 定缺, or nothing = the first
-    legal action) as an action, or None if it is not legal here."""
+    """A typed answer (``5m``, ``pass``, ``pung``, ``kong``, ``win``, ``declare``, a suit letter at 定缺, or nothing =
+    the first legal action) as an action, or None if it is not legal here."""
     text = text.strip().lower()
     if not text:
         return obs.legal_actions[0]
@@ -50,6 +50,7 @@ def describe(obs: agents.Observation) -> list[str]:
         disc = "".join(tile_str(t) for s, t in obs.discards if s == q)
         void = SUITS[obs.voids[q]] if obs.voids[q] >= 0 else "-"
         won = " (won)" if obs.won[q] >= 0 else ""
+        won += ("", " (sings)", " (dances: " + " ".join(tile_str(k) for k in obs.shown[q]) + ")")[obs.declared[q]]
         out.append(f"  seat {q}{' (you)' if q == obs.seat else ''}{won} void {void} melds [{melds}] discards {disc}")
     out.append(f"  your hand: {format_counts(np.asarray(obs.hand))}")
     if obs.tile >= 0:

@@ -20,13 +20,22 @@ import pyarrow as pa
 from numba import njit
 
 from simulator import state as S
-from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_KONG_DISCARD, CTX_LAST_TILE
+from simulator.evaluate import (
+    CTX_AFTER_KONG,
+    CTX_DANCE,
+    CTX_DEALER,
+    CTX_FIRST_DRAW,
+    CTX_KONG_DISCARD,
+    CTX_LAST_TILE,
+    CTX_SING,
+)
 from simulator.rules import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
 from simulator.tiles import N_KINDS, SUITS, tile_str
 
 MELD_NAMES = ("", "pung", "kong", "ckong")  # evaluate.MELD_PUNG/KONG/CKONG
 CONTEXT_NAMES = ((CTX_AFTER_KONG, "after_kong"), (CTX_KONG_DISCARD, "after_own_kong_discard"),
-                 (CTX_LAST_TILE, "last_tile"), (CTX_FIRST_DRAW, "first_draw"), (CTX_DEALER, "dealer"))
+                 (CTX_LAST_TILE, "last_tile"), (CTX_FIRST_DRAW, "first_draw"), (CTX_DEALER, "dealer"),
+                 (CTX_SING, "sing"), (CTX_DANCE, "dance"))
 TILE_NAMES = tuple(tile_str(k) for k in range(N_KINDS))
 _SUIT_BYTES = np.frombuffer(SUITS.encode(), np.uint8).copy()
 _MELD_BYTES = np.zeros((4, 6), np.uint8)
@@ -198,6 +207,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "huazhu": p[:, S.PL_HUAZHU].astype(bool),
         "ready": p[:, S.PL_READY].astype(bool),
         "declined_wins": p[:, S.PL_DECLINED].astype(np.int8),
+        "declared": p[:, S.PL_DECLARED].astype(bool),
         **{name: scores[:, c].astype(np.int32) for c, name in enumerate(
             ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund"))},
         "score_total": scores.sum(axis=1).astype(np.int32),

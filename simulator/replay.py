@@ -105,6 +105,8 @@ class HandState:
     win_event_tile_taken: bool = False
     event_winners: set[int] = field(default_factory=set)  # winners of the latest win event
     n_wins: int = 0
+    declared: list[bool] = field(default_factory=lambda: [False] * 4)  # 唱歌/跳舞: the hand is locked
+    last_draw: list[int] = field(default_factory=lambda: [-1] * 4)
 
     def __post_init__(self) -> None:
         self.conc = [counts_from_str(p["dealt"]).astype(np.int64) for p in self.log.players]
@@ -133,6 +135,7 @@ class HandState:
         elif typ == S.EV_DRAW:
             self._active(seat, "draws")
             self.conc[seat][tile] += 1
+            self.last_draw[seat] = tile
             self.drawn += 1
             self.seen[tile] += 1
             self.win_event_tile_taken = False
@@ -142,17 +145,26 @@ class HandState:
             v = self.void[seat]
             if self.strict_void and v >= 0 and tile // 9 != v and self.conc[seat][9 * v:9 * v + 9].sum() > 0:
                 self._fail(f"seat {seat} discards {tile} while holding tiles of its void suit {v}")
+            if self.declared[seat] and tile != self.last_draw[seat]:
+                self._fail(f"seat {seat} declared ready but discards {tile}, not the tile it drew")
             self._take(seat, tile, 1, "discards")
             self.last_discard = (seat, tile)
             self.win_event_tile_taken = False
             self.event_winners = set()
+        elif typ == S.EV_DECLARE:
+            self._active(seat, "declares")
+            self.declared[seat] = True
         elif typ == S.EV_PUNG:
             self._active(seat, "pungs")
+            if self.declared[seat]:
+                self._fail(f"seat {seat} declared ready but pungs")
             self._check_claim(seat, tile, a)
             self._take(seat, tile, 2, "pungs")
             self.melds[seat].append(("pung", tile))
         elif typ == S.EV_KONG:
             self._active(seat, "kongs")
+            if self.declared[seat] and (a != 3 or tile != self.last_draw[seat]):
+                self._fail(f"seat {seat} declared ready but makes a kong other than a concealed one of its draw")
             if a == 1:
                 self._check_claim(seat, tile, b)
                 self._take(seat, tile, 3, "konged")
@@ -248,7 +260,8 @@ TEXT = {
         "draw": "{who} 摸{after} {name}", "after_kong": "杠后牌", "discard": "{who} 打 [cyan]{name}[/cyan]",
         "pung": "{who} [yellow]碰[/yellow] {name} (座{a})", "kong": "{who} [yellow]{kong}[/yellow] {name}{src}",
         "kong_src": " (座{b})", "robbed": "{who} 的加杠 {name} 被抢", "pay": "    座{seat} → 座{a}: {amount} ({comp})",
-        "decline": "{who} 过胡 {name} ({amount}番)", "locked": "{who} 过水不胡: 不能胡 {name}",
+        "decline": "{who} 过胡 {name} ({amount}番)", "declare": "{who} [bold green]{kind}[/bold green]{waits}",
+        "sing": "唱歌", "dance": "跳舞", "waits": ": 叫 {names}", "locked": "{who} 过水不胡: 不能胡 {name}",
         "huazhu": "{who} [magenta]花猪[/magenta]", "ready": "{who} 下叫 (最大 {amount}分)",
         "end": "[underline]{end}[/underline] 牌墙剩 {amount} 张", "draw_end": "流局", "normal_end": "结束",
         "settle_more": " — 退税 / 查花猪 / 查大叫:",
@@ -268,6 +281,8 @@ TEXT = {
         "kong": "{who} [yellow]{kong}[/yellow] {name}{src}", "kong_src": " (from seat {b})",
         "robbed": "{who}'s added kong {name} is robbed", "pay": "    seat {seat} → seat {a}: {amount} ({comp})",
         "decline": "{who} declines a win on {name} ({amount} fan)",
+        "declare": "{who} [bold green]{kind}[/bold green]{waits}", "sing": "sings (declares ready)",
+        "dance": "dances (declares ready, shows the waits)", "waits": ": waits on {names}",
         "locked": "{who} may not win on {name} (pass lock)", "huazhu": "{who} is a [magenta]flower pig[/magenta]",
         "ready": "{who} is ready (best {amount} points)",
         "end": "[underline]{end}[/underline], {amount} tiles left in the wall", "draw_end": "Exhaustive draw",
@@ -349,6 +364,13 @@ def _win_text(log: HandLog, seat: int, tile: int, b: int, t: _Lang) -> str:
              melds=" | " + melds if melds else "", breakdown=_fan_breakdown(log, win, t))
 
 
+def _declare_text(who: str, waits: int, kind: int, t: _Lang) -> str:
+    """唱歌 (the waits stay hidden) or 跳舞 (the waits shown to the table)."""
+    dance = kind == 2
+    names = " ".join(t.tile(k) for k in range(27) if (waits >> k) & 1)
+    return t("declare", who=who, kind=t("dance" if dance else "sing"), waits=t("waits", names=names) if dance else "")
+
+
 def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     """One event as a rich-markup line in ``lang`` (``None`` for events shown elsewhere)."""
     t = _lang(lang)
@@ -368,6 +390,7 @@ def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
         S.EV_WIN: lambda: _win_text(log, seat, tile, b, t),
         S.EV_DECLINE: lambda: t("decline", who=who, name=name, amount=amount),
         S.EV_LOCKED: lambda: t("locked", who=who, name=name),
+        S.EV_DECLARE: lambda: _declare_text(who, amount, a, t),
         S.EV_HUAZHU: lambda: t("huazhu", who=who),
         S.EV_READY: lambda: t("ready", who=who, amount=amount),
         S.EV_END: lambda: (t("end", end=t("draw_end") if a else t("normal_end"), amount=amount)

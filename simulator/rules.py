@@ -46,7 +46,7 @@ CONFIG_DIR = _config_dir()
 SHAPE_PATTERNS = ("pinghu", "duiduihu", "qingyise", "qidui", "longqidui", "daiyaojiu", "jiangdui", "jingou",
                   "shibaluohan")
 EXTRA_FLAGS = ("menqing", "zhongzhang", "tianhu", "dihu", "gangshanghua", "gangshangpao", "qiangganghu",
-               "haidilaoyue", "haidipao", "zimo")
+               "haidilaoyue", "haidipao", "zimo", "sing", "dance")
 FLAGS = SHAPE_PATTERNS + EXTRA_FLAGS
 FLAG_BIT = {name: i for i, name in enumerate(FLAGS)}
 EXTRAS = ("gen",) + EXTRA_FLAGS
@@ -74,12 +74,12 @@ _SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "
             "fan_offset", "cap", "base", "self_draw_bonus", "gen_fan", "discard_kong_discarder",
             "discard_kong_others", "added_kong_each", "concealed_kong_each", "added_kong_fresh_only",
             "after_kong_deal_in", "refund_kongs_if_not_ready", "huazhu_penalty", "huazhu_pays", "chadajiao",
-            "last_discard_claims")
+            "last_discard_claims", "declare_ready")
 (P_MODE, P_EXCHANGE_THREE, P_VOID_SUIT, P_MULTIPLE_RON, P_ROB_KONG, P_PASS_RON_LOCK, P_FORCED_WIN_LAST_TILES,
  P_KONG_BLOOM_PAYER, P_SCORING_MODE, P_LONG_USES_GEN, P_POINTS, P_FAN_OFFSET, P_CAP, P_BASE,
  P_SELF_DRAW_BONUS, P_GEN_FAN, P_DISCARD_KONG_DISCARDER, P_DISCARD_KONG_OTHERS, P_ADDED_KONG_EACH,
  P_CONCEALED_KONG_EACH, P_ADDED_KONG_FRESH_ONLY, P_AFTER_KONG_DEAL_IN, P_REFUND_KONGS_IF_NOT_READY,
- P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO, P_LAST_DISCARD_CLAIMS) = range(len(_SCALARS))
+ P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO, P_LAST_DISCARD_CLAIMS, P_DECLARE_READY) = range(len(_SCALARS))
 P_FLAG_FAN = len(_SCALARS)                 # P_FLAG_FAN + FLAG_BIT[flag]: fan of a flag (additive + extras)
 P_TABLE_FAN = P_FLAG_FAN + len(FLAGS)      # P_TABLE_FAN + HAND_TYPE_INDEX[t]: table fan, -1 = not listed
 N_PARAMS = P_TABLE_FAN + len(HAND_TYPES)
@@ -99,6 +99,10 @@ SELF_DRAW_BONUSES = ("none", "add_base", "add_fan")
 DEAL_INS = ("keep", "refund", "transfer")
 HUAZHU_PAYERS = ("unwon", "all")
 LAST_DISCARD_CLAIMS = ("win_only", "any")
+DECLARES = ("none", "sing", "dance")
+# Fan of 唱歌/跳舞 when the rule file does not set scoring.extras.sing/dance (docs/rules.md: no seed gives one).
+# Filled into the extras only under declare_ready sing/dance, so rule sets without it keep their digests.
+DECLARE_FAN = {"sing": 1, "dance": 2}
 
 
 class RulesError(UserError):
@@ -351,11 +355,23 @@ class RuleSet(_Frozen):
             return tuple(_seat(x) for x in v)
         return v
 
-    @model_validator(mode="after")
-    def _implemented(self) -> RuleSet:
-        if self.declare_ready != "none":
-            raise ValueError(f"declare_ready: {self.declare_ready!r} is not implemented yet (only 'none')")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _declare_fans(cls, data: Any) -> Any:
+        """Under declare_ready sing/dance, scoring.extras gets the default 唱歌/跳舞 fans it does not set (so the
+        manifest records the fan in force); otherwise nothing is added (existing digests stay the same)."""
+        if not isinstance(data, dict) or data.get("declare_ready", "none") == "none":
+            return data
+        scoring = data.get("scoring", {})
+        if isinstance(scoring, ScoringRules):
+            scoring = scoring.model_dump()
+        if not isinstance(scoring, dict):
+            return data
+        extras = scoring.get("extras", ScoringRules().extras)
+        if not isinstance(extras, dict):
+            return data
+        filled = {**extras, **{k: v for k, v in DECLARE_FAN.items() if k not in extras}}
+        return {**data, "scoring": {**scoring, "extras": filled}}
 
     @model_validator(mode="after")
     def _fits_logs(self) -> RuleSet:
@@ -416,6 +432,7 @@ class RuleSet(_Frozen):
         p[P_HUAZHU_PAYS] = HUAZHU_PAYERS.index(st.huazhu_pays)
         p[P_CHADAJIAO] = st.chadajiao
         p[P_LAST_DISCARD_CLAIMS] = LAST_DISCARD_CLAIMS.index(self.last_discard_claims)
+        p[P_DECLARE_READY] = DECLARES.index(self.declare_ready)
         if s.mode == "additive":
             for name, fan in s.patterns.items():
                 p[P_FLAG_FAN + FLAG_BIT[name]] = fan

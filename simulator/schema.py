@@ -55,6 +55,7 @@ PLAYERS = pa.schema([
     ("huazhu", pa.bool_()),        # 花猪 at an exhaustive draw
     ("ready", pa.bool_()),         # ready (听牌) at the end of the hand, players who did not win only
     ("declined_wins", pa.int8()),  # wins this player's bot could have taken and declined
+    ("declared", pa.bool_()),      # declared ready (唱歌/跳舞, declare_ready) during the hand
     ("score_win", pa.int32()),
     ("score_kong", pa.int32()),
     ("score_transfer", pa.int32()),

@@ -41,6 +41,8 @@ F_QIANGGANGHU = 1 << R.FLAG_BIT["qiangganghu"]
 F_HAIDILAOYUE = 1 << R.FLAG_BIT["haidilaoyue"]
 F_HAIDIPAO = 1 << R.FLAG_BIT["haidipao"]
 F_ZIMO = 1 << R.FLAG_BIT["zimo"]
+F_SING = 1 << R.FLAG_BIT["sing"]
+F_DANCE = 1 << R.FLAG_BIT["dance"]
 N_FLAGS = len(R.FLAGS)
 EXTRA_FLAG_MASK = sum(1 << R.FLAG_BIT[f] for f in R.EXTRA_FLAGS)  # fans counted in table mode too
 ALL_FLAG_MASK = (1 << N_FLAGS) - 1
@@ -195,7 +197,7 @@ def score_flags(flags, jiang, gen, self_draw, params):
 INVALID_INPUT = "invalid_input"
 NOT_A_WINNING_HAND = "not_a_winning_hand"
 WIN_KINDS = ("discard", "self_draw", "rob_kong")
-CONTEXT_KEYS = ("after_kong", "after_own_kong_discard", "last_tile", "first_draw", "dealer")
+CONTEXT_KEYS = ("after_kong", "after_own_kong_discard", "last_tile", "first_draw", "dealer", "sing", "dance")
 MELD_NAMES = {"pung": 1, "kong": 2, "ckong": 3}  # values = evaluate.MELD_* (asserted in evaluate's tests)
 HAND_TYPE_ZH = {
     "tianhu": "天胡", "dihu": "地胡", "qingshibaluohan": "清十八罗汉", "shibaluohan": "十八罗汉",
@@ -208,6 +210,7 @@ FLAG_ZH = {
     "daiyaojiu": "带幺九", "jiangdui": "将对", "jingou": "金钩钓", "shibaluohan": "十八罗汉", "menqing": "门清",
     "zhongzhang": "中张", "tianhu": "天胡", "dihu": "地胡", "gangshanghua": "杠上花", "gangshangpao": "杠上炮",
     "qiangganghu": "抢杠胡", "haidilaoyue": "海底捞月", "haidipao": "海底炮", "zimo": "自摸",
+    "sing": "唱歌", "dance": "跳舞",
 }
 
 
@@ -322,6 +325,10 @@ def _check_context(ctx: set[str], win: str, melds: list[_Meld], conc: np.ndarray
         bad = "first_draw (天胡/地胡) needs a self-draw"
     elif "first_draw" in ctx and melds:
         bad = "first_draw (天胡/地胡) cannot have melds set down"
+    elif "sing" in ctx and "dance" in ctx:
+        bad = "sing and dance cannot both hold (a rule set has one declare_ready)"
+    elif "first_draw" in ctx and ("sing" in ctx or "dance" in ctx):
+        bad = "first_draw (天胡/地胡) comes before any declaration"
     elif "first_draw" in ctx and "last_tile" in ctx:
         bad = "first_draw and last_tile cannot both hold"
     elif win == "rob_kong" and "last_tile" in ctx:
@@ -366,7 +373,8 @@ def _ctx_bits(ctx: set[str], win: str) -> int:
 
     bits = {"self_draw": E.CTX_SELF_DRAW, "rob_kong": E.CTX_ROB_KONG, "discard": 0}[win]
     names = {"after_kong": E.CTX_AFTER_KONG, "after_own_kong_discard": E.CTX_KONG_DISCARD,
-             "last_tile": E.CTX_LAST_TILE, "first_draw": E.CTX_FIRST_DRAW, "dealer": E.CTX_DEALER}
+             "last_tile": E.CTX_LAST_TILE, "first_draw": E.CTX_FIRST_DRAW, "dealer": E.CTX_DEALER,
+             "sing": E.CTX_SING, "dance": E.CTX_DANCE}
     for name in ctx:
         bits |= names[name]
     return bits

@@ -54,10 +54,12 @@ G_N = 15
 # Per-seat scalars ps[seat, ...]
 (PS_VOID, PS_EVOID, PS_WON, PS_WIN_ORDER, PS_LOCKED, PS_LOCK_MASK, PS_LOCK_FAN, PS_DECLINED, PS_NKONGS,
  PS_NDRAWS, PS_WAITS, PS_BOT, PS_SAFE, PS_DISCARDED, PS_HUAZHU, PS_READY, PS_START_SH, PS_WIN_TURN,
- PS_WIN_KIND, PS_WIN_IDX) = range(20)
-PS_N = 20
+ PS_WIN_KIND, PS_WIN_IDX, PS_DECLARED, PS_SHOWN, PS_DRAWN) = range(23)
+PS_N = 23
 # PS_VOID: declared void suit (−1 none); PS_EVOID: the void passed to evaluate (−1 under void_suit: none)
 # PS_SAFE: kinds discarded by someone else since this seat's last draw (this seat passed on them)
+# PS_DECLARED: 0, or the declare_ready value (1 sing, 2 dance) this seat declared; PS_SHOWN: a dancer's waits
+# (bit mask, shown to all); PS_DRAWN: the tile this seat drew last (a declared hand must discard it)
 
 # Score components (the players table's score_* columns, in schema.SCORE_COMPONENTS order)
 C_WIN, C_KONG, C_TRANSFER, C_HUAZHU, C_CHADAJIAO, C_REFUND = range(6)
@@ -81,7 +83,7 @@ W_N = 16
 EV_W = 6
 E_MAX = 1024
 (EV_DEAL, EV_EXCHANGE, EV_VOID, EV_DRAW, EV_DISCARD, EV_PUNG, EV_KONG, EV_PAY, EV_WIN, EV_DECLINE, EV_ROBBED,
- EV_READY, EV_HUAZHU, EV_END, EV_LOCKED) = range(15)
+ EV_READY, EV_HUAZHU, EV_END, EV_LOCKED, EV_DECLARE) = range(16)
 # EV_DEAL: seat, a = number of tiles (the tiles themselves are in the dealt arrays)
 # EV_EXCHANGE: seat gives tile to seat a          EV_VOID: seat declares suit a
 # EV_DRAW: seat draws tile, a = 1 from the tail  EV_DISCARD: seat discards tile
@@ -94,14 +96,16 @@ E_MAX = 1024
 # EV_READY: seat is ready at the end, amount = 查大叫 points   EV_HUAZHU: seat is a 花猪 at the draw
 # EV_END: a = exhaustive draw (0/1), amount = tiles left; logged before the settlement events
 # EV_LOCKED: seat could not win on tile (worth amount capped fan) because of its pass_ron_lock
+# EV_DECLARE: seat declares ready after its discard, a = 1 唱歌 / 2 跳舞, amount = its waits (bit mask; shown
+#   to the table only when dancing)
 
 
 # Per-hand result slots (hands table), per-player slots (players table)
 H_DEALER, H_EXCHANGE, H_NWINNERS, H_EXHAUSTIVE, H_TILES_LEFT, H_NKONGS, H_TURNS, H_NWINS, H_EV_OVERFLOW = range(9)
 H_N = 9
 (PL_SEAT, PL_BOT, PL_START_SH, PL_VOID, PL_WON, PL_WIN_ORDER, PL_WIN_KIND, PL_WIN_TURN, PL_HAND_TYPE, PL_FLAGS, PL_GEN,
- PL_FAN, PL_CAPPED, PL_NKONGS, PL_HUAZHU, PL_READY, PL_DECLINED, PL_SCORE) = range(18)
-PL_N = PL_SCORE + N_COMP
+ PL_FAN, PL_CAPPED, PL_NKONGS, PL_HUAZHU, PL_READY, PL_DECLINED, PL_DECLARED, PL_SCORE) = range(19)
+PL_N = PL_SCORE + N_COMP  # the score components last (PL_SCORE..PL_N−1)
 
 
 VOID_DECLARED, VOID_LENIENT, VOID_NONE = (VOID_SUITS.index(x) for x in ("declared", "declared_lenient", "none"))
@@ -171,11 +175,12 @@ def next_in(ps, seat) -> int:
 A_TILE0 = 0        # 0..26: the tile kind to discard, to pass at 换三张 (one pick at a time) or to kong
 A_VOID0 = 27       # 27..29: the void suit (characters, dots, bamboo)
 A_PASS, A_PUNG, A_KONG, A_WIN = 30, 31, 32, 33
-N_ACTIONS = 34
+A_DECLARE = 34     # declare ready (唱歌 or 跳舞, whichever declare_ready the rule set has)
+N_ACTIONS = 35
 
 # Decision kinds
-D_EXCHANGE, D_VOID, D_DISCARD, D_CLAIM, D_SELF_KONG, D_TAKE_WIN = range(6)
-DECISIONS = ("exchange", "void", "discard", "claim", "self_kong", "take_win")
+D_EXCHANGE, D_VOID, D_DISCARD, D_CLAIM, D_SELF_KONG, D_TAKE_WIN, D_DECLARE = range(7)
+DECISIONS = ("exchange", "void", "discard", "claim", "self_kong", "take_win", "declare")
 
 IO_EXT = 0  # io[0:4]: 1 = the seat is external
 # The decision point: status, whose decision, which, the legal actions (bit mask over N_ACTIONS), the tile it is

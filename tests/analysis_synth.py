@@ -24,7 +24,7 @@ def player(seat: int, bot: str = "greedy", **kw: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"seat": seat, "bot": bot, "dealt": "", "start_shanten": 2, "void_suit": None,
                            "won": False, "win_order": -1, "win_kind": None, "win_turn": -1, "hand_type": None,
                            **{f: False for f in FLAGS}, "gen": -1, "fan": -1, "capped_fan": -1, "n_kongs": 0,
-                           "huazhu": False, "ready": False, "declined_wins": 0,
+                           "huazhu": False, "ready": False, "declined_wins": 0, "declared": False,
                            **{c: 0 for c in SCORE_COMPONENTS}}
     flags = kw.pop("flags", ())
     extra = {k: kw.pop(k) for k in ("payer", "n_payers", "points") if k in kw}

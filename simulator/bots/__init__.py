@@ -7,7 +7,8 @@ chooses. Each decision has one dispatcher here:
 - ``planning_void`` — the suit a bot treats as dead (its declared void; under ``void_suit: none`` the suit it
   currently finds cheapest to drop, so that bots clear a third suit and avoid ending as 花猪);
 - ``bot_discard``; ``bot_claim`` (0 pass, 1 pung, 2 exposed kong); ``bot_self_kong`` (kind or −1);
-- ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock).
+- ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock);
+- ``bot_declares`` — whether a ready seat declares 唱歌/跳舞 after its discard (``declare_ready``).
 
 The per-turn dispatchers are inlined into the engine's loop (``inline="always"``), like the loop's own per-turn
 steps: a call passing a dozen arrays costs a measurable share of a turn (making all of them calls cost about 10%
@@ -33,6 +34,7 @@ from __future__ import annotations
 from numba import njit
 
 from simulator.bots.common import plan_void
+from simulator.bots.declare import declare_by_value
 from simulator.bots.defensive import defensive_discard
 from simulator.bots.expert import expert_claim, expert_discard, expert_self_kong, expert_takes_win
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
@@ -191,3 +193,17 @@ def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params,
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
     return expert_takes_win(table, params, ps, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
                             ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
+
+
+@njit(cache=True)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
+def bot_declares(bot, bpar, table, params, g, ps, seat, conc, mk, mt, nm, void, waits, visible, tiles_left) -> bool:
+    """唱歌/跳舞 after the seat's discard (it is ready): ``random`` and ``greedy`` never declare (the baselines);
+    ``value``, ``defensive`` and ``expert`` declare by :func:`simulator.bots.declare.declare_by_value`."""
+    if bpar is None:  # a simple line-up: the rest is pruned (see the module docstring)
+        return False
+    if bot in (BOT_RANDOM, BOT_GREEDY):
+        return False
+    own_ckongs(visible, mk, mt, nm, 1)
+    yes = declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible)
+    own_ckongs(visible, mk, mt, nm, -1)
+    return yes

@@ -1,0 +1,64 @@
+"""唱歌/跳舞 (``declare_ready``): whether a ready bot declares, by the value of its waits.
+
+A declared hand is locked (it only draws and discards the drawn tile), wins with the extra fan of
+``scoring.extras.sing`` / ``dance``, and — when it dances — cannot be fed by players who have not declared.
+The bot compares its expected income per round with and without declaring, over its live waits (unseen
+copies: not in its hand, not discarded, not in an exposed meld), each wait scored exactly by ``evaluate_win``:
+
+- not declaring: ``n·S0 + n·D0`` — a self-draw paid by each of the ``n`` opponents still in, and a discard win
+  from any of their ``n`` discards per round (each as likely as one own draw: a discard is one unseen tile);
+- 唱歌: ``n·S1 + n·D1`` (the same chances, each win worth the extra fan);
+- 跳舞: ``n·S1 + m·D1``, ``m`` = opponents still in who have declared (the others will not discard a shown wait).
+
+It declares when the declared income, discounted by ``FLEX_COST`` for the flexibility it gives up (it can no
+longer improve its wait, change shape or fold), is larger. A hand with no live wait never declares (locking a dead
+wait only loses). ``S``/``D`` are averages over the waits weighted by their unseen copies, so a capped hand (the
+extra fan adds nothing) never declares.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
+from simulator.rules import DECLARES, P_DECLARE_READY
+from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
+
+FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility
+DECL_DANCE = DECLARES.index("dance")
+
+
+@njit(cache=True)
+def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible) -> bool:
+    """``conc``/``mk``/``mt``/``nm``: the seat's 13-tile-shaped hand after its discard; ``waits``: its wait mask;
+    ``visible``: kinds seen face up (int8[27]). True = declare."""
+    dance = params[P_DECLARE_READY] == DECL_DANCE
+    bit = np.int64(CTX_DANCE if dance else CTX_SING)
+    s0 = s1 = d0 = d1 = 0.0
+    live = 0
+    for k in range(N_KINDS):
+        if not (waits >> k) & 1:
+            continue
+        u = 4 - np.int64(conc[k]) - np.int64(visible[k])
+        if u <= 0:
+            continue
+        conc[k] += 1
+        s0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW), params)[5]
+        s1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | bit, params)[5]
+        d0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(0), params)[5]
+        d1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, bit, params)[5]
+        conc[k] -= 1
+        live += u
+    if live == 0:
+        return False
+    n = 0
+    m = 0
+    for q in range(N_SEATS):
+        if q != seat and not ps[q, PS_WON]:
+            n += 1
+            if ps[q, PS_DECLARED]:
+                m += 1
+    keep = n * (s0 + d0)
+    declared = n * s1 + (m if dance else n) * d1
+    return declared * (1.0 - FLEX_COST) > keep
