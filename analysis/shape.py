@@ -89,7 +89,8 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     """Players who declined at least one win (``declined``) vs those who declined none, per variant and group.
 
     Rows: ``variant, <by…>, declined, quantity, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
-    of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
+    of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only; under ``mode: xueliu``
+    of the first win) and
     ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null,
     ``n_obs`` = both groups, ``n_units`` = units with an observation in either). The two groups share hands
     (a bot at several seats, both winners of one hand), so the diff's SE is not ``√(se₁² + se₀²)``: it is the
