@@ -8,7 +8,7 @@ import pytest
 from engine_helpers import logs, per_hand, play, rules_of
 from typer.testing import CliRunner
 
-from simulator import engine
+from simulator import agents, engine, game
 from simulator import state as S
 from simulator.cli import app
 from simulator.errors import UserError
@@ -174,8 +174,11 @@ def test_win_buffers_regrow_without_changing_a_byte(monkeypatch):
     ref = engine.run_batch(rules, ids, SEED)
     monkeypatch.setattr(engine, "XUELIU_ROWS_PER_HAND", 1)
     small = engine.run_batch(rules, ids, SEED)
+    step = game.play_hands(rules, ids[:12], SEED, {0: agents.GreedyBot()})  # a Python seat: the step path
     for key in ("h", "p", "w", "w_hand", "wconc", "wmk", "wmt"):
         assert np.array_equal(ref[key], small[key]), key
+        rows = 12 if key in ("h",) else 48 if key == "p" else int((ref["w_hand"] < 12).sum())
+        assert np.array_equal(ref[key][:rows], step[key]), key
 
 
 def test_money_bound_counts_repeated_wins():
