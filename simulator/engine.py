@@ -1016,8 +1016,9 @@ def win_slots(params) -> int:
 
 
 @njit(cache=True)
-def alloc(record, n_wins):
-    """A hand's state arrays (see :mod:`simulator.state`), with ``n_wins`` win records (:func:`win_slots`)."""
+def alloc(record, n_wins=state.MAX_WINS):
+    """A hand's state arrays (see :mod:`simulator.state`), with ``n_wins`` win records (:func:`win_slots`; the
+    default suits every mode but ``xueliu``)."""
     e = state.E_MAX if record else 1
     return (np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
             np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64),
@@ -1035,7 +1036,7 @@ def alloc_step():
 
 
 @njit(cache=True)
-def alloc_snapshot(n_wins):
+def alloc_snapshot(n_wins=state.MAX_WINS):
     """Arrays for :func:`copy_state`'s snapshot, shaped like the live state it copies."""
     return (np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8),
             np.zeros(N_SEATS, np.int64), np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
