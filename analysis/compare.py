@@ -233,6 +233,7 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
 HAND_METRICS: dict[str, pl.Expr] = {
     "exhaustive_draw (流局)": pl.col("exhaustive_draw"),
     "winners": pl.col("n_winners"),
+    "wins": pl.col("n_wins"),
     "turns": pl.col("turns"),
     "kongs": pl.col("n_kongs"),
     "huazhu (花猪) any": pl.col("_huazhu"),
@@ -246,6 +247,7 @@ players (base units moved from losers to winners in the hand)."""
 HAND_DETECT: dict[str, float] = {
     "exhaustive_draw (流局)": 0.01,
     "winners": 0.05,
+    "wins": 0.05,
     "turns": 0.5,
     "kongs": 0.05,
     "huazhu (花猪) any": 0.01,
@@ -260,6 +262,7 @@ for scores)."""
 HAND_UNITS: dict[str, str] = {
     "exhaustive_draw (流局)": "share of hands",
     "winners": "winners per hand",
+    "wins": "wins per hand",
     "turns": "turns per hand",
     "kongs": "kongs per hand",
     "huazhu (花猪) any": "share of hands",

@@ -120,7 +120,7 @@ def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     for ``wins_per_hand``)."""
     run = as_run(run)
     per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), cluster=run.cluster, level=level)
-    per_hand = cluster_means(run.hands().with_columns(pl.col("n_winners").alias("wins_per_hand")), ["variant"],
+    per_hand = cluster_means(run.hands().with_columns(pl.col("n_wins").alias("wins_per_hand")), ["variant"],
                              ["wins_per_hand"], cluster=run.cluster, level=level)
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
     return (pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")

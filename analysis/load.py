@@ -173,8 +173,10 @@ class Run:
         return [tdir / c["file"] for c in self.manifests[variant]["chunks"]]
 
     def hands(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
-        """The ``hands`` table (one row per hand)."""
-        return self.scan("hands", variants)
+        """The ``hands`` table (one row per hand). ``n_wins`` of logs written before it existed (血战 and 标准打法
+        only, where every winner wins once) is ``n_winners``."""
+        return self.scan("hands", variants).with_columns(
+            pl.coalesce("n_wins", pl.col("n_winners").cast(pl.Int16)).alias("n_wins"))
 
     def players(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
         """The ``players`` table (one row per player per hand)."""

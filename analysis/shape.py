@@ -8,8 +8,10 @@ the Wilson interval at the effective sample size (inside [0, 1], never zero-widt
 Three kinds of metric, named by ``per``: ``hand`` (one observation per hand), ``win`` (several wins per hand)
 and ``player-hand`` (the four players of every hand).
 
-Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more players still in); 查大叫 = hands
-where any player's ``score_chadajiao`` is nonzero; deal-in = a player-hand in which the player was the single
+Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more players still in; every hand under
+``mode: xueliu``); ``winners`` counts players who won, ``wins`` every win (they differ under 血流); 查大叫 = hands
+where any player's ``score_chadajiao`` is nonzero; points exchanged = ``Σ|score_total|/2`` over the four players
+(base units moved from losers to winners); deal-in = a player-hand in which the player was the single
 payer of at least one ``discard`` or ``rob_kong`` win; the cap binds when ``capped_fan < fan``.
 :func:`decline_effect` compares players who declined at least one win with those who did not.
 """
@@ -45,7 +47,8 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     cl = run.cluster
     hands, players, wins = run.hands(), run.players(), run.wins()
     per_hand = (players.group_by("variant", "hand_id")
-                .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"))
+                .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"),
+                     (pl.col("score_total").abs().sum() / 2).alias("_moved"))
                 .join(hands, on=["variant", "hand_id"], how="right"))
     cap_hands = (wins.group_by("variant", "hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
                  .join(hands.select("variant", "hand_id", "deal_id"), on=["variant", "hand_id"], how="right"))
@@ -53,11 +56,16 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                 .select("variant", "hand_id", pl.col("payer").alias("seat")).unique()
                 .with_columns(pl.lit(True).alias("_dealt_in")))
     player_rows = players.join(dealt_in, on=["variant", "hand_id", "seat"], how="left")
+    # 血流 (mode: xueliu): all four players can win, and a hand has more wins than winners
+    most = 4 if any(run.rules(v).get("mode") == "xueliu" for v in run.variants) else 3
     parts = [
         _rows(hands, {"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
-                      **{f"winners={k}": pl.col("n_winners") == k for k in range(4)}}, "hand", cl, level, True),
-        _rows(hands, {"winners per hand": pl.col("n_winners"), "turns per hand": pl.col("turns"),
+                      **{f"winners={k}": pl.col("n_winners") == k for k in range(most + 1)}}, "hand", cl, level,
+              True),
+        _rows(hands, {"winners per hand": pl.col("n_winners"), "wins per hand": pl.col("n_wins"),
+                      "turns per hand": pl.col("turns"),
                       "kongs per hand": pl.col("n_kongs")}, "hand", cl, level, False),
+        _rows(per_hand, {"points exchanged per hand": pl.col("_moved")}, "hand", cl, level, False),
         _rows(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
                          "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", cl, level, True),
         _rows(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", cl, level, True),
@@ -81,7 +89,8 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     """Players who declined at least one win (``declined``) vs those who declined none, per variant and group.
 
     Rows: ``variant, <by…>, declined, quantity, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share
-    of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only) and
+    of player-hands won), ``capped_fan`` (mean capped fan of the eventual win, winners only; under ``mode: xueliu``
+    of the first win) and
     ``score_total`` (mean score per hand, base units); and ``diff`` rows (declined − not, ``declined`` null,
     ``n_obs`` = both groups, ``n_units`` = units with an observation in either). The two groups share hands
     (a bot at several seats, both winners of one hand), so the diff's SE is not ``√(se₁² + se₀²)``: it is the

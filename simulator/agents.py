@@ -49,7 +49,8 @@ class Observation:
     - ``voids``: ``int64[4]`` declared void suit per seat (0 m, 1 p, 2 s; −1 not declared / no 定缺 rule);
     - ``discards``: ``((seat, tile), ...)`` every discard in order (claimed ones included);
     - ``won``: ``int64[4]`` win kind per seat (−1 not won, 0 discard, 1 self-draw, 2 robbed kong);
-      ``win_order``: the win event (1, 2, 3) or −1; ``scores``: ``int64[4]`` net base units so far;
+      ``win_order``: the win event (1, 2, 3) or −1 (under ``mode: xueliu``: of the seat's first win); ``scores``:
+      ``int64[4]`` net base units so far;
     - ``visible``: ``int8[27]`` copies of each kind this seat has seen: discards, exposed melds and its own
       concealed kongs (another seat's concealed kong is face down and not counted);
     - ``declared``: ``int64[4]`` per seat 0 = not declared, 1 = 唱歌, 2 = 跳舞 (``declare_ready``); ``shown``:
@@ -109,12 +110,12 @@ class Observation:
     @property
     def won(self) -> np.ndarray:
         ps = self._s["ps"]
-        return self._get("won", lambda: np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_KIND], -1))
+        return self._get("won", lambda: np.where(ps[:, state.PS_NWINS] > 0, ps[:, state.PS_WIN_KIND], -1))
 
     @property
     def win_order(self) -> np.ndarray:
         ps = self._s["ps"]
-        return self._get("win_order", lambda: np.where(ps[:, state.PS_WON] == 1, ps[:, state.PS_WIN_ORDER], -1))
+        return self._get("win_order", lambda: np.where(ps[:, state.PS_NWINS] > 0, ps[:, state.PS_WIN_ORDER], -1))
 
     @property
     def declared(self) -> np.ndarray:

@@ -8,7 +8,8 @@ compiled batch over preallocated output arrays and hands them to :mod:`simulator
 Flow of a hand (RULES.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
 shuffle (wall stream) → deal (dealer 14, others 13) → 换三张 → 定缺 → dealer's first turn (天胡, 暗杠, discard)
 → [draw → self-draw win? → kong? → discard → claims: win > kong/pung] … until three have won (``xuezhan``), the
-first win event (``single``) or the wall is empty (exhaustive draw → 退税, 查花猪, 查大叫).
+first win event (``single``) or the wall is empty (exhaustive draw → 退税, 查花猪, 查大叫). Under ``xueliu`` (血流成河)
+a winner sets its winning tile aside and plays on with its hand locked (:func:`locked`) until the wall is empty.
 """
 
 from __future__ import annotations
@@ -188,6 +189,7 @@ from simulator.state import (
     PS_LOCKED,
     PS_NDRAWS,
     PS_NKONGS,
+    PS_NWINS,
     PS_SAFE,
     PS_SHOWN,
     PS_START_SH,
@@ -241,6 +243,8 @@ EX_RANDOM = EXCHANGES.index("random")
 EX_CLOCKWISE = EXCHANGES.index("clockwise")
 EX_COUNTER = EXCHANGES.index("counterclockwise")
 MODE_SINGLE = MODES.index("single")
+MODE_XUELIU = MODES.index("xueliu")
+XUELIU_ROWS_PER_HAND = 16  # win rows per hand the batch outputs start with under xueliu (regrown when short)
 LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
@@ -395,11 +399,13 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
     if not take_tile:
         conc[w, tile] -= 1
     ps[w, PS_WON] = 1
-    ps[w, PS_WIN_ORDER] = g[G_WIN_EVENTS]
-    ps[w, PS_WIN_TURN] = g[G_TURNS]
-    ps[w, PS_WIN_KIND] = kind
-    ps[w, PS_WIN_IDX] = i
-    g[G_NWON] += 1
+    if ps[w, PS_NWINS] == 0:  # the players table describes a seat's first win (血流: the others are wins rows)
+        ps[w, PS_WIN_ORDER] = g[G_WIN_EVENTS]
+        ps[w, PS_WIN_TURN] = g[G_TURNS]
+        ps[w, PS_WIN_KIND] = kind
+        ps[w, PS_WIN_IDX] = i
+        g[G_NWON] += 1
+    ps[w, PS_NWINS] += 1
     g[G_INTERRUPTED] = 1
     log_event(events, g, EV_WIN, w, tile, pts, kind, i)
     return i
@@ -407,8 +413,56 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
 
 @njit(cache=True, inline="always")
 def hand_over(params, g) -> bool:
-    """After a win event: ``single`` ends at the first; ``xuezhan`` when three have won."""
-    return params[P_MODE] == MODE_SINGLE or g[G_NWON] >= N_SEATS - 1
+    """After a win event: ``single`` ends at the first; ``xuezhan`` when three have won; ``xueliu`` never (the
+    wall ends it)."""
+    mode = params[P_MODE]
+    return mode == MODE_SINGLE or (mode != MODE_XUELIU and g[G_NWON] >= N_SEATS - 1)
+
+
+@njit(cache=True, inline="always")
+def locked(params, ps, p) -> bool:
+    """血流: a seat that has won plays on with its hand locked (docs/rules.md): it may win again, make a kong
+    that keeps its waits (of the tile it drew, or a discard with three in hand), and otherwise discards the tile
+    it drew; it never pungs. So every bot plays a winner's hand correctly without knowing the mode."""
+    return params[P_MODE] == MODE_XUELIU and ps[p, PS_NWINS] > 0
+
+
+@njit(cache=True)
+def play_on(table, ps, conc, mk, mt, nm, w, tile, physical) -> None:
+    """血流: winner ``w`` stays in play. The winning tile is set aside (``physical``: ``w`` holds the physical
+    tile; a 一炮多响 partner's copy was already taken back by :func:`record_win`), which leaves the ready hand it
+    had before the win; its waits are cached again (a 天胡 or 杠上花 hand had none cached)."""
+    if physical:
+        conc[w, tile] -= 1
+    ps[w, PS_WON] = 0  # PS_WON means "out of play" to the loop and the bots; PS_NWINS counts the wins
+    refresh_waits(table, ps, conc, mk, mt, nm, w)
+
+
+@njit(cache=True)
+def keeps_waits(table, ps, conc, mk, mt, nm, p, k, n, kind) -> bool:
+    """Would ``p`` keep exactly its cached waits after setting ``n`` tiles of kind ``k`` down as a kong of
+    ``kind`` (the tiles of a 暗杠 including the one drawn, or three in hand for a 直杠)? Restores the hand."""
+    conc[p, k] -= n
+    mk[p, nm[p]] = kind
+    mt[p, nm[p]] = k
+    nm[p] += 1
+    w = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ps[p, PS_EVOID])
+    nm[p] -= 1
+    mk[p, nm[p]] = 0
+    mt[p, nm[p]] = 0
+    conc[p, k] += n
+    return w == ps[p, PS_WAITS]
+
+
+@njit(cache=True)
+def locked_kongs(table, ps, conc, mk, mt, nm, p, drawn, opts) -> int:
+    """The own-turn kongs a locked 血流 winner may make: only of the tile it just drew (a 加杠, or a 暗杠 that
+    keeps its waits), so the rest of its hand never changes."""
+    if drawn < 0 or not (opts >> drawn) & 1:
+        return 0
+    if conc[p, drawn] == 4 and not keeps_waits(table, ps, conc, mk, mt, nm, p, drawn, 4, MELD_CKONG):
+        return 0
+    return np.int64(1) << drawn
 
 
 @njit(cache=True, inline="always")
@@ -511,6 +565,8 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
         res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, wctx, params)
         record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, src, 1, wctx, res,
                    j == 0)
+        if params[P_MODE] == MODE_XUELIU:
+            play_on(table, ps, conc, mk, mt, nm, w, tile, j == 0)
         pay(score, events, g, src, w, res[5], C_WIN)
     if ctx & CTX_KONG_DISCARD:
         mode = params[P_AFTER_KONG_DEAL_IN]
@@ -542,6 +598,8 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
     g[G_WIN_EVENTS] += 1
     record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, WK_SELF_DRAW, feeder, payers,
                ctx, res, True)
+    if params[P_MODE] == MODE_XUELIU:
+        play_on(table, ps, conc, mk, mt, nm, w, tile, True)
     if feeder >= 0:
         pay(score, events, g, feeder, w, pts * payers, C_WIN)
     else:
@@ -674,15 +732,7 @@ def locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts) -> int:
     waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""
     if drawn < 0 or not (opts >> drawn) & 1 or conc[cur, drawn] != 4:
         return np.int64(0)
-    n = nm[cur]
-    conc[cur, drawn] = 0
-    mk[cur, n] = MELD_CKONG
-    mt[cur, n] = drawn
-    w = wait_mask(table, conc[cur], mk[cur], mt[cur], n + 1, ps[cur, PS_EVOID])
-    conc[cur, drawn] = 4
-    mk[cur, n] = 0
-    mt[cur, n] = 0
-    return np.int64(1) << drawn if w == ps[cur, PS_WAITS] else np.int64(0)
+    return np.int64(1) << drawn if keeps_waits(table, ps, conc, mk, mt, nm, cur, drawn, 4, MELD_CKONG) else np.int64(0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -696,8 +746,10 @@ def own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
-    if ps[cur, PS_DECLARED] != 0 and opts != 0:
+    if opts and ps[cur, PS_DECLARED] != 0:
         opts = locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts)
+    elif opts and locked(params, ps, cur):
+        opts = locked_kongs(table, ps, conc, mk, mt, nm, cur, drawn, opts)
     if io[IO_EXT + cur]:
         k = -1
         if opts:
@@ -767,6 +819,8 @@ def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
         if take:
             settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events,
                              cur, win_tile, ctx, res)
+            if params[P_MODE] == MODE_XUELIU:
+                visible[win_tile] += 1  # set aside face up
             return after_win(params, g, ps, cur)
         ps[cur, PS_DECLINED] += 1
         log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
@@ -786,15 +840,20 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
         if ps[q, PS_WON] or conc[q, t] < 2 or (strict and t // 9 == ps[q, PS_VOID]) or ps[q, PS_DECLARED]:
             continue  # a declared hand is locked: it claims nothing but wins
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
+        can_pung = not locked(params, ps, q)  # 血流: a winner's locked hand only kongs, keeping its waits
+        if not can_pung:
+            can_kong = can_kong and keeps_waits(table, ps, conc, mk, mt, nm, q, t, 3, MELD_KONG)
+            if not can_kong:
+                continue
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
         if io[IO_EXT + q]:
-            legal = (1 << A_PASS) | (1 << A_PUNG) | ((1 << A_KONG) if can_kong else 0)
+            legal = (1 << A_PASS) | ((1 << A_PUNG) if can_pung else 0) | ((1 << A_KONG) if can_kong else 0)
             a = ask(io, q, D_CLAIM, legal, t, cur, 0)
             if a < 0:
                 return HAND_OVER, cur
             c = 0 if a == A_PASS else (1 if a == A_PUNG else 2)
         else:
-            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(True), can_kong,
+            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(can_pung), can_kong,
                           params, ps, q, visible, tiles_left(g))
         if c == 0:
             break
@@ -818,13 +877,16 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
-                 visible, events, winners, sh_buf, cur, pv, strict):
-    """``cur`` discards; others may win on it (first), else pung or kong it. Returns ``(outcome, next seat)``."""
+                 visible, events, winners, sh_buf, cur, drawn, pv, strict):
+    """``cur`` discards (a locked 血流 winner: the tile it drew, ``drawn``); others may win on it (first), else
+    pung or kong it. Returns ``(outcome, next seat)``."""
     legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
     if params[P_DECLARE_READY]:
         legal = declare_discard_mask(ps, cur, legal)
     if ps[cur, PS_DECLARED]:
-        t = ps[cur, PS_DRAWN]  # a locked hand discards the tile it drew: nothing to decide
+        t = ps[cur, PS_DRAWN]  # a declared hand discards the tile it drew: nothing to decide
+    elif drawn >= 0 and locked(params, ps, cur):
+        t = drawn  # no decision: the only play that keeps a locked 血流 winner's hand
     elif io[IO_EXT + cur]:
         t = ask(io, cur, D_DISCARD, legal, -1, -1, 0)
         if t < 0:
@@ -845,7 +907,8 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
     if io[DP_STATUS]:
         return HAND_OVER, cur
     if n > 0:
-        visible[t] -= 1  # the tile left the discards for the winner's hand
+        if params[P_MODE] != MODE_XUELIU:  # 血流 sets it aside face up: still seen
+            visible[t] -= 1  # the tile left the discards for the winner's hand
         settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t, ctx,
                    winners, n)
         return after_win(params, g, ps, winners[n - 1])
@@ -960,7 +1023,8 @@ def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g,
                                     from_tail, dealer_first, pv, strict)
         if outcome in (GO_DISCARD, PUNG_DISCARD) and not io[DP_STATUS]:
             outcome, nxt = discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score,
-                                        kl, wins, wconc, wmk, wmt, visible, events, winners, sh_buf, cur, pv, strict)
+                                        kl, wins, wconc, wmk, wmt, visible, events, winners, sh_buf, cur, drawn, pv,
+                                        strict)
         if io[DP_STATUS]:
             pc[PC_PAUSED] = 1
             pc[PC_STEPS] -= 1
@@ -995,7 +1059,7 @@ def finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
     g[G_ENDED] = 1
     log_event(events, g, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
     for p in range(N_SEATS):
-        if not ps[p, PS_WON]:
+        if ps[p, PS_NWINS] == 0:
             mark_ready(table, ps, conc, mk, mt, nm, p)
     if g[G_EXHAUSTIVE]:
         settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
@@ -1012,13 +1076,14 @@ def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dea
     Seat s of hand i is played by bot spec ``(s + rotations[i]) % 4``; ``bot_par`` holds the specs' parameter
     rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are ``None``
     for a line-up without parameterised bots (see :func:`lineup_params`). Outputs: ``h_out int64[n, H_N]``,
-    ``p_out int64[4n, PL_N]``, ``dealt_out uint8[4n, 27]``, ``w_out int64[3n, W_N]`` with ``w_hand`` (row of the
-    hand) and the winning hands ``wconc_out/wmk_out/wmt_out``; with ``record`` the events go to ``ev_out``
-    (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the event row count returned may exceed ``cap``,
-    in which case the caller retries with a larger buffer."""
-    (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record)
+    ``p_out int64[4n, PL_N]``, ``dealt_out uint8[4n, 27]``, ``w_out int64[rows, W_N]`` with ``w_hand`` (row of
+    the hand) and the winning hands ``wconc_out/wmk_out/wmt_out``; with ``record`` the events go to ``ev_out``
+    (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the win or event row count returned may exceed
+    ``rows`` or ``cap`` (血流 hands have many wins), in which case the caller retries with larger buffers."""
+    nwin = win_slots(params)
+    (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record, nwin)
     rngs, io, pc = alloc_step()
-    snap = alloc_snapshot()
+    snap = alloc_snapshot(nwin)
     bots = np.empty(N_SEATS, np.int64)
     dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
     nw = 0
@@ -1064,14 +1129,22 @@ def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
 
 
 @njit(cache=True)
-def alloc(record):
+def win_slots(params) -> int:
+    """Win records one hand can need: 3, or ``MAX_WINS_XUELIU`` under ``mode: xueliu``."""
+    return state.MAX_WINS_XUELIU if params[P_MODE] == MODE_XUELIU else state.MAX_WINS
+
+
+@njit(cache=True)
+def alloc(record, n_wins=state.MAX_WINS):
+    """A hand's state arrays (see :mod:`simulator.state`), with ``n_wins`` win records (:func:`win_slots`; the
+    default suits every mode but ``xueliu``)."""
     e = state.E_MAX if record else 1
     return (np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
             np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64),
             np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
             np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
-            np.zeros((state.MAX_WINS, state.W_N), np.int64), np.zeros((state.MAX_WINS, N_KINDS), np.uint8),
-            np.zeros((state.MAX_WINS, 4), np.int8), np.zeros((state.MAX_WINS, 4), np.int8),
+            np.zeros((n_wins, state.W_N), np.int64), np.zeros((n_wins, N_KINDS), np.uint8),
+            np.zeros((n_wins, 4), np.int8), np.zeros((n_wins, 4), np.int8),
             np.zeros(N_KINDS, np.int8), np.zeros((e, state.EV_W), np.int32))
 
 
@@ -1082,13 +1155,13 @@ def alloc_step():
 
 
 @njit(cache=True)
-def alloc_snapshot():
+def alloc_snapshot(n_wins=state.MAX_WINS):
     """Arrays for :func:`copy_state`'s snapshot, shaped like the live state it copies."""
     return (np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8),
             np.zeros(N_SEATS, np.int64), np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
             np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
-            np.zeros((state.MAX_WINS, state.W_N), np.int64), np.zeros((state.MAX_WINS, N_KINDS), np.uint8),
-            np.zeros((state.MAX_WINS, 4), np.int8), np.zeros((state.MAX_WINS, 4), np.int8),
+            np.zeros((n_wins, state.W_N), np.int64), np.zeros((n_wins, N_KINDS), np.uint8),
+            np.zeros((n_wins, 4), np.int8), np.zeros((n_wins, 4), np.int8),
             np.zeros(N_KINDS, np.int8), np.zeros(1 + N_SEATS, np.uint64))
 
 
@@ -1096,12 +1169,15 @@ def alloc_snapshot():
 def write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
                   wconc_out, wmk_out, wmt_out) -> int:
     """Write the finished hand as row ``i`` of the batch outputs (see :func:`play_batch`); its win records go
-    from row ``nw`` on. Returns the next free win row."""
+    from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``w_out``)."""
     write_hand(i, g, h_out)
     for s in range(N_SEATS):
         write_player(4 * i + s, s, g, ps, score, wins, p_out)
         dealt_out[4 * i + s, :] = dealt[s, :]
     for j in range(g[G_NWINS]):
+        if nw >= w_out.shape[0]:  # the caller regrows the buffers and replays the batch
+            nw += 1
+            continue
         w_out[nw, :] = wins[j, :]
         w_hand[nw] = i
         wconc_out[nw, :] = wconc[j, :]
@@ -1126,7 +1202,7 @@ def write_hand(i, g, h_out) -> None:
 
 @njit(cache=True)
 def write_player(row, s, g, ps, score, wins, p_out) -> None:
-    won = ps[s, PS_WON]
+    won = 1 if ps[s, PS_NWINS] > 0 else 0
     w = ps[s, PS_WIN_IDX]
     p_out[row, PL_SEAT] = s
     p_out[row, PL_BOT] = ps[s, PS_BOT]
@@ -1234,7 +1310,7 @@ def _core():
                             EVENTS, I64, I64, I64, WIN_RESULT)),
         (reset, state_arrays),
         (deal, (V_I8, M_U8, V_I64, EVENTS, I64)),
-        (alloc, (BOOL,)),
+        (alloc, (BOOL, I64)),
         (write_hand, (I64, V_I64, M_I64)),
         (write_player, (I64, I64, V_I64, M_I64, M_I64, M_I64, M_I64)),
         (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
@@ -1260,17 +1336,38 @@ def precompile_side(simple: bool = True) -> None:
     records.event_columns(raw)
 
 
-def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray) -> dict:
-    """The output arrays of a batch of ``len(hand_ids)`` hands (win rows at their maximum; see :func:`trim_raw`)."""
+def win_rows_per_hand(rules: RuleSet) -> int:
+    """Win rows per hand the batch outputs start with: the maximum (3), or under ``xueliu`` a generous typical
+    count (the buffers grow when a batch needs more, see :func:`grow_wins`)."""
+    return XUELIU_ROWS_PER_HAND if rules.mode == "xueliu" else state.MAX_WINS
+
+
+def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray,
+              rows_per_hand: int = state.MAX_WINS) -> dict:
+    """The output arrays of a batch of ``len(hand_ids)`` hands, with ``rows_per_hand`` win rows per hand (see
+    :func:`trim_raw`, :func:`grow_wins`)."""
     n = hand_ids.shape[0]
-    return {
+    raw = {
         "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
         "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
         "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
-        "w": np.zeros((state.MAX_WINS * n, state.W_N), np.int64), "w_hand": np.zeros(state.MAX_WINS * n, np.int64),
-        "wconc": np.zeros((state.MAX_WINS * n, N_KINDS), np.uint8),
-        "wmk": np.zeros((state.MAX_WINS * n, 4), np.int8), "wmt": np.zeros((state.MAX_WINS * n, 4), np.int8),
     }
+    grow_wins(raw, rows_per_hand * n)
+    return raw
+
+
+def grow_wins(raw: dict, rows: int) -> None:
+    """Give the win arrays of ``raw`` at least ``rows`` rows, keeping the rows already written."""
+    old = raw.get("w")
+    if old is not None and old.shape[0] >= rows:
+        return
+    new = {"w": np.zeros((rows, state.W_N), np.int64), "w_hand": np.zeros(rows, np.int64),
+           "wconc": np.zeros((rows, N_KINDS), np.uint8), "wmk": np.zeros((rows, 4), np.int8),
+           "wmt": np.zeros((rows, 4), np.int8)}
+    for key, arr in new.items():
+        if old is not None:
+            arr[:raw[key].shape[0]] = raw[key]
+        raw[key] = arr
 
 
 def trim_raw(raw: dict, nw: int) -> None:
@@ -1301,16 +1398,17 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
     dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
     bot_ids, bot_par = rules.bot_arrays()
-    raw = empty_raw(hand_ids, deal_ids, rotations)
+    raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
     cap = EVENTS_PER_HAND * n if record else 1
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
         nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, *lineup_params(bot_ids, bot_par), wall_seeds,
                             bot_seeds, dealers, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
                             raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
-        if ne <= cap:
+        if ne <= cap and nw <= raw["w"].shape[0]:
             break
-        cap = ne  # rare: replay with a buffer that fits (the hands are deterministic)
+        cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)
+        grow_wins(raw, nw)
     if record and raw["h"][:, H_EV_OVERFLOW].any():
         raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
     trim_raw(raw, nw)

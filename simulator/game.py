@@ -75,9 +75,10 @@ class Hand:
         self.table = suit_table()
         self.bots = np.ascontiguousarray(bot_ids, dtype=np.int64).copy()
         self.bpar = np.ascontiguousarray(bot_par, dtype=np.int64).copy()
-        self.arrays = engine.alloc(record)
+        slots = engine.win_slots(self.params)
+        self.arrays = engine.alloc(record, slots)
         self.rngs, self.io, self.pc = engine.alloc_step()
-        self.snap = engine.alloc_snapshot()
+        self.snap = engine.alloc_snapshot(slots)
         self.dealt = np.zeros((state.N_SEATS, state.N_KINDS), np.uint8)
         self.set_external(external)
         self.pending: Decision | None = None
@@ -163,7 +164,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
         # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
     hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
-    raw = engine.empty_raw(hand_ids, deal_ids, rotations)
+    raw = engine.empty_raw(hand_ids, deal_ids, rotations, engine.win_rows_per_hand(rules))
     ev_rows = []
     nw = 0
     g, ps, score, wins = hand.arrays[5], hand.arrays[6], hand.arrays[7], hand.arrays[9]
@@ -183,6 +184,9 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
                 new_hand(int(hand.rngs[1 + s]))
         while (d := hand.advance()) is not None:
             hand.apply(seat_agent[d.seat].act(observe(hand, d)))
+        need = nw + int(g[state.G_NWINS])
+        if need > raw["w"].shape[0]:  # 血流: more wins than the buffers hold so far
+            engine.grow_wins(raw, max(need, 2 * raw["w"].shape[0]))
         nw = engine.write_outputs(i, nw, g, ps, score, wins, hand.arrays[10], hand.arrays[11], hand.arrays[12],
                                   hand.dealt, raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"],
                                   raw["wmk"], raw["wmt"])

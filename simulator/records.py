@@ -180,6 +180,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "dealer": h[:, S.H_DEALER].astype(np.int8),
         "exchange": Coded(h[:, S.H_EXCHANGE], EXCHANGES),
         "n_winners": h[:, S.H_NWINNERS].astype(np.int8),
+        "n_wins": h[:, S.H_NWINS].astype(np.int16),
         "exhaustive_draw": h[:, S.H_EXHAUSTIVE].astype(bool),
         "tiles_left": h[:, S.H_TILES_LEFT].astype(np.int8),
         "n_kongs": h[:, S.H_NKONGS].astype(np.int8),

@@ -2,7 +2,8 @@
 
 The engine records events only when asked (``play_hands(..., record=True)``); this module replays them on
 plain Python hands (:class:`HandState`), checking as it goes that every event is possible (a discarded tile is
-held, nobody acts after winning, the strict 定缺 order holds, ...), and prints them with Chinese tile names.
+held, nobody acts after winning — under ``mode: xueliu`` a winner plays on, but only with its locked hand —, the
+strict 定缺 order holds, tiles are conserved, ...), and prints them with Chinese tile names.
 The same :class:`HandState` is what the tests use to audit the engine on samples of hands.
 """
 
@@ -106,12 +107,20 @@ class HandState:
     event_winners: set[int] = field(default_factory=set)  # winners of the latest win event
     n_wins: int = 0
     declared: list[bool] = field(default_factory=lambda: [False] * 4)  # 唱歌/跳舞: the hand is locked
-    last_draw: list[int] = field(default_factory=lambda: [-1] * 4)
+    # 血流 (mode: xueliu): winners play on (``won`` stays False: it means "out of play"), locked; their winning
+    # tiles are set aside. ``pool``: discards (and a robbed kong's tile) on the table, for the tile count.
+    xueliu: bool = False
+    has_won: list[bool] = field(default_factory=lambda: [False] * 4)
+    aside: int = 0
+    pool: int = 0
+    last_draw: tuple[int, int] = (-1, -1)
+    ended: bool = False
 
     def __post_init__(self) -> None:
         self.conc = [counts_from_str(p["dealt"]).astype(np.int64) for p in self.log.players]
         for c in self.conc:
             self.seen += c
+        self.xueliu = self.log.rules.mode == "xueliu"
 
     def _fail(self, msg: str) -> None:
         raise EventLogError(f"hand {self.log.hand_id}: {msg}")
@@ -135,7 +144,7 @@ class HandState:
         elif typ == S.EV_DRAW:
             self._active(seat, "draws")
             self.conc[seat][tile] += 1
-            self.last_draw[seat] = tile
+            self.last_draw = (seat, tile)
             self.drawn += 1
             self.seen[tile] += 1
             self.win_event_tile_taken = False
@@ -145,9 +154,12 @@ class HandState:
             v = self.void[seat]
             if self.strict_void and v >= 0 and tile // 9 != v and self.conc[seat][9 * v:9 * v + 9].sum() > 0:
                 self._fail(f"seat {seat} discards {tile} while holding tiles of its void suit {v}")
-            if self.declared[seat] and tile != self.last_draw[seat]:
+            if self.declared[seat] and self.last_draw != (seat, tile):
                 self._fail(f"seat {seat} declared ready but discards {tile}, not the tile it drew")
+            if self._locked(seat) and self.last_draw != (seat, tile):
+                self._fail(f"seat {seat} discards {tile} from its locked hand, not the tile it drew")
             self._take(seat, tile, 1, "discards")
+            self.pool += 1
             self.last_discard = (seat, tile)
             self.win_event_tile_taken = False
             self.event_winners = set()
@@ -158,17 +170,23 @@ class HandState:
             self._active(seat, "pungs")
             if self.declared[seat]:
                 self._fail(f"seat {seat} declared ready but pungs")
+            if self._locked(seat):
+                self._fail(f"seat {seat} pungs with its locked hand")
             self._check_claim(seat, tile, a)
             self._take(seat, tile, 2, "pungs")
+            self.pool -= 1
             self.melds[seat].append(("pung", tile))
         elif typ == S.EV_KONG:
             self._active(seat, "kongs")
-            if self.declared[seat] and (a != 3 or tile != self.last_draw[seat]):
+            if self.declared[seat] and (a != 3 or self.last_draw != (seat, tile)):
                 self._fail(f"seat {seat} declared ready but makes a kong other than a concealed one of its draw")
             if a == 1:
                 self._check_claim(seat, tile, b)
                 self._take(seat, tile, 3, "konged")
+                self.pool -= 1
                 self.melds[seat].append(("kong", tile))
+            elif self._locked(seat) and self.last_draw != (seat, tile):
+                self._fail(f"seat {seat} konged {tile} from its locked hand, not the tile it drew")
             elif a == 2:
                 self._take(seat, tile, 1, "added to a kong")
                 i = self.melds[seat].index(("pung", tile))
@@ -178,12 +196,18 @@ class HandState:
                 self.melds[seat].append(("ckong", tile))
         elif typ == S.EV_ROBBED:
             self._take(seat, tile, 1, "had robbed")
+            self.pool += 1  # on the table until a winner takes it
         elif typ == S.EV_WIN:
             self._win(seat, tile, a, b)
         elif typ == S.EV_PAY:
             self._check_pay(seat, a, b)
         elif typ in (S.EV_DECLINE, S.EV_LOCKED):
             self._active(seat, "declines")
+        elif typ == S.EV_END:
+            self.ended = True
+
+    def _locked(self, seat: int) -> bool:
+        return self.xueliu and self.has_won[seat]
 
     def _check_claim(self, seat: int, tile: int, src: int) -> None:
         if self.last_discard != (src, tile):
@@ -195,6 +219,8 @@ class HandState:
         # A winner collects for its own win (and a 呼叫转移) as it wins. Afterwards only two rules reach a
         # player who has won: 花猪 paid to it under huazhu_pays: all, and kong money returned to whoever paid
         # it (退税, 杠上炮 refund). Nothing else.
+        if self.xueliu and self.ended and comp != S.C_REFUND and self._settled_after_winning(payer, payee, comp):
+            self._fail(f"seat {payer} → seat {payee} component {comp} at the end, but one of them has won")
         if self.won[payer]:
             self._fail(f"seat {payer} pays after winning")
         if not self.won[payee]:
@@ -204,6 +230,12 @@ class HandState:
         if not ok:
             self._fail(f"seat {payee} collects component {comp} after winning")
 
+    def _settled_after_winning(self, payer: int, payee: int, comp: int) -> bool:
+        """血流: a seat that has won is outside the end settlement (docs/rules.md), except as a payee of 花猪 under
+        ``huazhu_pays: all``."""
+        all_collect = comp == S.C_HUAZHU and self.log.rules.settlement.huazhu_pays == "all"
+        return self.has_won[payer] or (self.has_won[payee] and not all_collect)
+
     def _win(self, seat: int, tile: int, kind: int, idx: int) -> None:
         self._active(seat, "wins")
         row = self.log.wins[idx]
@@ -211,19 +243,32 @@ class HandState:
         if kind != S.WK_SELF_DRAW:
             hand[tile] += 1
             if not self.win_event_tile_taken:  # the physical tile goes to the first winner only; a 一炮多响
-                self.conc[seat][tile] += 1    # partner scores the same tile without holding it
+                self.pool -= 1                 # partner scores the same tile without holding it
+                if self.xueliu:
+                    self.aside += 1
+                else:
+                    self.conc[seat][tile] += 1
                 self.win_event_tile_taken = True
+        elif self.xueliu:
+            self._take(seat, tile, 1, "sets aside")
+            self.aside += 1
         if not np.array_equal(hand, counts_from_str(row["hand"])):
             self._fail(f"seat {seat}'s winning hand {row['hand']} differs from the replayed hand")
         melds = ",".join(f"{k}:{tile_str(t)}" for k, t in self.melds[seat])
         if melds != row["melds"]:
             self._fail(f"seat {seat}'s melds {row['melds']!r} differ from the replayed {melds!r}")
-        self.won[seat] = True
+        self.won[seat] = not self.xueliu
+        self.has_won[seat] = True
         self.event_winners.add(seat)
         self.n_wins += 1
 
     def tiles_in_hand(self, seat: int) -> int:
         return int(self.conc[seat].sum()) + 3 * len(self.melds[seat])
+
+    def tiles_held(self) -> int:
+        """Physical tiles in the seats' hands and melds (a kong is four), set aside, and on the table."""
+        melds = sum(4 if k != "pung" else 3 for ms in self.melds for k, _ in ms)
+        return int(sum(c.sum() for c in self.conc)) + melds + self.aside + self.pool
 
 
 def audit(log: HandLog) -> HandState:
@@ -236,6 +281,8 @@ def audit(log: HandLog) -> HandState:
         st._fail(f"53 dealt + {st.drawn} drawn + {log.hand['tiles_left']} left != 108")
     if st.seen.max() > 4:
         st._fail(f"kind {int(st.seen.argmax())} seen {int(st.seen.max())} times")
+    if st.tiles_held() != 53 + st.drawn:
+        st._fail(f"{st.tiles_held()} tiles in hands, melds, set aside and discards, but {53 + st.drawn} in play")
     for s in range(4):
         if not st.won[s] and st.tiles_in_hand(s) != 13:
             st._fail(f"seat {s} ends with {st.tiles_in_hand(s)} tiles")
@@ -267,7 +314,7 @@ TEXT = {
         "settle_more": " — 退税 / 查花猪 / 查大叫:",
         "win": "[bold red]{who} 胡 {name} ({kind})[/bold red] {hand}{melds}\n    {breakdown}",
         "breakdown": "{hand_type}: {parts} = {fan}番{capped}, 每家{points}分", "capped": " → 封顶{capped}番",
-        "gen": "根×{n}+{fan}",
+        "gen": "根×{n}+{fan}", "nth_win": ", 第{n}胡, 胡牌放一边",
         "title": "[bold]{rules}[/bold] seed {seed} hand {hand} · deal {deal} · 庄 = 座{dealer}{rotation}",
         "rotation": " · 轮转 {r}", "deal_head": "配牌", "exchange_head": "换三张 ({direction})", "void_head": "定缺",
         "after_exchange": "换牌后手牌", "left": "剩余手牌", "settlement": "结算",
@@ -290,6 +337,7 @@ TEXT = {
         "win": "[bold red]{who} wins on {name} ({kind})[/bold red] {hand}{melds}\n    {breakdown}",
         "breakdown": "{hand_type}: {parts} = {fan} fan{capped}, {points} from each payer",
         "capped": " → capped at {capped} fan", "gen": "gen×{n}+{fan}",
+        "nth_win": ", win {n} of this seat, the tile set aside",
         "title": "[bold]{rules}[/bold] seed {seed} hand {hand} · deal {deal} · dealer = seat {dealer}{rotation}",
         "rotation": " · rotation {r}", "deal_head": "Deal", "exchange_head": "Exchange three ({direction})",
         "void_head": "Void suits", "after_exchange": "Hands after the exchange", "left": "Hands left",
@@ -360,6 +408,8 @@ def _win_text(log: HandLog, seat: int, tile: int, b: int, t: _Lang) -> str:
     win = log.wins[b]
     melds = _melds(win["melds"], t)
     kind = WIN_ZH[win["kind"]] if t.code == "zh" else WIN_EN[win["kind"]]
+    if log.rules.mode == "xueliu":  # 血流: which of the seat's wins this is; the tile is set aside
+        kind += t("nth_win", n=sum(1 for w in log.wins[:b + 1] if w["winner"] == seat))
     return t("win", who=_seat(log, seat, t), name=t.tile(tile), kind=kind, hand=t.tiles(counts_from_str(win["hand"])),
              melds=" | " + melds if melds else "", breakdown=_fan_breakdown(log, win, t))
 
@@ -447,8 +497,8 @@ def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
 # Hands of a logged run: the rules, seed and seating recorded in the manifest, checked against the logged rows.
 
 # Columns a replayed hand must reproduce exactly: the deal, who won, how, and every amount.
-VERIFIED_HAND_COLUMNS = ("deal_id", "rotation", "dealer", "exchange", "n_winners", "exhaustive_draw", "tiles_left",
-                         "n_kongs", "turns")
+VERIFIED_HAND_COLUMNS = ("deal_id", "rotation", "dealer", "exchange", "n_winners", "n_wins", "exhaustive_draw",
+                         "tiles_left", "n_kongs", "turns")
 VERIFIED_PLAYER_COLUMNS = ("bot", "dealt", "won", "win_kind", "hand_type", "n_kongs", "huazhu", "declined_wins",
                            *SCORE_COMPONENTS, "score_total")
 

@@ -88,7 +88,10 @@ HUAZHU_CAP = -1        # value of P_HUAZHU_PENALTY for "cap"
 UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means 2^6 base units
 
 # Enumerations in slot order (the integer stored is the index in the tuple).
-MODES = ("xuezhan", "single")
+MODES = ("xuezhan", "single", "xueliu")
+# 血流成河: each win event sets one tile aside for good and every seat keeps at least one tile, so a hand has at
+# most 108 − 4 win events (the bound that sizes the engine's win records and the money check of log_bounds)
+XUELIU_MAX_WIN_EVENTS = 104
 EXCHANGES = ("none", "clockwise", "counterclockwise", "opposite", "random")
 VOID_SUITS = ("declared", "declared_lenient", "none")
 PASS_LOCKS = ("off", "same_tile", "all_tiles", "higher_fan")
@@ -327,7 +330,7 @@ class RuleSet(_Frozen):
 
     name: str = "chengdu"
     description: str = ""
-    mode: Literal["xuezhan", "single"] = "xuezhan"
+    mode: Literal["xuezhan", "single", "xueliu"] = "xuezhan"
     exchange_three: Literal["none", "clockwise", "counterclockwise", "opposite", "random"] = "none"
     void_suit: Literal["declared", "declared_lenient", "none"] = "declared"
     multiple_ron: bool = True
@@ -462,7 +465,8 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     Conservative: the fan bound adds every pattern and extra as if all could hold at once (with 根 × MAX_GEN and
     the add_fan bonus); the money bound adds 3 wins paid by one seat for three payers each (P + 1, the
     self-draw base bonus included; a 杠上花 feeder pays for everyone), 查大叫 to 3 seats, the 花猪 penalty to 3
-    seats, and every kong's payment from 3 seats collected and then moved again (transfer/refund)."""
+    seats, and every kong's payment from 3 seats collected and then moved again (transfer/refund). Under
+    ``mode: xueliu`` a seat takes part in up to ``XUELIU_MAX_WIN_EVENTS`` win events instead of 3."""
     s, k, st = rules.scoring, rules.kongs, rules.settlement
     extras = sum(f for name, f in s.extras.items() if name != "gen") + MAX_GEN * s.extras.get("gen", 0)
     shape = sum(s.patterns.values()) if s.mode == "additive" else max(s.hand_types.values(), default=0)
@@ -476,7 +480,8 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     else:
         penalty = s.cap if s.points == "linear" else 2 ** max(0, s.cap - s.fan_offset)
     kong = max(k.discard_kong.discarder, k.discard_kong.others, k.added_kong.each, k.concealed_kong.each)
-    money = 9 * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
+    events = XUELIU_MAX_WIN_EVENTS if rules.mode == "xueliu" else 3
+    money = 3 * events * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
     return fan, money
 
 

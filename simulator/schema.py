@@ -24,7 +24,8 @@ HANDS = pa.schema([
     ("rotation", pa.int8()),       # bot seating rotation of a duplicate deal (0 otherwise)
     ("dealer", pa.int8()),
     ("exchange", CAT),             # 换三张 direction used: none/clockwise/counterclockwise/opposite
-    ("n_winners", pa.int8()),
+    ("n_winners", pa.int8()),      # players who won (血流: at least once)
+    ("n_wins", pa.int16()),        # wins (rows of the wins table); > n_winners only under mode: xueliu
     ("exhaustive_draw", pa.bool_()),  # 流局: wall empty with two or more players still in
     ("tiles_left", pa.int8()),
     ("n_kongs", pa.int8()),

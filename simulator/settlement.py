@@ -49,6 +49,7 @@ from simulator.state import (
     N_SEATS,
     PS_EVOID,
     PS_HUAZHU,
+    PS_NWINS,
     PS_READY,
     PS_VOID,
     PS_WON,
@@ -157,16 +158,17 @@ def mark_ready(table, ps, conc, mk, mt, nm, p) -> bool:
 
 @njit(cache=True)
 def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
-    """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5)."""
+    """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5): those who have
+    not won (血流: a seat that won and played on is outside this settlement, as in 血战; docs/rules.md)."""
     for p in range(N_SEATS):
-        if not ps[p, PS_WON] and is_huazhu(params, ps, conc, mk, mt, nm, p):
+        if not ps[p, PS_NWINS] and is_huazhu(params, ps, conc, mk, mt, nm, p):
             ps[p, PS_HUAZHU] = 1
             log_event(events, g, EV_HUAZHU, p, -1, 0, 0, 0)
     # 退税: every not-ready player still in (a 花猪 is never ready) returns all its live kong income
     if params[P_REFUND_KONGS_IF_NOT_READY]:
         for i in range(g[G_NKONGS]):
             m = kl[i, KL_MAKER]
-            if kl[i, KL_STATUS] == KS_LIVE and not ps[m, PS_WON] and not ps[m, PS_READY]:
+            if kl[i, KL_STATUS] == KS_LIVE and not ps[m, PS_NWINS] and not ps[m, PS_READY]:
                 return_kong(g, score, kl, events, i, KS_RETURNED)
     # 查花猪: each 花猪 pays each other non-花猪 player still in (or every non-花猪 player under "all")
     pen = huazhu_penalty(params)
@@ -176,17 +178,17 @@ def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
         for q in range(N_SEATS):
             if q == h or ps[q, PS_HUAZHU]:
                 continue
-            if ps[q, PS_WON] and params[P_HUAZHU_PAYS] != HUAZHU_ALL:
+            if ps[q, PS_NWINS] and params[P_HUAZHU_PAYS] != HUAZHU_ALL:
                 continue
             pay(score, events, g, h, q, pen, C_HUAZHU)
     # 查大叫: every not-ready, non-花猪 player still in pays every ready player still in its best hand
     if params[P_CHADAJIAO]:
         for r in range(N_SEATS):
-            if ps[r, PS_WON] or not ps[r, PS_READY]:
+            if ps[r, PS_NWINS] or not ps[r, PS_READY]:
                 continue
             pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], params)
             log_event(events, g, EV_READY, r, -1, pts, 0, 0)
             for q in range(N_SEATS):
-                if q != r and not ps[q, PS_WON] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:
+                if q != r and not ps[q, PS_NWINS] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:
                     pay(score, events, g, q, r, pts, C_CHADAJIAO)
 

@@ -10,7 +10,8 @@ One hand's state is a handful of arrays allocated once per batch and reset per h
   seats, so each column sums to zero.
 - ``kl: int64[K_MAX, KL_N]`` the kong ledger: who made each kong, what each seat paid for it, and whether its
   income was later transferred or refunded.
-- ``wins: int64[MAX_WINS, W_N]`` plus ``wconc: uint8[MAX_WINS, 27]``, ``wmk, wmt: int8[MAX_WINS, 4]``: the wins.
+- ``wins: int64[MAX_WINS, W_N]`` plus ``wconc: uint8[MAX_WINS, 27]``, ``wmk, wmt: int8[MAX_WINS, 4]``: the wins
+  (``MAX_WINS_XUELIU`` rows under ``mode: xueliu``, where a seat can win many times).
 - ``visible: int8[27]`` tiles every player has seen (discards and face-up melds; a concealed kong is face down and
   is added only around its owner's own decisions), for bots' acceptance counts.
 - ``events: int32[E_MAX, EV_W]`` the optional event log (replay, tests); a one-row array disables it.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from numba import njit
 from numba import types as nt
 
-from simulator.rules import P_VOID_SUIT, VOID_SUITS
+from simulator.rules import P_VOID_SUIT, VOID_SUITS, XUELIU_MAX_WIN_EVENTS
 
 # Argument types of the engine's state arrays, for the signatures pinned by engine.pin_signatures (numba types a
 # module constant passed as an argument, EV_*, C_*, KK_*, CTX_*, as a literal and compiles one copy of the callee
@@ -43,6 +44,7 @@ N_KINDS = 27
 N_TILES = 108
 HAND = 13
 MAX_WINS = 3          # at most three players win a hand (the fourth is always left)
+MAX_WINS_XUELIU = 3 * XUELIU_MAX_WIN_EVENTS  # 血流: every win event (one tile set aside) has at most 3 winners
 K_MAX = 28            # kongs per hand: at most one per kind (27), plus a spare slot
 
 # Hand-wide scalars g[...]
@@ -54,8 +56,9 @@ G_N = 15
 # Per-seat scalars ps[seat, ...]
 (PS_VOID, PS_EVOID, PS_WON, PS_WIN_ORDER, PS_LOCKED, PS_LOCK_MASK, PS_LOCK_FAN, PS_DECLINED, PS_NKONGS,
  PS_NDRAWS, PS_WAITS, PS_BOT, PS_SAFE, PS_DISCARDED, PS_HUAZHU, PS_READY, PS_START_SH, PS_WIN_TURN,
- PS_WIN_KIND, PS_WIN_IDX, PS_DECLARED, PS_SHOWN, PS_DRAWN) = range(23)
-PS_N = 23
+ PS_WIN_KIND, PS_WIN_IDX, PS_DECLARED, PS_SHOWN, PS_DRAWN, PS_NWINS) = range(24)
+PS_N = 24
+# PS_NWINS: wins of this seat in the hand (血流: several); PS_WON = 1 only once it has left play
 # PS_VOID: declared void suit (−1 none); PS_EVOID: the void passed to evaluate (−1 under void_suit: none)
 # PS_SAFE: kinds discarded by someone else since this seat's last draw (this seat passed on them)
 # PS_DECLARED: 0, or the declare_ready value (1 sing, 2 dance) this seat declared; PS_SHOWN: a dancer's waits

@@ -52,19 +52,25 @@ def test_hand_player_and_win_rows_agree(big):
     h, p, w = cols["hands"], cols["players"], cols["wins"]
     won = per_hand(p["won"])
     assert np.array_equal(won.sum(axis=1), h["n_winners"])
-    assert np.array_equal(np.bincount(np.searchsorted(h["hand_id"], w["hand_id"]), minlength=N_BIG),
-                          h["n_winners"])
+    assert np.array_equal(np.bincount(np.searchsorted(h["hand_id"], w["hand_id"]), minlength=N_BIG), h["n_wins"])
     exh = h["exhaustive_draw"]
     assert (h["tiles_left"][exh] == 0).all()
+    if rules.mode != "xueliu":
+        assert np.array_equal(h["n_wins"], h["n_winners"])
     if rules.mode == "xuezhan":
         assert (h["n_winners"][~exh] == 3).all() and (h["n_winners"][exh] <= 2).all()
+    elif rules.mode == "xueliu":  # only the wall ends a hand; winners win again
+        assert exh.all() and (h["n_winners"] <= 4).all() and (h["n_wins"] >= h["n_winners"]).all()
+        assert (h["n_wins"] > h["n_winners"]).mean() > 0.5
     else:
         assert (h["n_winners"][~exh] >= 1).all() and (h["n_winners"][exh] == 0).all()
         assert (w["win_order"] == 1).all()
     assert ((h["tiles_left"] >= 0) & (h["tiles_left"] <= 55)).all()
     assert np.array_equal(per_hand(p["n_kongs"]).sum(axis=1), h["n_kongs"])
     # a player's win columns are those of its wins row
-    wrow = {(a, b): i for i, (a, b) in enumerate(zip(w["hand_id"].tolist(), w["winner"].tolist(), strict=True))}
+    wrow = {}  # the first win of each winner (血流: the players table describes it)
+    for i, (a, b) in enumerate(zip(w["hand_id"].tolist(), w["winner"].tolist(), strict=True)):
+        wrow.setdefault((a, b), i)
     idx = np.array([wrow[(a, b)] for a, b in zip(p["hand_id"][p["won"]].tolist(), p["seat"][p["won"]].tolist(),
                                                  strict=True)])
     for c in ("fan", "capped_fan", "gen", "hand_type", "win_order", *FLAGS):
@@ -81,6 +87,8 @@ def test_hand_player_and_win_rows_agree(big):
     assert np.array_equal(w["received"], w["points"] * w["n_payers"])
     assert ((w["payer"] == -1) == ((w["kind"] == "self_draw") & (w["payer"] < 0))).all()
     assert (w["n_payers"][w["kind"] != "self_draw"] == 1).all()
+    if rules.mode == "xueliu":  # nobody leaves: every self-draw is paid by the three others
+        assert (w["n_payers"][w["kind"] == "self_draw"] == 3).all()
 
 
 def test_every_win_is_a_legal_two_suit_hand_without_void(big):

@@ -14,6 +14,7 @@ MIXES = [
     ("exchange_three", ["value", "greedy", "random", "greedy"], {0: agents.ValueBot(), 3: agents.GreedyBot()}),
     ("huazhu_8x", ["greedy", "random", "value", "value"], {0: agents.GreedyBot(), 3: agents.ValueBot()}),
     ("forced_last_four", ["greedy", "value", "greedy", "defensive"], {1: agents.ValueBot()}),
+    ("xueliu", ["greedy", "value", "defensive", "expert"], {0: agents.GreedyBot(), 1: agents.ValueBot()}),
 ]
 
 
