@@ -111,9 +111,10 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         before = c.copy()
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
-        k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
-                           visible, buf, 40, bpar, np.ones(1, np.uint64))
-        assert (legal >> k) & 1
+        code = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
+                              visible, buf, 40, bpar, np.ones(1, np.uint64))
+        k = code & ((1 << REASON_SHIFT) - 1)
+        assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
         assert np.array_equal(c, before)
 
 
@@ -141,7 +142,7 @@ def test_expert_ready_hand_discards_to_stay_ready():
     params = load_rules("chengdu").to_arrays()
     k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
-                       bot_row(), np.ones(1, np.uint64))
+                       bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
     c[k] -= 1
     assert shanten(TABLE, c, no, no, 0, 2) == 0
@@ -299,7 +300,7 @@ def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
     code = expert_discard(TABLE, params, np.zeros(S.G_N, np.int64), ps, mt_all, nm_all, 0, conc, no.copy(),
                           no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
                           np.zeros(27, np.int64), tiles_left, bot_row(**kw), np.ones(1, np.uint64))
-    return code & 31, code >> REASON_SHIFT
+    return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT
 
 
 def test_the_reason_says_what_decided_the_discard():
