@@ -306,8 +306,8 @@ def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
 
 def test_the_reason_says_what_decided_the_discard():
     """Keeping 下叫 when the best-value tile leaves the hand ready; folding when the deal-in risk moves the
-    choice off it (a table where an opponent shows a 清一色 in 饼 with three kongs and every 万 is 现物); the void suit's tile
-    under strict 定缺."""
+    choice off it (a table where an opponent shows a 清一色 in 饼 with three kongs and every 万 is 现物); the
+    void suit's tile under strict 定缺."""
     c = counts_from_str("123456789m5567p9p")
     _, ps, mt_all, nm_all = fresh_table_state(20)
     k, why = _decide(c.copy(), 2, 20, ps, nm_all, mt_all, defence=0)
