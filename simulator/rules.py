@@ -243,7 +243,7 @@ class BotSpec(_Frozen):
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
-    defence: Annotated[float, Field(ge=0, le=10)] = 0.1
+    defence: Annotated[float, Field(ge=0, le=10)] = 0.3
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
     tempo: Annotated[float, Field(ge=0, le=10)] = 0.03
