@@ -22,7 +22,6 @@ from simulator.bots.expert import (
     R_VOID,
     REASON_SHIFT,
     expert_discard,
-    expert_exchange,
     expert_takes_win,
     expert_void,
 )
@@ -272,25 +271,6 @@ def test_the_expert_declares_its_void_by_hand_value_under_the_active_rules():
             differs_bold += v != expert_void(TABLE, strict, c, no, no, 0, bold)
             n += 1
     assert differs_greedy >= 0.03 * n and differs_lenient >= 2 and differs_bold >= 0.02 * n
-
-
-def test_the_expert_passes_three_tiles_of_one_suit_it_can_spare():
-    no = np.zeros(4, np.int8)
-    params = load_rules("chengdu").to_arrays()
-    bpar = bot_row()
-    out = np.zeros(3, np.int64)
-    from_void = 0
-    for size in (13, 14):
-        for c in random_hands(150, 30 + size, size):
-            expert_exchange(TABLE, params, c, bpar, out)
-            suit = out[0] // 9
-            assert (out // 9 == suit).all() and out.max() < S.N_KINDS
-            assert (np.bincount(out, minlength=27) <= c).all()  # held tiles (a kind twice only if held twice)
-            v = expert_void(TABLE, params, c, no, no, 0, bpar)
-            if sum(c[9 * v:9 * v + 9]) >= 3:
-                assert suit == v  # its tiles are dead for this hand: passing them costs nothing
-                from_void += 1
-    assert from_void > 100
 
 
 # ---- the reason of each discard --------------------------------------------------------------------------

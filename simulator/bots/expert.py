@@ -11,9 +11,8 @@
   opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
   pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
   engine enforces 最后N张必胡.
-- **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: the
-  three tiles whose loss costs least — from the suit it will drop when that suit holds three
-  (:func:`expert_exchange`).
+- **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: as
+  greedy (a pass chosen by this evaluation measured worse against greedy).
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
 
 Everything it reads is public or its own: its hand and melds, discards and melds of all seats (``visible``,
@@ -516,74 +515,3 @@ def expert_void(table, params, conc, mk, mt, nm, bpar) -> int:
         if v > best_v + TIE or (v > best_v - TIE and n < best_n):
             best, best_v, best_n = s, v, n
     return best
-
-
-@njit(cache=True)
-def expert_exchange(table, params, conc, bpar, out) -> None:
-    """换三张: the three tiles of one suit (holding ≥ 3) whose loss costs least. Passing tiles of the suit the
-    hand will drop anyway costs nothing, so when the best 定缺 suit holds three the pass comes from it (least
-    connected first); otherwise each suit that can pass is tried, one tile at a time, each time giving the tile
-    whose loss leaves the most value — the three tiles received are unknown and counted as dead tiles of the
-    best 定缺 suit (a dealer's 14th tile counted as already discarded)."""
-    no = np.zeros(4, np.int8)
-    v = expert_void(table, params, conc, no, no, 0, bpar)
-    if suit_count(conc, v) >= 3:
-        pass_least_connected(conc, v, out)
-        return
-    n = 0
-    for k in range(N_KINDS):
-        n += conc[k]
-    fill = 13 - (n - 3)  # dead tiles that keep the hand 13 tiles long
-    best_s, best_v = -1, -np.inf
-    trial = np.empty(3, np.int64)
-    for s in range(3):
-        if s == v or suit_count(conc, s) < 3:
-            continue
-        h = conc.copy()
-        add_dead(h, v, fill)
-        val = 0.0
-        for i in range(3):
-            pick, val = -1, -np.inf
-            for r in range(9):
-                k = 9 * s + r
-                if h[k] == 0:
-                    continue
-                h[k] -= 1
-                x = value13(table, params, np.zeros((N_SEATS, PS_N), np.int64), 0, h, no, no, 0, v,
-                            np.zeros(N_KINDS, np.int8), N_TILES - 13 * N_SEATS - 1, bpar)
-                h[k] += 1
-                if x > val + TIE:
-                    pick, val = k, x
-            h[pick] -= 1
-            trial[i] = pick
-        if val > best_v:
-            best_s, best_v = s, val
-            out[:] = trial
-    if best_s < 0:  # only the 定缺 suit could pass, and it holds fewer than three: impossible (13 tiles)
-        pass_least_connected(conc, v, out)
-
-
-@njit(cache=True)
-def pass_least_connected(conc, s, out) -> None:
-    h = conc.copy()
-    for i in range(3):
-        pick, pick_c = -1, 1 << 30
-        for r in range(9):
-            k = 9 * s + r
-            if h[k] > 0:
-                c = connectivity(h, k)
-                if c < pick_c:
-                    pick, pick_c = k, c
-        h[pick] -= 1
-        out[i] = pick
-
-
-@njit(cache=True)
-def add_dead(h, s, n) -> None:
-    """Add ``n`` tiles to suit ``s`` (dead once it is the void), each to its rarest rank (no false 根)."""
-    for _ in range(n):
-        pick = 9 * s
-        for r in range(9):
-            if h[9 * s + r] < h[pick]:
-                pick = 9 * s + r
-        h[pick] += 1
