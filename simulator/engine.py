@@ -20,6 +20,7 @@ from numba import types as nt
 
 from simulator import numba_cache, records, state
 from simulator.bots import (
+    REASON_SHIFT,
     bot_claim,
     bot_declares,
     bot_discard,
@@ -293,7 +294,7 @@ def deal(wall, conc, g, events, dealer) -> None:
 
 
 @njit(cache=True)
-def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
+def exchange_three(table, params, rngs, bots, bpar, io, conc, g, events) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
     opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
@@ -310,7 +311,7 @@ def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
             if not ask_exchange(io, s, conc[s], give[s]):
                 return
         else:
-            bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
+            bot_exchange(bots[s], bpar[s], rngs[1 + s:2 + s], table, params, conc[s], give[s])
     for s in range(N_SEATS):
         to = (s + off) % N_SEATS
         for i in range(3):
@@ -344,7 +345,7 @@ def ask_exchange(io, s, conc, out) -> bool:
 
 
 @njit(cache=True)
-def declare_voids(table, params, rngs, bots, io, conc, mk, mt, nm, g, ps, events) -> None:
+def declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
     for s in range(N_SEATS):
         if void_rule(params) == VOID_NONE:
@@ -356,7 +357,8 @@ def declare_voids(table, params, rngs, bots, io, conc, mk, mt, nm, g, ps, events
                     return
                 ps[s, PS_VOID] = a - A_VOID0
             else:
-                ps[s, PS_VOID] = bot_void(bots[s], rngs[1 + s:2 + s], table, conc[s], mk[s], mt[s], nm[s])
+                ps[s, PS_VOID] = bot_void(bots[s], bpar[s], rngs[1 + s:2 + s], table, params, conc[s], mk[s], mt[s],
+                                          nm[s])
             log_event(events, g, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
         ps[s, PS_EVOID] = ps[s, PS_VOID]
         ps[s, PS_START_SH] = shanten(table, conc[s], mk[s], mt[s], nm[s], ps[s, PS_EVOID])
@@ -643,7 +645,7 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
+def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t, why) -> None:
     conc[p, t] -= 1
     visible[t] += 1
     g[G_TURNS] += 1
@@ -651,7 +653,7 @@ def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t) -> None:
     for q in range(N_SEATS):
         if q != p:
             ps[q, PS_SAFE] |= 1 << t
-    log_event(events, g, EV_DISCARD, p, t, 0, 0, 0)
+    log_event(events, g, EV_DISCARD, p, t, 0, why, 0)
     refresh_waits(table, ps, conc, mk, mt, nm, p)
 
 
@@ -883,6 +885,7 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
     legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
     if params[P_DECLARE_READY]:
         legal = declare_discard_mask(ps, cur, legal)
+    why = 0  # the bot's reason code (expert), logged with the discard for replay
     if ps[cur, PS_DECLARED]:
         t = ps[cur, PS_DRAWN]  # a declared hand discards the tile it drew: nothing to decide
     elif drawn >= 0 and locked(params, ps, cur):
@@ -894,7 +897,8 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
     else:
         t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
                         mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
-    do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t)
+        why, t = t >> REASON_SHIFT, t & ((1 << REASON_SHIFT) - 1)
+    do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t, why)
     if (params[P_DECLARE_READY] and not ps[cur, PS_DECLARED]
             and offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) < 0):
         return HAND_OVER, cur
@@ -975,9 +979,9 @@ def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g,
     if pc[PC_STAGE] == STAGE_SETUP:
         if stepping:
             copy_state(live, snap)
-        exchange_three(params, rngs, bots, io, conc, g, events)
+        exchange_three(table, params, rngs, bots, bpar, io, conc, g, events)
         if not io[DP_STATUS]:
-            declare_voids(table, params, rngs, bots, io, conc, mk, mt, nm, g, ps, events)
+            declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events)
         if io[DP_STATUS]:
             pc[PC_PAUSED] = 1
             return False
@@ -1270,15 +1274,15 @@ def _side(simple: bool = True):
     seat = (I64, nt.none if simple else V_I64)  # bot id, bot parameter row
     hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
     return (
-        (bot_exchange, (I64, V_U64, V_U8, V_I64)),
-        (bot_void, (I64, V_U64, *hand)),
+        (bot_exchange, (*seat, V_U64, M_U8, V_I64, V_U8, V_I64)),
+        (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
         (planning_void, (V_I64, I64, *hand)),
         (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
                        V_I8, V_I64, I64)),
         (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
         (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
-        (exchange_three, (V_I64, V_U64, V_I64, V_I64, M_U8, V_I64, EVENTS)),
-        (declare_voids, (M_U8, V_I64, V_U64, V_I64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
+        (exchange_three, (M_U8, V_I64, V_U64, V_I64, M_I64, V_I64, M_U8, V_I64, EVENTS)),
+        (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_I64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
                          EVENTS)),
     )
 

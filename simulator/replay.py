@@ -29,6 +29,11 @@ MELD_ZH = {"pung": "碰", "kong": "明杠", "ckong": "暗杠"}
 COMP_ZH = ("胡牌", "刮风下雨", "呼叫转移", "查花猪", "查大叫", "退税")
 WIN_ZH = {"discard": "点炮", "self_draw": "自摸", "rob_kong": "抢杠胡"}
 EXCHANGE_ZH = {"clockwise": "顺时针", "counterclockwise": "逆时针", "opposite": "对家"}
+# The expert's reason for a discard (the code it returned, logged in the discard event's ``a``; see
+# simulator.bots.expert.discard_reason), in the order of its R_* codes 1..7
+REASON_ZH = ("牌效最优", "做大牌", "保持下叫", "打缺门", "清第三门 (防花猪)", "弃和防守", "随机 (temperature)")
+REASON_EN = ("best value", "aiming for a big hand", "keeping 下叫 (ready)", "discarding the void suit",
+             "clearing the third suit (花猪)", "folding (deal-in risk)", "noise (temperature)")
 
 
 class ReplayError(UserError):
@@ -421,6 +426,13 @@ def _declare_text(who: str, waits: int, kind: int, t: _Lang) -> str:
     return t("declare", who=who, kind=t("dance" if dance else "sing"), waits=t("waits", names=names) if dance else "")
 
 
+def _reason(code: int, t: _Lang) -> str:
+    """The expert's reason for a discard as a dim suffix (nothing for other bots, code 0)."""
+    if code <= 0:
+        return ""
+    return f"  [dim]· {(REASON_ZH if t.code == 'zh' else REASON_EN)[code - 1]}[/dim]"
+
+
 def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     """One event as a rich-markup line in ``lang`` (``None`` for events shown elsewhere)."""
     t = _lang(lang)
@@ -431,7 +443,7 @@ def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
         S.EV_EXCHANGE: lambda: t("exchange", who=who, a=a, name=name),
         S.EV_VOID: lambda: t("void", who=who, suit=t.suit(a)),
         S.EV_DRAW: lambda: t("draw", who=who, after=t("after_kong") if a else "", name=name),
-        S.EV_DISCARD: lambda: t("discard", who=who, name=name),
+        S.EV_DISCARD: lambda: t("discard", who=who, name=name) + _reason(a, t),
         S.EV_PUNG: lambda: t("pung", who=who, name=name, a=a),
         S.EV_KONG: lambda: t("kong", who=who, kong=KONG_ZH[a] if t.code == "zh" else KONG_EN[a], name=name,
                              src=t("kong_src", b=b) if a == 1 else ""),

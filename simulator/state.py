@@ -89,7 +89,7 @@ E_MAX = 1024
  EV_READY, EV_HUAZHU, EV_END, EV_LOCKED, EV_DECLARE) = range(16)
 # EV_DEAL: seat, a = number of tiles (the tiles themselves are in the dealt arrays)
 # EV_EXCHANGE: seat gives tile to seat a          EV_VOID: seat declares suit a
-# EV_DRAW: seat draws tile, a = 1 from the tail  EV_DISCARD: seat discards tile
+# EV_DRAW: seat draws tile, a = 1 from the tail  EV_DISCARD: seat discards tile, a = the bot's reason (expert R_*)
 # EV_PUNG: seat pungs tile from a
 # EV_KONG: seat konged tile, a = 1 直杠 / 2 加杠 / 3 暗杠 (settlement.KK_*), b = feeder or −1
 # EV_PAY: seat pays amount to a, b = component C_*

@@ -14,9 +14,20 @@ from simulator import engine
 from simulator import state as S
 from simulator.bots import own_ckongs
 from simulator.bots.common import acceptance, draw_candidates, legal_discard_mask, plan_void
-from simulator.bots.expert import expert_discard, expert_takes_win
+from simulator.bots.expert import (
+    R_FOLD,
+    R_NOISE,
+    R_READY,
+    R_VALUE,
+    R_VOID,
+    REASON_SHIFT,
+    expert_discard,
+    expert_takes_win,
+    expert_void,
+)
 from simulator.bots.expert_fast import fast_acceptance
 from simulator.evaluate import MELD_CKONG, MELD_PUNG, shanten
+from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
@@ -99,9 +110,10 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         before = c.copy()
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
-        k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
-                           visible, buf, 40, bpar, np.ones(1, np.uint64))
-        assert (legal >> k) & 1
+        code = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
+                              visible, buf, 40, bpar, np.ones(1, np.uint64))
+        k = code & ((1 << REASON_SHIFT) - 1)
+        assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
         assert np.array_equal(c, before)
 
 
@@ -129,7 +141,7 @@ def test_expert_ready_hand_discards_to_stay_ready():
     params = load_rules("chengdu").to_arrays()
     k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
-                       bot_row(), np.ones(1, np.uint64))
+                       bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
     c[k] -= 1
     assert shanten(TABLE, c, no, no, 0, 2) == 0
@@ -231,3 +243,75 @@ def test_the_expert_always_takes_a_self_draw():
     conc = counts_from_str("111222333m4445p")
     assert expert_takes_win(TABLE, params, ps, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
                             parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
+
+
+# ---- 定缺 and 换三张 by value ----------------------------------------------------------------------------------
+
+def random_hands(n, seed, size=13):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield np.bincount(rng.permutation(np.repeat(np.arange(27), 4))[:size], minlength=27).astype(np.uint8)
+
+
+def test_the_expert_declares_its_void_by_hand_value_under_the_active_rules():
+    """定缺 by value, not by shanten alone: never a suit that leaves a hand two steps slower, and it differs from
+    greedy's shanten-only choice on some hands; under declared_lenient the expected 花猪 cost of the void tiles
+    held changes it on some hands, and so does a higher ambition (big shapes count for more)."""
+    no = np.zeros(4, np.int8)
+    strict, lenient = (load_rules("chengdu", {"void_suit": v}).to_arrays() for v in ("declared", "declared_lenient"))
+    bpar, bold = bot_row(), bot_row(ambition=3)
+    n = differs_greedy = differs_lenient = differs_bold = 0
+    for size in (13, 14):
+        for c in random_hands(150, 5 + size, size):
+            v = expert_void(TABLE, strict, c, no, no, 0, bpar)
+            g = plan_void(TABLE, c, no, no, 0)
+            assert shanten(TABLE, c, no, no, 0, v) <= shanten(TABLE, c, no, no, 0, g) + 1
+            differs_greedy += v != g
+            differs_lenient += v != expert_void(TABLE, lenient, c, no, no, 0, bpar)
+            differs_bold += v != expert_void(TABLE, strict, c, no, no, 0, bold)
+            n += 1
+    assert differs_greedy >= 0.03 * n and differs_lenient >= 2 and differs_bold >= 0.02 * n
+
+
+# ---- the reason of each discard --------------------------------------------------------------------------
+
+def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
+    params = load_rules("chengdu").to_arrays()
+    no = np.zeros(4, np.int8)
+    code = expert_discard(TABLE, params, np.zeros(S.G_N, np.int64), ps, mt_all, nm_all, 0, conc, no.copy(),
+                          no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
+                          np.zeros(27, np.int64), tiles_left, bot_row(**kw), np.ones(1, np.uint64))
+    return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT
+
+
+def test_the_reason_says_what_decided_the_discard():
+    """Keeping 下叫 when the best-value tile leaves the hand ready; folding when the deal-in risk moves the
+    choice off it (a table where an opponent shows a 清一色 in 饼 with three kongs and every 万 is 现物); the
+    void suit's tile under strict 定缺."""
+    c = counts_from_str("123456789m5567p9p")
+    _, ps, mt_all, nm_all = fresh_table_state(20)
+    k, why = _decide(c.copy(), 2, 20, ps, nm_all, mt_all, defence=0)
+    assert why == R_READY and k in parse_tiles("5p9p")
+    nm_all[1] = 3
+    mt_all[1, :3] = parse_tiles("1p2p3p")
+    ps[:, S.PS_NDRAWS] = 12
+    ps[1, S.PS_NKONGS] = 3  # its three melds are kongs: a 清一色 with three 根, capped at 4 fan
+    ps[1:, S.PS_SAFE] = sum(1 << t for t in range(9))  # every 万 was discarded since their last draw
+    k, why = _decide(c.copy(), 2, 20, ps, nm_all, mt_all, defence=10)
+    assert why == R_FOLD and k // 9 == 0
+    k, why = _decide(counts_from_str("123456789m5567p1s"), 2, 20, ps, nm_all, mt_all, defence=10)
+    assert why == R_VOID and k == parse_tiles("1s")[0]
+
+
+def test_every_expert_discard_is_logged_with_its_reason_and_replay_shows_it():
+    rules = rules_of(seats=["expert", "greedy", {"bot": "expert", "temperature": 0.3}, "greedy"])
+    _, cols = play(rules, 60, seed=3, record=True)
+    ev = cols["events"]
+    disc = ev["type"] == S.EV_DISCARD
+    seat, why = ev["seat"][disc], ev["a"][disc]
+    expert = (seat == 0) | (seat == 2)
+    assert (why[~expert] == 0).all() and (why[expert] >= 1).all() and (why[expert] <= R_NOISE).all()
+    assert {R_VALUE, R_READY, R_VOID, R_NOISE} <= set(why[expert].tolist())
+    assert R_NOISE not in set(why[seat == 0].tolist())  # temperature 0: no noise
+    text = "\n".join(lines(record_hand(rules, 0, 3), "en"))
+    assert "· discarding the void suit" in text

@@ -6,7 +6,9 @@ chooses. Each decision has one dispatcher here:
 - ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
 - ``planning_void`` — the suit a bot treats as dead (its declared void; under ``void_suit: none`` the suit it
   currently finds cheapest to drop, so that bots clear a third suit and avoid ending as 花猪);
-- ``bot_discard``; ``bot_claim`` (0 pass, 1 pung, 2 exposed kong); ``bot_self_kong`` (kind or −1);
+- ``bot_discard`` (the kind, with the expert's reason code in the bits from ``REASON_SHIFT`` up: the engine logs
+  it with the discard for ``xuezhan replay``); ``bot_claim`` (0 pass, 1 pung, 2 exposed kong);
+  ``bot_self_kong`` (kind or −1);
 - ``bot_takes_win`` — whether to take a legal win (the engine enforces 最后N张必胡 and the pass lock);
 - ``bot_declares`` — whether a ready seat declares 唱歌/跳舞 after its discard (``declare_ready``).
 
@@ -36,7 +38,16 @@ from numba import njit
 from simulator.bots.common import plan_void
 from simulator.bots.declare import declare_by_value
 from simulator.bots.defensive import defensive_discard
-from simulator.bots.expert import expert_claim, expert_discard, expert_self_kong, expert_takes_win
+from simulator.bots.expert import (
+    REASON_SHIFT as REASON_SHIFT,
+)
+from simulator.bots.expert import (
+    expert_claim,
+    expert_discard,
+    expert_self_kong,
+    expert_takes_win,
+    expert_void,
+)
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
@@ -67,17 +78,21 @@ def own_ckongs(visible, mk, mt, nm, sign) -> None:
 
 
 @njit(cache=True)
-def bot_exchange(bot, rng, conc, out) -> None:
+def bot_exchange(bot, bpar, rng, table, params, conc, out) -> None:
     if bot == BOT_RANDOM:
         random_exchange(conc, rng, out)
-    else:
+    else:  # the expert too: its value-based pass measured worse against greedy (docs/rules.md, "Bots")
         greedy_exchange(conc, out)
 
 
 @njit(cache=True)
-def bot_void(bot, rng, table, conc, mk, mt, nm) -> int:
+def bot_void(bot, bpar, rng, table, params, conc, mk, mt, nm) -> int:
     if bot == BOT_RANDOM:
         return random_void(rng)
+    if bpar is None:  # a simple line-up: the expert below is pruned
+        return plan_void(table, conc, mk, mt, nm)
+    if bot == BOT_EXPERT:
+        return expert_void(table, params, conc, mk, mt, nm, bpar)
     return plan_void(table, conc, mk, mt, nm)
 
 

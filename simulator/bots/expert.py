@@ -11,7 +11,9 @@
   opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
   pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
   engine enforces 最后N张必胡.
-- **换三张 / 定缺**: as greedy (the cheapest suit to drop, ties to fewer tiles).
+- **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: as
+  greedy (a pass chosen by this evaluation measured worse against greedy).
+- **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
 
 Everything it reads is public or its own: its hand and melds, discards and melds of all seats (``visible``,
 with its own concealed kongs added by the dispatcher, since a 暗杠 is face down for everyone else), declared
@@ -72,7 +74,17 @@ from simulator.rules import (
     UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
-from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_WON, VOID_DECLARED, VOID_NONE, void_rule
+from simulator.state import (
+    N_KINDS,
+    N_SEATS,
+    N_TILES,
+    PS_DISCARDED,
+    PS_N,
+    PS_WON,
+    VOID_DECLARED,
+    VOID_NONE,
+    void_rule,
+)
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
@@ -106,13 +118,14 @@ def unseen_total(conc, visible) -> float:
 
 @njit(cache=True)
 def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-               ready_bonus, qc, ks) -> float:
+               ready_bonus, qc, ks):
     """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
     acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
     plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
-    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit."""
+    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit.
+    Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
     if sh >= SHANTEN_NEVER:
-        return 0.0
+        return 0.0, False
     acc = 4.0
     pay = inc[S_PLAIN]
     if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
@@ -125,7 +138,7 @@ def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n
     if ambition > 0.0:
         s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
-    return max(v, s) + ready_bonus * ready
+    return max(v, s) + ready_bonus * ready, s > v
 
 
 @njit(cache=True)
@@ -159,9 +172,10 @@ def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
 
 @njit(cache=True)
 def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
-                   bpar, out) -> float:
-    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included; returns the
-    best plain shanten. The plain acceptance is counted for the discards at the best shanten only."""
+                   bpar, out, shaped) -> float:
+    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included, and
+    ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is
+    counted for the discards at the best shanten only."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
@@ -175,25 +189,28 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     hz_held = suit_count(conc, void) if void >= 0 else 0
     qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
+    dead_s = False
     for k in range(N_KINDS):
+        shaped[k] = 0
         if not (legal >> k) & 1:
             out[k] = -np.inf
             continue
         sh = sh_buf[k]
         if k // 9 == void and dead_v != -np.inf:
-            v = dead_v
+            v, shp = dead_v, dead_s
         else:
             conc[k] -= 1
             # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
-            v = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                           ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9)
+            v, shp = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
+                                ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9)
             conc[k] += 1
             if k // 9 == void:
-                dead_v = v
+                dead_v, dead_s = v, shp
         if hz_rule and void >= 0:
             left = hz_held - 1 if k // 9 == void else hz_held
             v -= huazhu_cost(params, ps, seat, n_in, n_draws, left)
         out[k] = v
+        shaped[k] = 1 if shp else 0
     return best
 
 
@@ -221,22 +238,31 @@ def gumbel(rng) -> float:
     return -math.log(-math.log(u))
 
 
+# Why the expert chose its discard (logged with the discard event, shown by ``xuezhan replay``; 0 = not the expert)
+R_VALUE, R_SHAPE, R_READY, R_VOID, R_THIRD, R_FOLD, R_NOISE = range(1, 8)
+REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 32)
+
+
 @njit(cache=True)
 def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible, sh_buf,
                    tiles_left, bpar, rng) -> int:
-    """The legal discard of highest value − defence × deal-in risk (+ temperature noise)."""
+    """The legal discard of highest value − defence × deal-in risk (+ temperature noise), as
+    ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
     vals = np.empty(N_KINDS, np.float64)
+    shaped = np.empty(N_KINDS, np.int8)
     discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, bpar,
-                   vals)
+                   vals, shaped)
     alt = second_void(table, params, conc, mk, mt, nm, void)
     if alt >= 0:  # keep the option of dropping the other suit: value each discard under the better plan
         vals2 = np.empty(N_KINDS, np.float64)
+        shaped2 = np.empty(N_KINDS, np.int8)
         buf2 = np.empty(N_KINDS, np.int64)
         discard_values(table, params, ps, seat, conc, mk, mt, nm, alt, legal, visible, buf2, tiles_left, bpar,
-                       vals2)
+                       vals2, shaped2)
         for k in range(N_KINDS):
             if vals2[k] > vals[k]:
                 vals[k] = vals2[k]
+                shaped[k] = shaped2[k]
     p_ready = np.zeros(N_SEATS, np.float64)
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
@@ -244,20 +270,44 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
     opponent_threats(params, ps, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
-    best = -1
-    best_v = -np.inf
+    best = best_safe = best_val = -1
+    best_v = best_sv = best_vv = -np.inf
     for k in range(N_KINDS):
         if not (legal >> k) & 1:
             continue
-        v = vals[k] - defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
-        v -= TIE * connectivity(conc, k)
-        if k // 9 == void:
-            v += TIE * 100.0
+        tie = TIE * (100.0 if k // 9 == void else 0.0) - TIE * connectivity(conc, k)
+        v = vals[k] + tie
+        if v > best_vv:
+            best_val, best_vv = k, v
+        v -= defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+        if v > best_sv:
+            best_safe, best_sv = k, v
         if temp > 0.0:
             v += temp * gumbel(rng)
         if v > best_v:
             best, best_v = k, v
-    return best
+    why = discard_reason(params, best, best_safe, best_val, void, sh_buf[best] if alt < 0 else SHANTEN_NEVER,
+                         shaped[best])
+    return best | why << REASON_SHIFT
+
+
+@njit(cache=True)
+def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped) -> int:
+    """What decided discard ``k``: the noise (``temperature``) moved it off the best choice; else the deal-in
+    risk moved it off the best-value tile (folding); else it is the best-value tile and the reason is what its
+    value rests on — a dead tile of the void suit (declared, or the third suit cleared against 花猪), staying
+    ready, a big shape, or plain efficiency."""
+    if k != best_safe:
+        return R_NOISE
+    if k != best_val:
+        return R_FOLD
+    if k // 9 == void:
+        return R_THIRD if void_rule(params) != VOID_DECLARED else R_VOID
+    if sh_after == 0:
+        return R_READY
+    if shaped:
+        return R_SHAPE
+    return R_VALUE
 
 
 @njit(cache=True)
@@ -269,7 +319,8 @@ def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_l
             legal |= 1 << k
     vals = np.empty(N_KINDS, np.float64)
     buf = np.empty(N_KINDS, np.int64)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals,
+                   np.empty(N_KINDS, np.int8))
     return vals.max()
 
 
@@ -284,7 +335,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     sh = shanten(table, conc, mk, mt, nm, void)
     return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
                       ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), -1)
+                      np.full(6, -1.0), -1)[0]
 
 
 @njit(cache=True)
@@ -429,3 +480,38 @@ def self_draw_points(params, capped) -> float:
     if bonus == BONUS_ADD_FAN:
         return points_of(cap_fan(capped + 1, params), params)
     return points_of(capped, params)
+
+
+# ---- 定缺 and 换三张 by value ---------------------------------------------------------------------------------
+
+@njit(cache=True)
+def start_value(table, params, conc, mk, mt, nm, void, bpar) -> float:
+    """Value of a starting hand (13 or 14 tiles, nothing seen yet, nobody has won) played with ``void`` dead:
+    a 3k+1 hand as it stands (minus the expected 花猪 cost of its ``void`` tiles where 花猪 can happen), a
+    3k+2 hand (the dealer's) by its best discard."""
+    ps = np.zeros((N_SEATS, PS_N), np.int64)
+    visible = np.zeros(N_KINDS, np.int8)
+    left = N_TILES - 13 * N_SEATS - 1
+    n = 0
+    for k in range(N_KINDS):
+        n += conc[k]
+    if n % 3 == 2:
+        return best_after(table, params, ps, 0, conc, mk, mt, nm, void, visible, left, bpar)
+    v = value13(table, params, ps, 0, conc, mk, mt, nm, void, visible, left, bpar)
+    if void_rule(params) != VOID_DECLARED:
+        n_in, n_draws = table_context(ps, 0, left)
+        v -= huazhu_cost(params, ps, 0, n_in, n_draws, suit_count(conc, void))
+    return v
+
+
+@njit(cache=True)
+def expert_void(table, params, conc, mk, mt, nm, bpar) -> int:
+    """定缺: the suit whose dropping leaves the hand worth most under the active rules (its plain speed,
+    acceptance and waits, and the big shapes the other two suits still allow); ties to fewer tiles."""
+    best, best_v, best_n = 0, -np.inf, 99
+    for s in range(3):
+        v = start_value(table, params, conc, mk, mt, nm, s, bpar)
+        n = suit_count(conc, s)
+        if v > best_v + TIE or (v > best_v - TIE and n < best_n):
+            best, best_v, best_n = s, v, n
+    return best
