@@ -1271,7 +1271,8 @@ def _side(simple: bool = True):
     simple line-up (``None`` parameter rows) or not: compiled by a second process during a cold warm-up
     (simulator.warmup), so that the two halves of the one-time compilation run on two cores; the parent then
     loads these from the cache."""
-    seat = (I64, nt.none if simple else V_I64)  # bot id, bot parameter row
+    rows = nt.UniTuple(nt.none, N_SEATS) if simple else M_I64  # every seat's parameter row (lineup_params)
+    seat = (I64, rows.dtype if simple else V_I64)  # bot id, bot parameter row
     hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
     return (
         (bot_exchange, (*seat, V_U64, M_U8, V_I64, V_U8, V_I64)),
@@ -1281,8 +1282,8 @@ def _side(simple: bool = True):
                        V_I8, V_I64, I64)),
         (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
         (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
-        (exchange_three, (M_U8, V_I64, V_U64, V_I64, M_I64, V_I64, M_U8, V_I64, EVENTS)),
-        (declare_voids, (M_U8, V_I64, V_U64, V_I64, M_I64, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
+        (exchange_three, (M_U8, V_I64, V_U64, V_I64, rows, V_I64, M_U8, V_I64, EVENTS)),
+        (declare_voids, (M_U8, V_I64, V_U64, V_I64, rows, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
                          EVENTS)),
     )
 

@@ -13,7 +13,7 @@ import pytest
 from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
 from numba import njit
 
-from simulator import records
+from simulator import engine, records
 from simulator import state as S
 from simulator.engine import play_hands
 from simulator.evaluate import is_complete
@@ -369,3 +369,20 @@ def test_a_greedy_line_up_compiles_no_parameterised_bot():
         assert not any(b in called for b in ("expert", "value", "defensive")), called
     play_hands(load_rules("chengdu"), np.arange(2), 0)
     assert warmup.cache_is_warm("simple")
+
+
+@pytest.mark.parametrize("simple", [True, False])
+def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
+    """The second warm-up process compiles the setup steps and the bots for the line-up's parameter types; a
+    wrong type there compiles a useless copy (for simple line-ups: with every parameterised bot) and leaves the
+    real one to the loop."""
+    from numba import typeof
+
+    from simulator.rules import BOT_INDEX
+
+    seats = ["greedy", "random", "greedy", "greedy" if simple else "expert"]
+    ids = np.array([BOT_INDEX[b] for b in seats])
+    _, rows = engine.lineup_params(ids, np.zeros((4, 8), np.int64))
+    sigs = {fn.py_func.__name__: sig for fn, sig in engine._side(simple)}
+    assert sigs["declare_voids"][4] == sigs["exchange_three"][4] == typeof(rows)
+    assert sigs["bot_discard"][1] == typeof(rows[0])
