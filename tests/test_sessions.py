@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import cli_run
 
 from analysis import sessions as asess
 from analysis.load import open_run
@@ -21,7 +22,6 @@ from simulator.rules import RulesError, load_rules
 from simulator.schema import SESSION_FIELDS, TABLES
 from simulator.sessions import DICE_KEY, dice, first_win, layout, next_dealers, run_sessions
 from simulator.tiles import counts_from_str
-from tests.cli_helpers import cli_run
 
 K = 6  # hands per session in these tests
 SEED = 11
