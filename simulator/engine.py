@@ -939,6 +939,23 @@ def start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, 
 
 
 @njit(cache=True)
+def save_snapshot(live, snap) -> None:
+    """Copy the live state into ``snap`` (a step that may pause starts here); nothing when ``snap`` is ``None``:
+    numba prunes the copy, so the batch path, which never pauses, compiles none of it."""
+    if snap is None:
+        return
+    copy_state(live, snap)
+
+
+@njit(cache=True)
+def restore_snapshot(snap, live) -> None:
+    """Roll the live state back to ``snap`` (the start of the paused step); nothing when ``snap`` is ``None``."""
+    if snap is None:
+        return
+    copy_state(snap, live)
+
+
+@njit(cache=True)
 def copy_state(src, dst) -> None:
     """Copy the mutable state arrays (conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, rngs):
     the snapshot a paused step rolls back to. The wall never changes after the deal; events past g[G_NEV] are
@@ -959,13 +976,13 @@ def copy_state(src, dst) -> None:
     dst[13][...] = src[13]
 
 
-@njit(cache=True)
-def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-             wconc, wmk, wmt, visible, events, snap) -> bool:
+def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+              wconc, wmk, wmt, visible, events, snap) -> bool:
     """Play the hand from where ``pc`` says until it ends (True) or an external seat (``io[IO_EXT + s] = 1``)
     must decide (False; ``io`` holds the decision point, the state shows its moment, and the next call first
-    rolls back to the start of the step and replays it with the queued answers: see simulator.state).
-    With no external seat this runs the whole hand without ever copying the state: the batch path."""
+    rolls back to ``snap``, the start of the step, and replays it with the queued answers: see simulator.state).
+    With no external seat this runs the whole hand without ever copying the state: the batch path, which passes
+    ``snap=None`` (it never pauses)."""
     stepping = False
     for s in range(N_SEATS):
         if io[IO_EXT + s]:
@@ -974,11 +991,11 @@ def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g,
     io[DP_STATUS] = 0
     io[ANS_USED] = 0
     if pc[PC_PAUSED]:
-        copy_state(snap, live)
+        restore_snapshot(snap, live)
         pc[PC_PAUSED] = 0
     if pc[PC_STAGE] == STAGE_SETUP:
         if stepping:
-            copy_state(live, snap)
+            save_snapshot(live, snap)
         exchange_three(table, params, rngs, bots, bpar, io, conc, g, events)
         if not io[DP_STATUS]:
             declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events)
@@ -1008,7 +1025,7 @@ def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g,
         if pc[PC_STEPS] > MAX_STEPS:
             raise RuntimeError("engine: the turn loop did not end (a bug)")
         if stepping:
-            copy_state(live, snap)
+            save_snapshot(live, snap)
             pc[PC_CUR] = cur
             pc[PC_OUTCOME] = outcome
             pc[PC_DREW] = drew
@@ -1044,6 +1061,14 @@ def run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g,
     finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
     pc[PC_STAGE] = STAGE_DONE
     return True
+
+
+# Two compiled forms of one loop: ``run_hand`` for the step path (simulator.game: Python seats pause it), and
+# ``run_hand_inline`` for the batch, inlined into :func:`play_batch`. numba re-optimises and re-generates the machine
+# code of every callee inside each compiled caller, so a separate ``run_hand`` under the batch would cost a second
+# whole-engine code generation on a cold start; inlined, the batch compiles the loop once.
+run_hand = njit(cache=True)(_run_hand)
+run_hand_inline = njit(cache=True, inline="always")(_run_hand)
 
 
 @njit(cache=True)
@@ -1087,7 +1112,6 @@ def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dea
     nwin = win_slots(params)
     (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record, nwin)
     rngs, io, pc = alloc_step()
-    snap = alloc_snapshot(nwin)
     bots = np.empty(N_SEATS, np.int64)
     dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
     nw = 0
@@ -1097,12 +1121,10 @@ def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dea
             b = (s + rotations[i]) % N_SEATS
             bots[s] = bot_ids[b]
             seat_params(bot_par, bpar, s, b)
-        # start_hand + run_hand rather than play_hand: numba links a copy of every callee's code into each
-        # compiled caller, so one wrapper level less is one whole-engine code generation less on a cold start
         start_hand(params, bots, wall_seeds[i], bot_seeds[i], dealers[i], rngs, pc, wall, conc, mk, mt, nm, g, ps,
                    score, kl, wins, wconc, wmk, wmt, visible, events, dealt)
-        run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-                 wconc, wmk, wmt, visible, events, snap)
+        run_hand_inline(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
+                        wconc, wmk, wmt, visible, events, None)
         nw = write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
                            wconc_out, wmk_out, wmt_out)
         if record:
