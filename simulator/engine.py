@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from numba import types as nt
 
 from simulator import numba_cache, records, state
 from simulator.bots import (
@@ -92,7 +91,6 @@ from simulator.state import (
     A_WIN,
     ANS_COUNT,
     ANS_USED,
-    BOOL,
     C_WIN,
     D_CLAIM,
     D_DECLARE,
@@ -114,7 +112,6 @@ from simulator.state import (
     EV_ROBBED,
     EV_VOID,
     EV_WIN,
-    EVENTS,
     G_CHAIN,
     G_DEALER,
     G_ENDED,
@@ -138,7 +135,6 @@ from simulator.state import (
     H_NWINS,
     H_TILES_LEFT,
     H_TURNS,
-    I64,
     IO_EXT,
     KL_FEEDER,
     KL_KIND,
@@ -146,9 +142,6 @@ from simulator.state import (
     KL_STATUS,
     KS_LIVE,
     KS_REFUNDED,
-    M_I8,
-    M_I64,
-    M_U8,
     N_KINDS,
     N_SEATS,
     PC_CUR,
@@ -204,10 +197,6 @@ from simulator.state import (
     STAGE_DONE,
     STAGE_SETUP,
     STAGE_TURNS,
-    V_I8,
-    V_I64,
-    V_U8,
-    V_U64,
     VOID_DECLARED,
     VOID_NONE,
     W_CAPPED,
@@ -226,7 +215,6 @@ from simulator.state import (
     W_TILE,
     W_TURN,
     W_WINNER,
-    WIN_RESULT,
     WK_DISCARD,
     WK_ROB_KONG,
     WK_SELF_DRAW,
@@ -803,7 +791,7 @@ def after_win(params, g, ps, last_winner):
     return NEXT_DRAW, next_in(ps, last_winner)
 
 
-@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
+@njit(cache=True)  # once per turn: a call (compiled on its own, in parallel on a cold start)
 def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
              wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
     """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
@@ -877,7 +865,7 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
     return NEXT_DRAW, next_in(ps, cur)
 
 
-@njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
+@njit(cache=True)  # once per turn: a call (compiled on its own, in parallel on a cold start)
 def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
                  visible, events, winners, sh_buf, cur, drawn, pv, strict):
     """``cur`` discards (a locked 血流 winner: the tile it drew, ``drawn``); others may win on it (first), else
@@ -1114,7 +1102,7 @@ def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dea
     rngs, io, pc = alloc_step()
     bots = np.empty(N_SEATS, np.int64)
     dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
-    nw = 0
+    nw = np.int64(0)  # not a literal 0: write_outputs would be compiled once more for it
     ne = 0
     for i in range(wall_seeds.shape[0]):
         for s in range(N_SEATS):
@@ -1273,96 +1261,6 @@ def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.nda
     return hand_ids.copy(), np.zeros_like(hand_ids)
 
 
-def _pinned():
-    """``(function, argument types)`` of the functions the loop calls with module constants (see pin_signatures)."""
-    six = (I64,) * 6
-    return (
-        (log_event, (EVENTS, V_I64, *six)),
-        (pay, (M_I64, EVENTS, V_I64, I64, I64, I64, I64)),
-        (kong_payment, (V_I64, V_I64, M_I64, M_I64, M_I64, EVENTS, I64, I64, I64, I64, BOOL)),
-        (return_kong, (V_I64, M_I64, M_I64, EVENTS, I64, I64)),
-        (record_win, (V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_U8, M_I8, M_I8, EVENTS, *six, WIN_RESULT,
-                      BOOL)),
-        (settle_ron, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
-                      EVENTS, I64, I64, I64, V_I64, I64)),
-    )
-
-
-def _side(simple: bool = True):
-    """``(function, argument types)`` of the bots and the setup steps, exactly as the loop calls them for a
-    simple line-up (``None`` parameter rows) or not: compiled by a second process during a cold warm-up
-    (simulator.warmup), so that the two halves of the one-time compilation run on two cores; the parent then
-    loads these from the cache."""
-    rows = nt.UniTuple(nt.none, N_SEATS) if simple else M_I64  # every seat's parameter row (lineup_params)
-    seat = (I64, rows.dtype if simple else V_I64)  # bot id, bot parameter row
-    hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
-    return (
-        (bot_exchange, (*seat, V_U64, M_U8, V_I64, V_U8, V_I64)),
-        (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
-        (planning_void, (V_I64, I64, *hand)),
-        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
-                       V_I8, V_I64, I64)),
-        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
-        (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
-        (exchange_three, (M_U8, V_I64, V_U64, V_I64, rows, V_I64, M_U8, V_I64, EVENTS)),
-        (declare_voids, (M_U8, V_I64, V_U64, V_I64, rows, V_I64, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64,
-                         EVENTS)),
-    )
-
-
-def _compile(entries, freeze: bool) -> None:
-    for fn, sig in entries:
-        if not fn.signatures:
-            fn.compile(sig)
-        if freeze:
-            fn.disable_compile()
-
-
-def pin_signatures() -> None:
-    """Compile the functions that the loop calls with module constants once, for int64 arguments, before
-    :func:`play_batch` is compiled; the loop's calls then convert their constants instead of compiling one copy
-    per distinct constant (numba types a constant argument as a literal). Only when :func:`play_batch` is not
-    compiled yet and not in the disk cache (a cold start): a cached batch embeds its callees already."""
-    if play_batch.signatures or numba_cache.is_cached(play_batch):
-        return
-    _compile(_pinned(), True)
-
-
-def _core():
-    """``(function, argument types)`` of the loop's steps that need no bot (and the exhaustive-draw settlement):
-    compiled by the parent of a cold warm-up while the second process compiles :func:`_side`."""
-    state_arrays = (V_I8, M_U8, M_I8, M_I8, V_I64, V_I64, M_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8, V_I8)
-    return (
-        (settle_self_draw, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, M_I64, M_U8, M_I8, M_I8,
-                            EVENTS, I64, I64, I64, WIN_RESULT)),
-        (reset, state_arrays),
-        (deal, (V_I8, M_U8, V_I64, EVENTS, I64)),
-        (alloc, (BOOL, I64)),
-        (write_hand, (I64, V_I64, M_I64)),
-        (write_player, (I64, I64, V_I64, M_I64, M_I64, M_I64, M_I64)),
-        (finish, (M_U8, V_I64, V_I64, M_I64, M_U8, M_I8, M_I8, V_I64, M_I64, M_I64, EVENTS)),
-    )
-
-
-def precompile_core() -> None:
-    """The parent's share of a cold warm-up: the pinned functions, the steps of :func:`_core` and the seeds."""
-    pin_signatures()
-    _compile(_core(), False)
-    deal_seeds(0, np.zeros(1, np.int64))
-
-
-def precompile_side(simple: bool = True) -> None:
-    """The second process of a cold warm-up: the bots, the setup steps (see :func:`_side`) and the log
-    columns' formatting (simulator.records)."""
-    _compile(_pinned()[:2], True)  # log_event and pay, called with constants inside these too
-    _compile(_side(simple), False)
-    raw = empty_raw(*(np.zeros(1, np.int64),) * 3)  # and the log columns' string formatting, on a blank hand
-    trim_raw(raw, 1)
-    raw["events"] = np.zeros((1, 1 + state.EV_W), np.int32)
-    records.to_columns(raw)
-    records.event_columns(raw)
-
-
 def win_rows_per_hand(rules: RuleSet) -> int:
     """Win rows per hand the batch outputs start with: the maximum (3), or under ``xueliu`` a generous typical
     count (the buffers grow when a batch needs more, see :func:`grow_wins`)."""
@@ -1417,19 +1315,21 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
         agents = {i: rules.seats[i].build() for i in rules.python_seats()}
         return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
-    pin_signatures()
+    from simulator import precompile  # the compile plan of this module's functions (it imports them)
 
+    bot_ids, bot_par = rules.bot_arrays()
+    bot_par, bpar = lineup_params(bot_ids, bot_par)
+    precompile.pin_signatures(unless_cached=(play_batch, bot_par is None))
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
     deal_ids, rotations = split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
     dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
-    bot_ids, bot_par = rules.bot_arrays()
     raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
     cap = EVENTS_PER_HAND * n if record else 1
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, *lineup_params(bot_ids, bot_par), wall_seeds,
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, wall_seeds,
                             bot_seeds, dealers, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
                             raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
         if ne <= cap and nw <= raw["w"].shape[0]:

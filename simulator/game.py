@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator import engine, state
+from simulator import engine, precompile, state
 from simulator.errors import UserError
 from simulator.rules import PYTHON_BOT, RuleSet
 from simulator.state import (
@@ -69,7 +69,7 @@ class Hand:
     def __init__(self, rules: RuleSet, bot_ids: np.ndarray, bot_par: np.ndarray, external, *, record: bool = True):
         from simulator.tables import suit_table
 
-        engine.pin_signatures()
+        precompile.pin_signatures(unless_cached=(engine.run_hand, False))
         self.rules = rules
         self.params = rules.to_arrays()
         self.table = suit_table()

@@ -34,6 +34,15 @@ def is_cached(dispatcher, arg: int | None = None, none: bool = False) -> bool:
     return any(len(sig) > arg and (sig[arg] == types.none) == none for sig in sigs)
 
 
+def cached_signatures(dispatcher) -> list[tuple]:
+    """The argument types of every copy of a ``cache=True`` function in numba's disk cache (best effort: numba
+    internals; empty when there is none)."""
+    try:
+        return [tuple(key[0]) for key in dispatcher._cache._cache_file._load_index()]
+    except (AttributeError, OSError, TypeError, IndexError):
+        return []
+
+
 def drop_stale_caches() -> None:
     """Delete the package's numba cache files if an embedded source changed (the next call recompiles, about
     a minute); a stamp of the sources' hash in ``simulator/__pycache__`` records the state the caches match.

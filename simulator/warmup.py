@@ -81,16 +81,18 @@ def _compile_all(engine, tables, lineups) -> None:
         _warm.add(lineup)
 
 
-_SIDE = "from simulator import engine, tables; tables.suit_table(); engine.precompile_side({simple})"
+_SIDE = "from simulator import precompile, tables; tables.suit_table(); precompile.precompile_side({simple})"
 
 
 def _run_once(engine, tables, simple: bool = True) -> None:
     """One hand through the whole path a worker takes (table, seeds, engine, log columns) for one line-up.
 
     Two processes share a cold compilation: a child builds the suit table and compiles the bots and the
-    setup steps (:func:`simulator.engine.precompile_side`) while this one compiles the functions the
-    loop calls with constants and the loop's other steps (``precompile_core``); then this one compiles the loop
+    setup steps and the discard turn (:func:`simulator.precompile.precompile_side`) while this one compiles the
+    functions the loop calls with constants, the settlement and the own turn (``precompile_core``); then this one
+    compiles the loop
     itself, loading the child's half from the cache. If the child fails, this one compiles everything."""
+    from simulator import precompile
     from simulator.rules import load_rules
 
     root = str(Path(__file__).resolve().parent.parent)
@@ -101,7 +103,7 @@ def _run_once(engine, tables, simple: bool = True) -> None:
     except OSError:
         side = None
     try:
-        engine.precompile_core()
+        precompile.precompile_core(simple)
     finally:
         if side is not None:
             side.wait()

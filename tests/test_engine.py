@@ -13,7 +13,7 @@ import pytest
 from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
 from numba import njit
 
-from simulator import engine, records
+from simulator import engine, numba_cache, precompile, records
 from simulator import state as S
 from simulator.engine import play_hands
 from simulator.evaluate import is_complete
@@ -337,15 +337,24 @@ def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
     assert not tables.table_path().is_file() and not warmup.cache_is_warm()
 
 
-def test_precompiled_signatures_match_the_functions_arguments():
-    """The warm-up compiles these signatures ahead of the loop; a signature that no longer matches the loop's
-    call is compiled again (slow, not wrong), so at least the arities must follow the functions."""
-    import inspect
-
-    from simulator import engine
-
-    for fn, sig in (*engine._pinned(), *engine._side(True), *engine._side(False), *engine._core()):
-        assert len(inspect.signature(fn.py_func).parameters) == len(sig), fn.py_func.__name__
+@pytest.mark.parametrize("simple", [True, False])
+def test_the_warm_up_compiled_exactly_the_signatures_the_loop_calls(simple):
+    """The warm-up compiles the loop's callees ahead of it, for types read off the real allocations by argument
+    name (simulator.precompile). A signature that does not match the loop's call, or a constant argument that
+    numba types as a literal, makes the loop compile a second copy on a cold start (slow, not wrong): after the
+    session's warm-up (tests/conftest.py) and any number of batches, each planned function's disk cache holds
+    only the planned signature."""
+    types = precompile.arg_types(True)
+    planned = [*precompile.side_plan(simple), *precompile.core_plan(simple),
+               *((fn, precompile.signature(fn, types)) for fn in precompile.PINNED)]
+    seats = ["greedy"] * 4 if simple else ["expert", "value", "defensive", "greedy"]
+    play_hands(load_rules("chengdu", {"seats": seats}), np.arange(8), 0, record=True)
+    for fn, sig in planned:
+        cached = numba_cache.cached_signatures(fn)
+        assert tuple(sig) in cached, fn.py_func.__name__
+        both = {tuple(s) for f, s in [*precompile.side_plan(not simple), *precompile.core_plan(not simple)]
+                if f is fn}  # the other line-up's copy of the same function
+        assert set(cached) <= {tuple(sig)} | both, (fn.py_func.__name__, cached)
 
 
 def test_a_greedy_line_up_compiles_no_parameterised_bot():
@@ -358,7 +367,7 @@ def test_a_greedy_line_up_compiles_no_parameterised_bot():
     assert warmup.lineup_of(load_rules("chengdu")) == "simple"
     assert warmup.lineup_of(load_rules("chengdu", {"seats": ["greedy", "greedy", "expert", "random"]})) == "full"
     assert engine.lineup_params(np.array([0, 1, 1, 0]), np.zeros((4, 8), np.int64)) == (None, (None,) * 4)
-    sigs = {fn.py_func.__name__: sig for fn, sig in engine._side(True)}
+    sigs = {fn.py_func.__name__: sig for fn, sig in precompile.side_plan(True)}
     for param, like in ((bots.param_discard, "bot_discard"), (bots.param_claim, "bot_claim"),
                         (bots.param_self_kong, "bot_self_kong")):
         sig = sigs[like]
@@ -383,6 +392,6 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
     seats = ["greedy", "random", "greedy", "greedy" if simple else "expert"]
     ids = np.array([BOT_INDEX[b] for b in seats])
     _, rows = engine.lineup_params(ids, np.zeros((4, 8), np.int64))
-    sigs = {fn.py_func.__name__: sig for fn, sig in engine._side(simple)}
+    sigs = {fn.py_func.__name__: sig for fn, sig in precompile.side_plan(simple)}
     assert sigs["declare_voids"][4] == sigs["exchange_three"][4] == typeof(rows)
     assert sigs["bot_discard"][1] == typeof(rows[0])

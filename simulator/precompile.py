@@ -1,0 +1,156 @@
+"""What a cold warm-up compiles, and in which of its two processes (see :mod:`simulator.warmup`).
+
+numba compiles a function on its first call, for the types of that call. A cold start would compile the whole
+engine in one process, one function after another, with the hand loop last. :mod:`simulator.warmup` splits it
+over two processes instead: each compiles one half of the loop's callees, for the exact argument types the loop
+passes, into the disk cache; then the parent compiles the batch itself, which loads those halves from the cache.
+
+The engine's functions name their arguments consistently (``table``, ``params``, ``g``, ``ps``, ``conc`` …), so
+the argument types are read, by parameter name, off the arrays the batch really allocates
+(:func:`arg_types`): a signature cannot drift from the loop's calls without a test noticing
+(tests/test_engine.py). The bots' dispatchers take one seat's slices and are listed explicitly (:func:`_bots`).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from numba import typeof
+from numba import types as nt
+
+from simulator import engine, numba_cache, records, settlement, state
+from simulator.bots import bot_claim, bot_discard, bot_exchange, bot_self_kong, bot_void, planning_void
+from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
+from simulator.state import BOOL, I64, M_I8, M_I64, M_U8, N_KINDS, N_SEATS, V_I8, V_I64, V_U8, V_U64
+
+# Scalar arguments by name (everything else is an array or tuple named in arg_types).
+_INT = ("cur", "dealer", "drawn", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
+        "opts", "prefer", "w", "ctx", "row", "s", "n_wins", "typ", "amount", "a", "b", "payer", "payee", "comp",
+        "maker", "feeder", "status", "n_payers", "src")
+_BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "fresh", "take_tile")
+
+
+def arg_types(simple: bool) -> dict:
+    """numba type of every engine argument name, as :func:`simulator.engine.play_batch` passes it for a simple
+    line-up (``None`` parameter rows) or a full one (see :func:`simulator.engine.lineup_params`)."""
+    names = ("wall", "conc", "mk", "mt", "nm", "g", "ps", "score", "kl", "wins", "wconc", "wmk", "wmt", "visible",
+             "events")
+    arrays = dict(zip(names, engine.alloc.py_func(True), strict=True))
+    arrays.update(zip(("rngs", "io", "pc"), engine.alloc_step.py_func(), strict=True))
+    one = np.zeros(1, np.int64)
+    raw = engine.empty_raw(one, one, one)
+    arrays.update(h_out=raw["h"], p_out=raw["p"], dealt_out=raw["dealt"], w_out=raw["w"], w_hand=raw["w_hand"],
+                  wconc_out=raw["wconc"], wmk_out=raw["wmk"], wmt_out=raw["wmt"])
+    arrays.update(table=np.zeros((1, 10), np.uint8), params=np.zeros(N_PARAMS, np.int64),
+                  bots=np.zeros(N_SEATS, np.int64), winners=np.zeros(N_SEATS, np.int64),
+                  sh_buf=np.zeros(N_KINDS, np.int64), dealt=np.zeros((N_SEATS, N_KINDS), np.uint8),
+                  bpar=engine.lineup_params(np.full(N_SEATS, BOT_INDEX["greedy" if simple else "expert"]),
+                                            np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))[1])
+    types = {name: typeof(a) for name, a in arrays.items()}
+    types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
+    types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT)
+    return types
+
+
+def signature(fn, types: dict) -> tuple:
+    """The argument types of engine function ``fn`` (a numba dispatcher), by its parameters' names."""
+    return tuple(types[name] for name in inspect.signature(fn.py_func).parameters)
+
+
+def _bots(simple: bool):
+    """``(function, argument types)`` of the bots' dispatchers, which take one seat's slices."""
+    rows = nt.UniTuple(nt.none, N_SEATS) if simple else M_I64  # every seat's parameter row (lineup_params)
+    seat = (I64, rows.dtype if simple else V_I64)  # bot id, bot parameter row
+    hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
+    return (
+        (bot_exchange, (*seat, V_U64, M_U8, V_I64, V_U8, V_I64)),
+        (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
+        (planning_void, (V_I64, I64, *hand)),
+        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
+                       V_I8, V_I64, I64)),
+        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
+        (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
+    )
+
+
+# The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
+# halves call) first, then the own turn (draw, self-draw win, kongs); the second process meanwhile compiles what
+# needs none of that (bots, setup steps, log columns), then loads the pinned functions the parent has cached by then
+# and compiles the discard turn (discard, claims, wins on it). Measured: each half about
+# 15 s of CPU on a quiet core, and about 1 s of it compiled twice (benchmarks/engine.py --compile --warm-up).
+_SIDE_FIRST = (engine.exchange_three, engine.declare_voids, engine.start_hand, engine.write_outputs)
+_SIDE_THEN = (engine.offer_declare, engine.discard_turn)
+_CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options, engine.own_turn,
+         engine.finish)
+
+
+def _plan(fns, simple: bool):
+    types = arg_types(simple)
+    return tuple((fn, signature(fn, types)) for fn in fns)
+
+
+def side_plan(simple: bool = True):
+    """``(function, argument types)`` the second process compiles, in order (:func:`pin_signatures` comes between
+    the setup steps and the discard turn): the bots, the setup steps, the discard turn."""
+    return (*_bots(simple), *_plan(_SIDE_FIRST, simple), *_plan(_SIDE_THEN, simple))
+
+
+def core_plan(simple: bool = True):
+    """``(function, argument types)`` the parent compiles meanwhile, after :func:`pin_signatures`: the own turn
+    and the end of the hand."""
+    return _plan(_CORE, simple)
+
+
+# Functions the loop calls with module constants (numba types a constant argument as a literal and would compile
+# one copy per distinct constant): compiled once for int64 arguments and frozen, so that those calls convert.
+# The first three are cheap and need no evaluation: the second process pins them before anything else.
+PINNED = (state.log_event, state.pay, state.ask, engine.keeps_waits, engine.play_on, settlement.kong_payment,
+          settlement.return_kong, engine.record_win, engine.settle_ron)
+
+
+def _compile(entries, freeze: bool = False) -> None:
+    for fn, sig in entries:
+        if sig not in fn.signatures:
+            fn.compile(sig)
+        if freeze:
+            fn.disable_compile()
+
+
+def pin_signatures(first: int | None = None, *, unless_cached=None) -> None:
+    """Compile and freeze :data:`PINNED` (the first ``first`` of them) before the loop is compiled. With
+    ``unless_cached=(dispatcher, simple)``: only if that top-level function's copy for the line-up (simple: ``None``
+    parameter rows) is not in the disk cache yet, since a cached copy embeds its callees already."""
+    if unless_cached is not None:
+        top, simple = unless_cached
+        if top.signatures or numba_cache.is_cached(top, arg=3, none=simple):
+            return
+    types = arg_types(True)  # none of these takes the bots' parameter rows
+    _compile(((fn, signature(fn, types)) for fn in PINNED[:first]), freeze=True)
+
+
+def precompile_core(simple: bool = True) -> None:
+    """The parent's share of a cold warm-up: the pinned functions, :func:`core_plan` and the seeds."""
+    pin_signatures()
+    _compile(core_plan(simple))
+    engine.deal_seeds(0, np.zeros(1, np.int64))
+
+
+def precompile_side(simple: bool = True) -> None:
+    """The second process of a cold warm-up: :func:`side_plan` and the log columns' formatting."""
+    plan = side_plan(simple)
+    first = len(_bots(simple)) + len(_SIDE_FIRST)
+    pin_signatures(3)
+    _compile(plan[:first])
+    _log_columns()
+    pin_signatures()  # by now mostly cached by the parent: loaded, not compiled again
+    _compile(plan[first:])
+
+
+def _log_columns() -> None:
+    """Compile the log columns' string formatting (simulator.records), on a blank hand."""
+    raw = engine.empty_raw(*(np.zeros(1, np.int64),) * 3)
+    engine.trim_raw(raw, 1)
+    raw["events"] = np.zeros((1, 1 + state.EV_W), np.int32)
+    records.to_columns(raw)
+    records.event_columns(raw)
