@@ -4,6 +4,7 @@
     python benchmarks/engine.py --hands 50000 --mix all --config qq_sichuan
     python benchmarks/engine.py --compile          # one-time compilation: CPU seconds per module and function
     python benchmarks/engine.py --compile --mix expert   # the same for the full copy of the engine
+    python benchmarks/engine.py --compile --warm-up      # the two-process warm-up of a cold start, as it runs
 
 Times are CPU time of this process (``time.process_time``), so other jobs on the machine distort them less
 than wall-clock time would. Prints, per bot mix: total hands/s of ``play_hands`` and the split between seed derivation
@@ -13,7 +14,10 @@ then the peak RSS of the process and the RSS after each of several chunks (it mu
 ``--compile`` measures a cold start instead: a child process with an empty numba cache (a temporary
 ``NUMBA_CACHE_DIR``; the real cache is untouched) runs one hand, and numba's compile events give the CPU time
 spent compiling each function (exclusive of its callees), summed per module, plus how many copies of a function
-were compiled (more than one means several argument-type specialisations).
+were compiled (more than one means several argument-type specialisations). With ``--warm-up`` the child runs
+the real cold warm-up instead (simulator.warmup: two processes, see simulator.precompile) and prints the wall time,
+each process's compile CPU, the CPU the second process spent on functions the parent compiled too (work done
+twice), and what was left to compile after both (the batch itself).
 """
 
 from __future__ import annotations
@@ -78,43 +82,57 @@ def bench(config: str, seats: list[str], hands: int, chunk: int) -> None:
     print(f"  RSS after each {chunk}-hand chunk (MB): {' '.join(f'{x:.0f}' for x in rss)}")
 
 
+class CompileTimes:
+    """numba compile events of this process: CPU seconds per function, exclusive of its callees."""
+
+    def __init__(self) -> None:
+        from numba.core import event
+
+        self.marks: list[tuple[float, bool, str]] = []
+        recorder = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                recorder.marks.append((time.process_time(), True, recorder.name(ev)))
+
+            def on_end(self, ev) -> None:
+                recorder.marks.append((time.process_time(), False, recorder.name(ev)))
+
+        event.register("numba:compile", Listener())
+
+    @staticmethod
+    def name(ev) -> str:
+        fn = ev.data["dispatcher"].py_func
+        return f"{fn.__module__.split('.')[-1]}.{fn.__name__}"
+
+    def take(self) -> dict[str, float]:
+        """Exclusive CPU seconds per function since the last call."""
+        excl: dict[str, float] = defaultdict(float)
+        stack: list[list] = []
+        for t, start, name in self.marks:
+            if start:
+                stack.append([name, t, 0.0])
+                continue
+            _, t_start, children = stack.pop()
+            excl[name] += t - t_start - children
+            if stack:
+                stack[-1][2] += t - t_start
+        self.marks.clear()
+        return dict(excl)
+
+
 def profile_compile(top: int, seats: list[str]) -> None:
     """In this process (which must start with an empty numba cache): compile the engine through one hand with
     these seats and print the CPU seconds spent compiling, per module and per function. A line-up of greedy and
     random seats compiles the engine's simple copy, any other the full one (see simulator.bots)."""
-    from numba.core import event
-
-    class CpuTimes(event.Listener):
-        def __init__(self) -> None:
-            self.marks: list[tuple[float, bool, str]] = []
-
-        def _name(self, ev) -> str:
-            fn = ev.data["dispatcher"].py_func
-            return f"{fn.__module__.split('.')[-1]}.{fn.__name__}"
-
-        def on_start(self, ev) -> None:
-            self.marks.append((time.process_time(), True, self._name(ev)))
-
-        def on_end(self, ev) -> None:
-            self.marks.append((time.process_time(), False, self._name(ev)))
-
-    rec = CpuTimes()
-    event.register("numba:compile", rec)
+    rec = CompileTimes()
     t0 = time.process_time()
     play_hands(load_rules("chengdu", {"seats": seats}), np.arange(1), 0, record=True)
     total = time.process_time() - t0
-    excl: dict[str, float] = defaultdict(float)
     copies: dict[str, int] = defaultdict(int)
-    stack: list[list] = []
-    for t, start, name in rec.marks:
-        if start:
-            stack.append([name, t, 0.0])
-            continue
-        _, t_start, children = stack.pop()
-        excl[name] += t - t_start - children
-        copies[name] += 1
-        if stack:
-            stack[-1][2] += t - t_start
+    for _, start, name in rec.marks:
+        copies[name] += not start
+    excl = rec.take()
     print(f"first hand, cold: {total:.1f} s CPU, of which compiling {sum(excl.values()):.1f} s")
     per_module: dict[str, float] = defaultdict(float)
     for name, sec in excl.items():
@@ -125,12 +143,51 @@ def profile_compile(top: int, seats: list[str]) -> None:
         print(f"  {name:36s} {sec:6.2f} s  ×{copies[name]}")
 
 
-def compile_child(top: int, mix: str) -> None:
-    """Run :func:`profile_compile` in a child with a fresh, temporary numba cache."""
+_SIDE_PROFILE = ("import json, sys; sys.path.insert(0, {here!r}); from engine import CompileTimes; "
+                 "rec = CompileTimes(); {side}; json.dump(rec.take(), open({out!r}, 'w'))")
+
+
+def profile_warm_up(seats: list[str]) -> None:
+    """In this process (empty numba cache): the cold warm-up of simulator.warmup for this line-up, measured."""
+    import json
+
+    from simulator import precompile, tables, warmup
+    from simulator.rules import load_rules
+
+    simple = warmup.lineup_of(load_rules("chengdu", {"seats": seats})) == "simple"
+    rec = CompileTimes()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "side.json")
+        code = _SIDE_PROFILE.format(here=os.path.dirname(os.path.abspath(__file__)), out=out,
+                                    side=warmup._SIDE.format(simple=simple))
+        t0 = time.perf_counter()
+        side = subprocess.Popen([sys.executable, "-c", code])
+        precompile.precompile_core(simple)
+        core = rec.take()
+        side.wait()
+        t1 = time.perf_counter()
+        tables.suit_table()
+        play_hands(load_rules("chengdu", {"seats": seats}), np.arange(1), 0, record=True)
+        last = rec.take()
+        t2 = time.perf_counter()
+        with open(out) as fh:
+            second = json.load(fh)
+    twice = sum(v for k, v in second.items() if k in core)
+    print(f"cold warm-up ({'simple' if simple else 'full'} copy): {t2 - t0:.1f} s wall — both processes "
+          f"{t1 - t0:.1f} s, then the batch {t2 - t1:.1f} s")
+    print(f"  compile CPU: parent {sum(core.values()):.1f} s, second process {sum(second.values()):.1f} s "
+          f"(of which {twice:.1f} s on functions the parent compiled too), batch {sum(last.values()):.1f} s")
+    for label, times in (("parent", core), ("second", second), ("batch", last)):
+        top = sorted(times.items(), key=lambda x: -x[1])[:5]
+        print(f"  {label:7s} " + ", ".join(f"{k} {v:.1f}" for k, v in top))
+
+
+def compile_child(top: int, mix: str, warm_up: bool = False) -> None:
+    """Run :func:`profile_compile` (or :func:`profile_warm_up`) in a child with a fresh, temporary numba cache."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NUMBA_CACHE_DIR": tmp}
-        subprocess.run([sys.executable, __file__, "--profile-compile-here", "--top", str(top), "--mix", mix],
-                       env=env, check=True)
+        flag = "--warm-up-here" if warm_up else "--profile-compile-here"
+        subprocess.run([sys.executable, __file__, flag, "--top", str(top), "--mix", mix], env=env, check=True)
 
 
 def main() -> None:
@@ -141,13 +198,18 @@ def main() -> None:
     ap.add_argument("--mix", default="greedy", choices=[*MIXES, "all"])
     ap.add_argument("--compile", action="store_true", help="profile a cold start's compilation instead")
     ap.add_argument("--top", type=int, default=25, help="functions listed by --compile")
+    ap.add_argument("--warm-up", action="store_true", help="with --compile: the two-process warm-up as it runs")
     ap.add_argument("--profile-compile-here", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--warm-up-here", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.profile_compile_here:
         profile_compile(args.top, MIXES[args.mix])
         return
+    if args.warm_up_here:
+        profile_warm_up(MIXES[args.mix])
+        return
     if args.compile:
-        compile_child(args.top, "greedy" if args.mix == "all" else args.mix)
+        compile_child(args.top, "greedy" if args.mix == "all" else args.mix, args.warm_up)
         return
     for name in MIXES if args.mix == "all" else [args.mix]:
         bench(args.config, MIXES[name], args.hands, args.chunk)
