@@ -282,7 +282,7 @@ def deal(wall, conc, g, events, dealer) -> None:
 
 
 @njit(cache=True)
-def exchange_three(table, params, rngs, bots, bpar, io, conc, g, events) -> None:
+def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
     opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
@@ -299,7 +299,7 @@ def exchange_three(table, params, rngs, bots, bpar, io, conc, g, events) -> None
             if not ask_exchange(io, s, conc[s], give[s]):
                 return
         else:
-            bot_exchange(bots[s], bpar[s], rngs[1 + s:2 + s], table, params, conc[s], give[s])
+            bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
     for s in range(N_SEATS):
         to = (s + off) % N_SEATS
         for i in range(3):
@@ -984,7 +984,7 @@ def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g
     if pc[PC_STAGE] == STAGE_SETUP:
         if stepping:
             save_snapshot(live, snap)
-        exchange_three(table, params, rngs, bots, bpar, io, conc, g, events)
+        exchange_three(params, rngs, bots, io, conc, g, events)
         if not io[DP_STATUS]:
             declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events)
         if io[DP_STATUS]:

@@ -64,7 +64,7 @@ def _bots(simple: bool):
     seat = (I64, rows.dtype if simple else V_I64)  # bot id, bot parameter row
     hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
     return (
-        (bot_exchange, (*seat, V_U64, M_U8, V_I64, V_U8, V_I64)),
+        (bot_exchange, (I64, V_U64, V_U8, V_I64)),
         (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
         (planning_void, (V_I64, I64, *hand)),
         (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,

@@ -78,7 +78,7 @@ def own_ckongs(visible, mk, mt, nm, sign) -> None:
 
 
 @njit(cache=True)
-def bot_exchange(bot, bpar, rng, table, params, conc, out) -> None:
+def bot_exchange(bot, rng, conc, out) -> None:
     if bot == BOT_RANDOM:
         random_exchange(conc, rng, out)
     else:  # the expert too: its value-based pass measured worse against greedy (docs/rules.md, "Bots")
