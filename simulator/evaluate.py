@@ -426,32 +426,25 @@ def _better(a_fan, a_pts, a_type, b_fan, b_pts, b_type):
 
 
 @njit(cache=True)
-def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx, params):
-    """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
-
-    ``conc`` includes ``win_tile``. ``fan`` is after extras (and the self-draw add_fan), before the cap; ``gen``
-    after long_uses_gen; ``points`` = what each payer pays in base units, add_base bonus included. The split
-    that scores most is used. Not a winning hand: ``fan = −1``, ``hand_type = −1``, the rest 0.
-    """
-    fail = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
-    if win_tile < 0 or win_tile >= 27 or conc[win_tile] == 0:
-        return fail
+def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
+    """The context-free analysis of a win: ``(ok, common, jiang, gen, tri, yao, plain, sevens)`` — ``common``
+    the flags every split shares (清一色, 中张; no context flags), the rest the candidate splits as flag sets
+    (0 = none). ``ok`` False when ``conc`` (which includes ``win_tile``) is not a legal winning hand."""
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
-    if n0 + n1 + n2 != 14 - 3 * n_melds:
-        return fail
+    if win_tile < 0 or win_tile >= 27 or conc[win_tile] == 0 or n0 + n1 + n2 != 14 - 3 * n_melds:
+        return False, 0, False, 0, 0, 0, 0, 0
     gen, jiang, simple, used = _tile_facts(conc, meld_kind, meld_tile, n_melds)
     if not _legal_suits(used, void):
-        return fail
+        return False, 0, False, 0, 0, 0, 0, 0
     standard = _standard_complete(table, k0, k1, k2, n0, n1, n2)
     pairs7 = _seven_pairs(conc, n_melds)
     if not standard and not pairs7:
-        return fail
-    common = _context_flags(ctx, meld_kind, n_melds)
+        return False, 0, False, 0, 0, 0, 0, 0
+    common = 0
     if used == 1 or used == 2 or used == 4:
         common |= F_QINGYISE
     if simple:
         common |= F_ZHONGZHANG
-    self_draw = (ctx & CTX_SELF_DRAW) != 0
     # Candidate splits as flag sets (0 = none; every split has F_PINGHU). All-triplets and 带幺九 are different
     # splits of the same tiles (111222333m = three triplets or three 123m runs) and both may exist; a plain split
     # only matters when neither does, since more flags never score less.
@@ -468,7 +461,13 @@ def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx
         for k in range(27):
             if conc[k] == 4:
                 sevens |= F_LONGQIDUI
-    best = fail
+    return True, common, jiang, gen, tri, yao, plain, sevens
+
+
+@njit(cache=True)
+def _best_split(common, jiang, gen, tri, yao, plain, sevens, self_draw, params):
+    """The split that scores most (:func:`_better`) as ``evaluate_win``'s 6-tuple."""
+    best = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
     for shape in (tri, yao, plain, sevens):
         if shape == 0:
             continue
@@ -477,6 +476,37 @@ def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx
         if best[0] < 0 or _better(fan, pts, ht, best[0], best[5], best[4]):
             best = (fan, capped, flags, g, ht, pts)
     return best
+
+
+@njit(cache=True)
+def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx, params):
+    """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
+
+    ``conc`` includes ``win_tile``. ``fan`` is after extras (and the self-draw add_fan), before the cap; ``gen``
+    after long_uses_gen; ``points`` = what each payer pays in base units, add_base bonus included. The split
+    that scores most is used. Not a winning hand: ``fan = −1``, ``hand_type = −1``, the rest 0.
+    """
+    ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
+                                                                  win_tile)
+    if not ok:
+        return (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
+    common |= _context_flags(ctx, meld_kind, n_melds)
+    return _best_split(common, jiang, gen, tri, yao, plain, sevens, (ctx & CTX_SELF_DRAW) != 0, params)
+
+
+@njit(cache=True)
+def win_points_both(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, params):
+    """``(points as a discard win, points as a self-draw)`` of a win with no other context: exactly
+    ``evaluate_win(…, 0, params)[5]`` and ``evaluate_win(…, CTX_SELF_DRAW, params)[5]``, analysing the
+    tiles once (the bots price every wait both ways). ``(0, 0)`` when not a winning hand."""
+    ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
+                                                                  win_tile)
+    if not ok:
+        return np.int64(0), np.int64(0)
+    common |= _context_flags(np.int64(0), meld_kind, n_melds)
+    ron = _best_split(common, jiang, gen, tri, yao, plain, sevens, False, params)[5]
+    sd = _best_split(common | F_ZIMO, jiang, gen, tri, yao, plain, sevens, True, params)[5]
+    return ron, sd
 
 
 @njit(cache=True)
