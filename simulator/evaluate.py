@@ -249,6 +249,16 @@ def _conc_suits(n0, n1, n2):
 
 
 @njit(cache=True)
+def _near(conc, k):
+    """Kind k or a kind of its suit at most two ranks away is held."""
+    r = k % 9
+    for rr in range(max(r - 2, 0), min(r + 3, 9)):  # noqa: SIM110 (numba compiles no generator expressions)
+        if conc[k - r + rr] > 0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
     """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set)."""
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
@@ -256,22 +266,34 @@ def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
         return 0
     used = _meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
     mask = 0
+    # _standard_complete with the tile added to suit s: the other two suits are unchanged, so their verdicts are
+    # looked up once; only the receiving suit's new key is looked up per kind
+    ok0 = _suit_ok(table, k0, n0)
+    ok1 = _suit_ok(table, k1, n1)
+    ok2 = _suit_ok(table, k2, n2)
     for s in range(3):
         if not _legal_suits(used | (1 << s), void):
             continue
+        if s == 0:
+            key, n, others = k0, n0, ok1 * ok2
+            rest = ok1 + ok2
+        elif s == 1:
+            key, n, others = k1, n1, ok0 * ok2
+            rest = ok0 + ok2
+        else:
+            key, n, others = k2, n2, ok0 * ok1
+            rest = ok0 + ok1
+        if others == 0 or (n + 1) % 3 == 1:
+            continue
+        step = 1
         for r in range(9):
             k = 9 * s + r
-            if conc[k] >= 4:
-                continue
-            step = 5**r
-            if s == 0:
-                ok = _standard_complete(table, k0 + step, k1, k2, n0 + 1, n1, n2)
-            elif s == 1:
-                ok = _standard_complete(table, k0, k1 + step, k2, n0, n1 + 1, n2)
-            else:
-                ok = _standard_complete(table, k0, k1, k2 + step, n0, n1, n2 + 1)
-            if ok:
-                mask |= 1 << k
+            # a tile completes only a pung or pair of its kind or a run with a held tile at most two ranks away
+            if conc[k] < 4 and _near(conc, k):
+                ok = _suit_ok(table, key + step, n + 1)
+                if ok != 0 and rest + ok == 4:
+                    mask |= 1 << k
+            step *= 5
     # seven pairs: six pairs (a four-of-a-kind is two) and one odd kind, which is the wait
     if n_melds == 0 and _legal_suits(used, void):
         odd = 0

@@ -18,7 +18,15 @@ from simulator.bots.expert_value import (
     unseen_of,
 )
 from simulator.bots.value import ddh_dist, qidui_dist
-from simulator.evaluate import CTX_SELF_DRAW, MELD_KONG, MELD_PUNG, evaluate_win, wait_mask, win_points_both
+from simulator.evaluate import (
+    CTX_SELF_DRAW,
+    MELD_KONG,
+    MELD_PUNG,
+    evaluate_win,
+    is_complete,
+    wait_mask,
+    win_points_both,
+)
 from simulator.rules import load_rules
 from simulator.tables import suit_table
 
@@ -169,3 +177,25 @@ def test_win_points_both_scores_as_evaluate_win(seed, rule_set):
         conc[k] -= 1
         assert got == (ron[5], sd)
         assert (ron[0] >= 0) == bool((waits >> k) & 1)  # a win exactly on the waits
+
+
+@settings(max_examples=300, deadline=None)
+@given(SEEDS)
+def test_wait_mask_is_the_kinds_that_complete_the_hand(seed):
+    """``wait_mask`` (which looks up only the receiving suit per kind and skips isolated kinds) sets exactly
+    the kinds whose addition makes a complete hand."""
+    rng = np.random.default_rng(seed)
+    conc, mk, mt, nm, _, void = random_hand(rng)
+    if rng.random() < 0.5:  # near-ready hands: a winning hand less one tile
+        hand = winning_hand(rng)
+        if hand is not None:
+            conc, mk, mt, nm, void, win = hand
+            conc[win] -= 1
+    want = 0
+    for k in range(27):
+        if conc[k] < 4:
+            conc[k] += 1
+            if is_complete(TABLE, conc, mk, mt, nm, void):
+                want |= 1 << k
+            conc[k] -= 1
+    assert wait_mask(TABLE, conc, mk, mt, nm, void) == want
