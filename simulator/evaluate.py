@@ -249,6 +249,16 @@ def _conc_suits(n0, n1, n2):
 
 
 @njit(cache=True)
+def _near(conc, k):
+    """Kind k or a kind of its suit at most two ranks away is held."""
+    r = k % 9
+    for rr in range(max(r - 2, 0), min(r + 3, 9)):  # noqa: SIM110 (numba compiles no generator expressions)
+        if conc[k - r + rr] > 0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
     """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set)."""
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
@@ -256,22 +266,34 @@ def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
         return 0
     used = _meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
     mask = 0
+    # _standard_complete with the tile added to suit s: the other two suits are unchanged, so their verdicts are
+    # looked up once; only the receiving suit's new key is looked up per kind
+    ok0 = _suit_ok(table, k0, n0)
+    ok1 = _suit_ok(table, k1, n1)
+    ok2 = _suit_ok(table, k2, n2)
     for s in range(3):
         if not _legal_suits(used | (1 << s), void):
             continue
+        if s == 0:
+            key, n, others = k0, n0, ok1 * ok2
+            rest = ok1 + ok2
+        elif s == 1:
+            key, n, others = k1, n1, ok0 * ok2
+            rest = ok0 + ok2
+        else:
+            key, n, others = k2, n2, ok0 * ok1
+            rest = ok0 + ok1
+        if others == 0 or (n + 1) % 3 == 1:
+            continue
+        step = 1
         for r in range(9):
             k = 9 * s + r
-            if conc[k] >= 4:
-                continue
-            step = 5**r
-            if s == 0:
-                ok = _standard_complete(table, k0 + step, k1, k2, n0 + 1, n1, n2)
-            elif s == 1:
-                ok = _standard_complete(table, k0, k1 + step, k2, n0, n1 + 1, n2)
-            else:
-                ok = _standard_complete(table, k0, k1, k2 + step, n0, n1, n2 + 1)
-            if ok:
-                mask |= 1 << k
+            # a tile completes only a pung or pair of its kind or a run with a held tile at most two ranks away
+            if conc[k] < 4 and _near(conc, k):
+                ok = _suit_ok(table, key + step, n + 1)
+                if ok != 0 and rest + ok == 4:
+                    mask |= 1 << k
+            step *= 5
     # seven pairs: six pairs (a four-of-a-kind is two) and one odd kind, which is the wait
     if n_melds == 0 and _legal_suits(used, void):
         odd = 0
@@ -426,32 +448,25 @@ def _better(a_fan, a_pts, a_type, b_fan, b_pts, b_type):
 
 
 @njit(cache=True)
-def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx, params):
-    """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
-
-    ``conc`` includes ``win_tile``. ``fan`` is after extras (and the self-draw add_fan), before the cap; ``gen``
-    after long_uses_gen; ``points`` = what each payer pays in base units, add_base bonus included. The split
-    that scores most is used. Not a winning hand: ``fan = −1``, ``hand_type = −1``, the rest 0.
-    """
-    fail = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
-    if win_tile < 0 or win_tile >= 27 or conc[win_tile] == 0:
-        return fail
+def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
+    """The context-free analysis of a win: ``(ok, common, jiang, gen, tri, yao, plain, sevens)`` — ``common``
+    the flags every split shares (清一色, 中张; no context flags), the rest the candidate splits as flag sets
+    (0 = none). ``ok`` False when ``conc`` (which includes ``win_tile``) is not a legal winning hand."""
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
-    if n0 + n1 + n2 != 14 - 3 * n_melds:
-        return fail
+    if win_tile < 0 or win_tile >= 27 or conc[win_tile] == 0 or n0 + n1 + n2 != 14 - 3 * n_melds:
+        return False, 0, False, 0, 0, 0, 0, 0
     gen, jiang, simple, used = _tile_facts(conc, meld_kind, meld_tile, n_melds)
     if not _legal_suits(used, void):
-        return fail
+        return False, 0, False, 0, 0, 0, 0, 0
     standard = _standard_complete(table, k0, k1, k2, n0, n1, n2)
     pairs7 = _seven_pairs(conc, n_melds)
     if not standard and not pairs7:
-        return fail
-    common = _context_flags(ctx, meld_kind, n_melds)
+        return False, 0, False, 0, 0, 0, 0, 0
+    common = 0
     if used == 1 or used == 2 or used == 4:
         common |= F_QINGYISE
     if simple:
         common |= F_ZHONGZHANG
-    self_draw = (ctx & CTX_SELF_DRAW) != 0
     # Candidate splits as flag sets (0 = none; every split has F_PINGHU). All-triplets and 带幺九 are different
     # splits of the same tiles (111222333m = three triplets or three 123m runs) and both may exist; a plain split
     # only matters when neither does, since more flags never score less.
@@ -468,7 +483,13 @@ def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx
         for k in range(27):
             if conc[k] == 4:
                 sevens |= F_LONGQIDUI
-    best = fail
+    return True, common, jiang, gen, tri, yao, plain, sevens
+
+
+@njit(cache=True)
+def _best_split(common, jiang, gen, tri, yao, plain, sevens, self_draw, params):
+    """The split that scores most (:func:`_better`) as ``evaluate_win``'s 6-tuple."""
+    best = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
     for shape in (tri, yao, plain, sevens):
         if shape == 0:
             continue
@@ -477,6 +498,37 @@ def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx
         if best[0] < 0 or _better(fan, pts, ht, best[0], best[5], best[4]):
             best = (fan, capped, flags, g, ht, pts)
     return best
+
+
+@njit(cache=True)
+def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx, params):
+    """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
+
+    ``conc`` includes ``win_tile``. ``fan`` is after extras (and the self-draw add_fan), before the cap; ``gen``
+    after long_uses_gen; ``points`` = what each payer pays in base units, add_base bonus included. The split
+    that scores most is used. Not a winning hand: ``fan = −1``, ``hand_type = −1``, the rest 0.
+    """
+    ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
+                                                                  win_tile)
+    if not ok:
+        return (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
+    common |= _context_flags(ctx, meld_kind, n_melds)
+    return _best_split(common, jiang, gen, tri, yao, plain, sevens, (ctx & CTX_SELF_DRAW) != 0, params)
+
+
+@njit(cache=True)
+def win_points_both(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, params):
+    """``(points as a discard win, points as a self-draw)`` of a win with no other context: exactly
+    ``evaluate_win(…, 0, params)[5]`` and ``evaluate_win(…, CTX_SELF_DRAW, params)[5]``, analysing the
+    tiles once (the bots price every wait both ways). ``(0, 0)`` when not a winning hand."""
+    ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
+                                                                  win_tile)
+    if not ok:
+        return np.int64(0), np.int64(0)
+    common |= _context_flags(np.int64(0), meld_kind, n_melds)
+    ron = _best_split(common, jiang, gen, tri, yao, plain, sevens, False, params)[5]
+    sd = _best_split(common | F_ZIMO, jiang, gen, tri, yao, plain, sevens, True, params)[5]
+    return ron, sd
 
 
 @njit(cache=True)

@@ -135,8 +135,8 @@ def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n
         acc = float(fast_acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
     v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
     s = 0.0
-    if ambition > 0.0:
-        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks)
+    if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
+        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
     return max(v, s) + ready_bonus * ready, s > v
 

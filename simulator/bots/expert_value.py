@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.evaluate import CTX_SELF_DRAW, MELD_CKONG, MELD_PUNG, evaluate_win, wait_mask
+from simulator.bots.value import qys_dist
+from simulator.evaluate import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask, win_points_both
 from simulator.scoring import (
     F_DUIDUIHU,
     F_LONGQIDUI,
@@ -87,6 +87,22 @@ def p_win(d, acc, unseen_total, n_draws, n_in) -> float:
         qi = Q_STEPS - 1
     n = min(n_draws, MAX_N - 1)
     return PWIN[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
+
+
+PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buckets up to each one
+
+
+@njit(cache=True)
+def p_win_bound(d, acc_ub, unseen_total, n_draws, n_in) -> float:
+    """An upper bound of :func:`p_win` over every acceptance ≤ ``acc_ub`` (exact in floating point: the bucket
+    index is monotone in the acceptance and :data:`PWIN_UB` is a running maximum over buckets)."""
+    if d >= MAX_D or d < 0 or n_draws <= 0:
+        return 0.0 if d >= 0 else 1.0
+    qi = int(128.0 * acc_ub / max(unseen_total, 1))
+    if qi >= Q_STEPS:
+        qi = Q_STEPS - 1
+    n = min(n_draws, MAX_N - 1)
+    return PWIN_UB[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
 
 
 @njit(cache=True)
@@ -179,44 +195,115 @@ def qys_reach(table, conc, mt, nm, visible, s):
 
 
 @njit(cache=True)
-def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition, qc, ks):
+def _nth_count(i, h4, h3, h2, h1) -> int:
+    """The ``i``-th largest count (from 0) among kinds of which ``h4`` hold 4, ``h3`` 3, ``h2`` 2, ``h1`` 1."""
+    if i < h4:
+        return 4
+    i -= h4
+    if i < h3:
+        return 3
+    i -= h3
+    if i < h2:
+        return 2
+    return 1 if i - h2 < h1 else 0
+
+
+@njit(cache=True)
+def kept_counts(conc, nm, void, visible):
+    """One pass over the kept suits: ``(对对胡 distance, its acceptance, 七对 distance, its acceptance)``, the
+    distances as :func:`simulator.bots.value.ddh_dist` and ``qidui_dist`` (``BIG``-like when something is set
+    down: ``MAX_D``), the acceptances as unseen copies of the kinds held once or twice (对对胡) or an odd
+    number of times (七对)."""
+    h4 = h3 = h2 = h1 = 0
+    pairs = singles = 0
+    acc_dd = acc_qd = 0.0
+    for k in range(N_KINDS):
+        if k // 9 == void:
+            continue
+        c = np.int64(conc[k])
+        if c == 0:
+            continue
+        pairs += c >> 1
+        singles += c & 1
+        if c == 4:
+            h4 += 1
+        elif c == 3:
+            h3 += 1
+        else:
+            u = unseen_of(conc, visible, k)
+            acc_dd += u
+            if c == 2:
+                h2 += 1
+            else:
+                h1 += 1
+                acc_qd += u
+        if c == 3:
+            acc_qd += unseen_of(conc, visible, k)
+    # 对对胡: the largest counts make the missing triplets, the next one the pair
+    need = 4 - nm
+    cost = 2 - min(_nth_count(need, h4, h3, h2, h1), 2)
+    for i in range(need):
+        cost += 3 - min(_nth_count(i, h4, h3, h2, h1), 3)
+    qd = seven_pairs_distance(pairs, singles) - 1 if nm == 0 else MAX_D
+    return cost - 1, acc_dd, qd, acc_qd
+
+
+@njit(cache=True)
+def suit_acc_bound(conc, visible, s) -> float:
+    """Unseen copies of the kinds of suit ``s`` held fewer than 4 times: no acceptance toward 清一色 in ``s``
+    (:func:`qys_reach`) can exceed it."""
+    acc = 0.0
+    for r in range(9):
+        k = 9 * s + r
+        if conc[k] < 4:
+            acc += unseen_of(conc, visible, k)
+    return acc
+
+
+@njit(cache=True)
+def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition, qc, ks,
+                 floor=-1.0):
     """``(value, shape)``: the best big-shape value of this 3k+1 hand (对对胡, 七对, 清一色 of a kept suit),
     already scaled by ``ambition``; shape −1 when none is within reach. ``qc`` (float64[6]: distances then
     acceptances per suit, distance −1 = not yet known) caches each suit's 清一色 reach across the discards of
-    one decision: a discard from suit ``ks`` leaves the other suits as they were (``ks`` −1: no caching)."""
+    one decision: a discard from suit ``ks`` leaves the other suits as they were (``ks`` −1: no caching).
+
+    With ``floor`` (≥ 0), the result is exact only when it exceeds ``floor`` (otherwise it is some value ≤
+    ``floor``): a 清一色 is priced only when :data:`PWIN_UB` (P(win) at the best acceptance the suit's unseen
+    tiles allow) says it could beat both ``floor`` and the best shape so far. The bound holds in floating point
+    because rounding is monotone (tests/test_expert_speed.py checks it on random hands)."""
     best = 0.0
     best_s = -1
+    dd, acc_dd, qd, acc_qd = kept_counts(conc, nm, void, visible)
     # 对对胡: every meld set down is a pung/kong (no chow in this game); pairs become triplets
-    dd = ddh_dist(conc, nm, void)
-    if dd < MAX_D or nm == 0:
-        acc_dd = 0.0
-        acc_qd = 0.0
-        for k in range(N_KINDS):
-            if k // 9 != void:
-                c = conc[k]
-                if c == 2 or c == 1:
-                    acc_dd += unseen_of(conc, visible, k)
-                if c & 1:
-                    acc_qd += unseen_of(conc, visible, k)
-        if dd < MAX_D:
-            v = p_win(dd, acc_dd * 0.5, unseen_total, n_draws, n_in) * inc[S_DDH]
-            if v > best:
-                best, best_s = v, S_DDH
-        # 七对: nothing set down; odd kinds wait for their pair
-        if nm == 0:
-            d = qidui_dist(conc, nm, void)
-            if d < MAX_D:
-                v = p_win(d, acc_qd * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # ends on a single wait
-                if v > best:
-                    best, best_s = v, S_QIDUI
+    if dd < MAX_D:
+        v = p_win(dd, acc_dd * 0.5, unseen_total, n_draws, n_in) * inc[S_DDH]
+        if v > best:
+            best, best_s = v, S_DDH
+    # 七对: nothing set down; odd kinds wait for their pair
+    if qd < MAX_D:
+        v = p_win(qd, acc_qd * 0.5, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # ends on a single wait
+        if v > best:
+            best, best_s = v, S_QIDUI
     # 清一色 in each kept suit
     for s in range(3):
         if s == void:
             continue
-        if s != ks and ks >= 0 and qc[s] >= 0.0:
+        cached = s != ks and ks >= 0 and qc[s] >= 0.0
+        if cached:
             d = np.int64(qc[s])
             acc = qc[3 + s]
         else:
+            d = qys_dist(table, conc, mt, nm, s)
+            if d >= MAX_D:
+                if s != ks and ks >= 0:
+                    qc[s] = d
+                    qc[3 + s] = 0.0
+                continue
+            slot = S_QDUI if dd <= d else S_QYS
+            ub = p_win_bound(d, suit_acc_bound(conc, visible, s), unseen_total, n_draws, n_in) * inc[slot]
+            if inc[slot] >= 0.0 and (ub <= best or ub * ambition <= floor):
+                continue  # cannot change the result (not cached: a later discard may still need it exactly)
             d, acc = qys_reach(table, conc, mt, nm, visible, s)
             if s != ks and ks >= 0:
                 qc[s] = d
@@ -247,8 +334,7 @@ def wait_income(table, params, conc, mk, mt, nm, void, visible, n_in):
         if u <= 0.0:
             continue
         conc[k] += 1
-        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)[5]
-        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)[5]
+        ron, sd = win_points_both(table, conc, mk, mt, nm, void, k, params)
         conc[k] -= 1
         w += u
         tot += u * (f_sd * sd * n_in + (1.0 - f_sd) * ron)
