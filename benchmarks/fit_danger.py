@@ -1,4 +1,5 @@
-"""Fit the expert's deal-in model (``simulator/bots/danger.py``: ``COEF``) on simulated hands.
+"""Fit a deal-in model for the expert on simulated hands (an experiment: it is not what the bot ships, see
+docs/rules.md, "Bots", Danger, for the measured strength with it).
 
     python benchmarks/fit_danger.py                      # fit and print the coefficients (seed 11)
     python benchmarks/fit_danger.py --hands 3000 --seed 11
@@ -6,11 +7,12 @@
 The engine's event log replays every hand with every player's concealed tiles, so at each discard we know each
 opponent's true waits. For every kind the discarding player holds (its choices) and every opponent still in
 whose dead suit it is not, we take the public features a player at the table sees
-(:func:`simulator.bots.danger.deal_in_features`) and the label "the opponent's 13 tiles win on this kind"
+(:func:`deal_in_features`, from the same arrays the engine hands a bot) and the label "the opponent's 13
+tiles win on this kind"
 (``wait_mask``), then fit a logistic regression by Newton's method (small L2 ridge, numpy only). Hands are
 played by line-ups of greedy and expert seats on the default rule set (the opponents the expert meets), half
 of each. Reports the held-out log-loss against a constant model, the calibration by decile, and prints
-``COEF`` to paste into danger.py.
+the coefficients (``COEF`` below holds those of the default run).
 """
 
 from __future__ import annotations
@@ -18,20 +20,90 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from numba import njit
 
 from simulator import records
 from simulator import state as S
-from simulator.bots.danger import FEATURES, N_FEAT, deal_in_features, meld_suit  # noqa: F401
+from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.engine import run_batch
 from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
 from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
-from simulator.state import void_rule
+from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, void_rule
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str
 
 LOCK_OFF, LOCK_SAME = PASS_LOCKS.index("off"), PASS_LOCKS.index("same_tile")
 WALL = S.N_TILES - 13 * S.N_SEATS - 1  # tiles left after the deal
+N_FEAT = 21
+FEATURES = ("bias", "draws", "draws²", "melds", "tiles_left", "terminal", "rank_2_8", "passed", "own_discard",
+            "suji", "unseen", "unseen_0", "suit_discards", "flush_suit", "flush_other", "melds_in_suit",
+            "near_discards", "kongs", "draws≤2", "draws≤4", "draws≤6")
+# The fit of seed 11, 1,500 hands per line-up (what `python benchmarks/fit_danger.py` prints), log-odds per
+# feature unit; kept to measure the expert with it (docs/rules.md, "Bots", Danger).
+# (seed 11, 1,500 hands each of greedy×4 and expert/greedy alternating, default rules: 2.4 M samples, held-out
+# log-loss 0.100 against 0.123 for a constant; calibrated within ~20% above P = 0.01, overstated below).
+COEF = np.array([-4.1694, 0.5238, 0.3398, 0.4801, -0.3646, -0.2727, -0.1348, -0.2581, -1.0360, -0.0029, 0.5104,
+                 -0.2320, 0.5053, 0.0171, 0.1346, -0.1430, 0.3862, -0.1491, -0.6510, -0.6417, -0.4458])
+
+
+
+@njit(cache=True)
+def deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, out) -> None:
+    """Fill ``out`` (float64[N_FEAT], :data:`FEATURES` order) for "opponent q wins on kind k": public facts
+    only. ``unseen``: copies of k the deciding player has not seen (4 − its own − visible), 0..4."""
+    r = k % 9
+    s = k // 9
+    nd = ps[q, PS_NDRAWS] / 10.0
+    disc = ps[q, PS_DISCARDED]
+    out[0] = 1.0
+    out[1] = nd
+    out[2] = nd * nd
+    out[3] = nm[q]
+    out[4] = tiles_left / 55.0
+    out[5] = 1.0 if r == 0 or r == 8 else 0.0
+    out[6] = 1.0 if r == 1 or r == 7 else 0.0
+    out[7] = 1.0 if (ps[q, PS_SAFE] >> k) & 1 else 0.0
+    own = (disc >> k) & 1
+    out[8] = 1.0 if own else 0.0
+    suji = (r >= 3 and (disc >> (k - 3)) & 1) or (r <= 5 and (disc >> (k + 3)) & 1)
+    out[9] = 1.0 if suji and not own else 0.0
+    out[10] = unseen / 4.0
+    out[11] = 1.0 if unseen <= 0 else 0.0
+    n_s = 0
+    for j in range(9):
+        n_s += (disc >> (9 * s + j)) & 1
+    out[12] = n_s / 9.0
+    qs = meld_suit(mt, nm, q)
+    out[13] = 1.0 if qs == s else 0.0
+    out[14] = 1.0 if qs >= 0 and qs != s else 0.0
+    m_s = 0
+    for i in range(nm[q]):
+        if np.int64(mt[q, i]) // 9 == s:
+            m_s += 1
+    out[15] = m_s
+    near = 0
+    for d in (-2, -1, 1, 2):
+        if 0 <= r + d <= 8:
+            near += (disc >> (k + d)) & 1
+    out[16] = near / 4.0
+    out[17] = ps[q, PS_NKONGS]
+    # early in the hand few opponents are ready at all: steps the smooth draw terms cannot follow
+    out[18] = 1.0 if ps[q, PS_NDRAWS] <= 2 else 0.0
+    out[19] = 1.0 if ps[q, PS_NDRAWS] <= 4 else 0.0
+    out[20] = 1.0 if ps[q, PS_NDRAWS] <= 6 else 0.0
+
+
+@njit(cache=True)
+def p_deal_in(ps, mt, nm, q, k, unseen, tiles_left, feat) -> float:
+    """P(opponent q wins on kind k), from :data:`COEF` (``feat``: scratch float64[N_FEAT])."""
+    deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, feat)
+    z = 0.0
+    for i in range(N_FEAT):
+        z += COEF[i] * feat[i]
+    return 1.0 / (1.0 + np.exp(-z))
+
+
 
 
 def hand_samples(params, table, dealt, events, xs, ys) -> None:

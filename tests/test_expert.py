@@ -14,7 +14,6 @@ from simulator import engine
 from simulator import state as S
 from simulator.bots import own_ckongs
 from simulator.bots.common import acceptance, draw_candidates, legal_discard_mask, plan_void
-from simulator.bots.danger import N_FEAT, opponent_threats, p_deal_in, tile_risk
 from simulator.bots.expert import (
     R_FOLD,
     R_NOISE,
@@ -316,58 +315,3 @@ def test_every_expert_discard_is_logged_with_its_reason_and_replay_shows_it():
     assert R_NOISE not in set(why[seat == 0].tolist())  # temperature 0: no noise
     text = "\n".join(lines(record_hand(rules, 0, 3), "en"))
     assert "· discarding the void suit" in text
-
-
-# ---- the deal-in model ---------------------------------------------------------------------------------------
-
-def _p(ps, mt_all, nm_all, k, q=1, unseen=3, tiles_left=20):
-    return p_deal_in(ps, mt_all, nm_all, q, k, unseen, tiles_left, np.empty(N_FEAT))
-
-
-def test_the_deal_in_model_reads_the_public_signals():
-    """An opponent who has drawn more, or set melds down, is more dangerous; a kind it discarded itself (现物)
-    or let pass since its last draw (过水) is safer than a fresh one; a kind with no copy left unseen is safer;
-    its dead suit is safe, and a 清一色 signal raises the expected loss."""
-    _, ps, mt_all, nm_all = fresh_table_state(20)
-    k = parse_tiles("5p")[0]
-    fresh = _p(ps, mt_all, nm_all, k)
-    ps[1, S.PS_NDRAWS] = 2
-    assert _p(ps, mt_all, nm_all, k) < fresh / 2
-    ps[1, S.PS_NDRAWS] = 8
-    ps[1, S.PS_DISCARDED] = 1 << k
-    assert _p(ps, mt_all, nm_all, k) < fresh / 2
-    ps[1, S.PS_DISCARDED] = 0
-    ps[1, S.PS_SAFE] = 1 << k
-    assert _p(ps, mt_all, nm_all, k) < fresh
-    ps[1, S.PS_SAFE] = 0
-    assert _p(ps, mt_all, nm_all, k, unseen=0) < fresh
-    nm_all[1] = 2
-    mt_all[1, :2] = parse_tiles("1p4p")
-    assert _p(ps, mt_all, nm_all, k) > fresh
-    params = load_rules("chengdu").to_arrays()
-    live, loss, dead = np.zeros(4, np.int64), np.zeros(4), np.full(4, -1, np.int64)
-    ps[:, S.PS_VOID] = 2
-    assert opponent_threats(params, ps, mt_all, nm_all, 0, live, loss, dead) == 3
-    assert loss[1] > loss[2] and dead[1] == 2
-    risk = [tile_risk(ps, mt_all, nm_all, live, loss, dead, t, 3, 20, np.empty(N_FEAT)) for t in range(27)]
-    assert risk[k] > risk[k - 9] > 0.0 and risk[18] == 0.0  # 5p (清一色 suit) > 5m; 1s: everyone's void
-
-
-def test_the_deal_in_model_is_calibrated_on_hands_it_was_not_fitted_on():
-    """On fresh hands (another seed than the fit's), replayed with every player's true waits: the mean predicted
-    P(an opponent wins on the tile) is within 25% of the observed rate, and the fifth of choices it rates most
-    dangerous hold most of the winning tiles."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from fit_danger import collect
-
-    x, y, _ = collect(40, seed=97)
-    from simulator.bots.danger import COEF
-
-    p = 1.0 / (1.0 + np.exp(-x @ COEF))
-    assert len(y) > 20_000 and y.sum() > 300
-    assert abs(p.mean() / y.mean() - 1.0) < 0.25
-    top = p >= np.quantile(p, 0.8)
-    assert y[top].sum() > 0.6 * y.sum()

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.common import connectivity, discard_shantens, draw_candidates, suit_count
-from simulator.bots.danger import N_FEAT, opponent_threats, tile_risk
+from simulator.bots.danger import opponent_threats, tile_risk
 from simulator.bots.expert_fast import fast_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
@@ -263,11 +263,11 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
             if vals2[k] > vals[k]:
                 vals[k] = vals2[k]
                 shaped[k] = shaped2[k]
-    live = np.zeros(N_SEATS, np.int64)
+    p_ready = np.zeros(N_SEATS, np.float64)
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
-    feat = np.empty(N_FEAT, np.float64)
-    opponent_threats(params, ps, mt_all, nm_all, seat, live, loss, dead)
+    qsuit = np.full(N_SEATS, -1, np.int64)
+    opponent_threats(params, ps, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -279,7 +279,7 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, mt_all, nm_all, live, loss, dead, k, unseen_of(conc, visible, k), tiles_left, feat)
+        v -= defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:
