@@ -12,7 +12,9 @@ tiles win on this kind"
 (``wait_mask``), then fit a logistic regression by Newton's method (small L2 ridge, numpy only). Hands are
 played by line-ups of greedy and expert seats on the default rule set (the opponents the expert meets), half
 of each. Reports the held-out log-loss against a constant model, the calibration by decile, and prints
-the coefficients (``COEF`` below holds those of the default run).
+the coefficients (``COEF`` below holds those of the default run). The expert played with this model (risk =
+Σ_q P(q wins on k) × q's expected loss in place of ``danger.tile_risk``) in commit 673746b of branch
+``strength``; measured with ``benchmarks/expert.py --expert '{bot: expert, defence: 0.3}'``.
 """
 
 from __future__ import annotations
