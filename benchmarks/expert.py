@@ -35,9 +35,9 @@ def columns(config: str, seats: list[str], ids: np.ndarray, seed: int, *, duplic
     return records.to_columns(run_batch(rules, ids, seed, duplicate=duplicate))
 
 
-def strength(config: str, opponent: str, walls: int, seed: int) -> None:
+def strength(config: str, opponent: str, walls: int, seed: int, me: str = "expert") -> None:
     ids = np.arange(4 * walls, dtype=np.int64)
-    p = columns(config, ["expert", opponent, opponent, opponent], ids, seed, duplicate=True)["players"]
+    p = columns(config, [me, opponent, opponent, opponent], ids, seed, duplicate=True)["players"]
     bot = np.asarray(p["bot"]).astype(str)
     score = np.asarray(p["score_total"], dtype=np.float64)
     deal = np.asarray(p["deal_id"])
@@ -49,12 +49,12 @@ def strength(config: str, opponent: str, walls: int, seed: int) -> None:
           f"(SE clustered by wall; {walls:,} walls × 4 seatings)")
 
 
-def breakdown(config: str, walls: int, seed: int) -> None:
+def breakdown(config: str, walls: int, seed: int, me: str = "expert") -> None:
     """Where the expert gains or loses against greedy (same duplicate games as :func:`strength`): per seat
     type, wins and deal-ins per player-hand, self-draw share, mean points of those wins and deal-ins, and the
     mean of each score column (base units per player-hand)."""
     ids = np.arange(4 * walls, dtype=np.int64)
-    cols = columns(config, ["expert", "greedy", "greedy", "greedy"], ids, seed, duplicate=True)
+    cols = columns(config, [me, "greedy", "greedy", "greedy"], ids, seed, duplicate=True)
     p, w = cols["players"], cols["wins"]
     mine = np.asarray(p["bot"]).astype(str) == "expert"
     seat_of = dict(zip(np.asarray(p["hand_id"])[mine].tolist(), np.asarray(p["seat"])[mine].tolist(), strict=True))
@@ -88,10 +88,10 @@ def shape_row(name: str, cols: dict) -> None:
           f"  declined {dec:.3f}/player-hand  (n = {n:,} hands, {len(fan):,} wins)")
 
 
-def shape(config: str, hands: int, seed: int) -> None:
+def shape(config: str, hands: int, seed: int, me: str = "expert") -> None:
     ids = np.arange(hands, dtype=np.int64)
-    for bot in ("greedy", "expert"):
-        shape_row(bot, columns(config, [bot] * 4, ids, seed, duplicate=False))
+    for name, bot in (("greedy", "greedy"), ("expert", me)):
+        shape_row(name, columns(config, [bot] * 4, ids, seed, duplicate=False))
 
 
 def speed(config: str, hands: int) -> None:
@@ -115,22 +115,24 @@ def main() -> None:
     ap.add_argument("--config", nargs="+", default=["chengdu"])
     ap.add_argument("--opponents", nargs="+", default=["greedy"])
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--expert", default="expert",
+                    help="the expert's seat, e.g. '{bot: expert, defence: 0.5}' (parameters: docs/bots.md)")
     args = ap.parse_args()
     if args.part in ("all", "speed"):
         print("speed")
         speed(args.config[0], args.hands)
     if args.part in ("all", "shape"):
         print("game shape")
-        shape(args.config[0], args.hands, args.seed)
+        shape(args.config[0], args.hands, args.seed, args.expert)
     if args.part == "breakdown":
         print("breakdown (one expert among three greedy, duplicate seating)")
         for cfg in args.config:
-            breakdown(cfg, args.walls, args.seed)
+            breakdown(cfg, args.walls, args.seed, args.expert)
     if args.part in ("all", "strength"):
         print("strength")
         for cfg in args.config:
             for opp in args.opponents:
-                strength(cfg, opp, args.walls, args.seed)
+                strength(cfg, opp, args.walls, args.seed, args.expert)
 
 
 if __name__ == "__main__":

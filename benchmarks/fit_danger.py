@@ -1,0 +1,271 @@
+"""Fit a deal-in model for the expert on simulated hands (an experiment: it is not what the bot ships, see
+docs/rules.md, "Bots", Danger, for the measured strength with it).
+
+    python benchmarks/fit_danger.py                      # fit and print the coefficients (seed 11)
+    python benchmarks/fit_danger.py --hands 3000 --seed 11
+
+The engine's event log replays every hand with every player's concealed tiles, so at each discard we know each
+opponent's true waits. For every kind the discarding player holds (its choices) and every opponent still in
+whose dead suit it is not, we take the public features a player at the table sees
+(:func:`deal_in_features`, from the same arrays the engine hands a bot) and the label "the opponent's 13
+tiles win on this kind"
+(``wait_mask``), then fit a logistic regression by Newton's method (small L2 ridge, numpy only). Hands are
+played by line-ups of greedy and expert seats on the default rule set (the opponents the expert meets), half
+of each. Reports the held-out log-loss against a constant model, the calibration by decile, and prints
+the coefficients (``COEF`` below holds those of the default run). The expert played with this model (risk =
+Σ_q P(q wins on k) × q's expected loss in place of ``danger.tile_risk``) in commit 673746b of branch
+``strength``; measured with ``benchmarks/expert.py --expert '{bot: expert, defence: 0.3}'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from numba import njit
+
+from simulator import records
+from simulator import state as S
+from simulator.bots.danger import meld_suit
+from simulator.bots.defensive import dead_suit
+from simulator.engine import run_batch
+from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
+from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
+from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, void_rule
+from simulator.tables import suit_table
+from simulator.tiles import counts_from_str
+
+LOCK_OFF, LOCK_SAME = PASS_LOCKS.index("off"), PASS_LOCKS.index("same_tile")
+WALL = S.N_TILES - 13 * S.N_SEATS - 1  # tiles left after the deal
+N_FEAT = 21
+FEATURES = ("bias", "draws", "draws²", "melds", "tiles_left", "terminal", "rank_2_8", "passed", "own_discard",
+            "suji", "unseen", "unseen_0", "suit_discards", "flush_suit", "flush_other", "melds_in_suit",
+            "near_discards", "kongs", "draws≤2", "draws≤4", "draws≤6")
+# The fit of seed 11, 1,500 hands per line-up (what `python benchmarks/fit_danger.py` prints), log-odds per
+# feature unit; kept to measure the expert with it (docs/rules.md, "Bots", Danger).
+# (seed 11, 1,500 hands each of greedy×4 and expert/greedy alternating, default rules: 2.4 M samples, held-out
+# log-loss 0.100 against 0.123 for a constant; calibrated within ~20% above P = 0.01, overstated below).
+COEF = np.array([-4.1694, 0.5238, 0.3398, 0.4801, -0.3646, -0.2727, -0.1348, -0.2581, -1.0360, -0.0029, 0.5104,
+                 -0.2320, 0.5053, 0.0171, 0.1346, -0.1430, 0.3862, -0.1491, -0.6510, -0.6417, -0.4458])
+
+
+
+@njit(cache=True)
+def deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, out) -> None:
+    """Fill ``out`` (float64[N_FEAT], :data:`FEATURES` order) for "opponent q wins on kind k": public facts
+    only. ``unseen``: copies of k the deciding player has not seen (4 − its own − visible), 0..4."""
+    r = k % 9
+    s = k // 9
+    nd = ps[q, PS_NDRAWS] / 10.0
+    disc = ps[q, PS_DISCARDED]
+    out[0] = 1.0
+    out[1] = nd
+    out[2] = nd * nd
+    out[3] = nm[q]
+    out[4] = tiles_left / 55.0
+    out[5] = 1.0 if r == 0 or r == 8 else 0.0
+    out[6] = 1.0 if r == 1 or r == 7 else 0.0
+    out[7] = 1.0 if (ps[q, PS_SAFE] >> k) & 1 else 0.0
+    own = (disc >> k) & 1
+    out[8] = 1.0 if own else 0.0
+    suji = (r >= 3 and (disc >> (k - 3)) & 1) or (r <= 5 and (disc >> (k + 3)) & 1)
+    out[9] = 1.0 if suji and not own else 0.0
+    out[10] = unseen / 4.0
+    out[11] = 1.0 if unseen <= 0 else 0.0
+    n_s = 0
+    for j in range(9):
+        n_s += (disc >> (9 * s + j)) & 1
+    out[12] = n_s / 9.0
+    qs = meld_suit(mt, nm, q)
+    out[13] = 1.0 if qs == s else 0.0
+    out[14] = 1.0 if qs >= 0 and qs != s else 0.0
+    m_s = 0
+    for i in range(nm[q]):
+        if np.int64(mt[q, i]) // 9 == s:
+            m_s += 1
+    out[15] = m_s
+    near = 0
+    for d in (-2, -1, 1, 2):
+        if 0 <= r + d <= 8:
+            near += (disc >> (k + d)) & 1
+    out[16] = near / 4.0
+    out[17] = ps[q, PS_NKONGS]
+    # early in the hand few opponents are ready at all: steps the smooth draw terms cannot follow
+    out[18] = 1.0 if ps[q, PS_NDRAWS] <= 2 else 0.0
+    out[19] = 1.0 if ps[q, PS_NDRAWS] <= 4 else 0.0
+    out[20] = 1.0 if ps[q, PS_NDRAWS] <= 6 else 0.0
+
+
+@njit(cache=True)
+def p_deal_in(ps, mt, nm, q, k, unseen, tiles_left, feat) -> float:
+    """P(opponent q wins on kind k), from :data:`COEF` (``feat``: scratch float64[N_FEAT])."""
+    deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, feat)
+    z = 0.0
+    for i in range(N_FEAT):
+        z += COEF[i] * feat[i]
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+
+
+def hand_samples(params, table, dealt, events, xs, ys) -> None:
+    """Replay one hand's events; append (features, label) rows for every held kind at every discard."""
+    conc = np.array([counts_from_str(d) for d in dealt], np.int8)
+    ps = np.zeros((S.N_SEATS, S.PS_N), np.int64)
+    ps[:, S.PS_VOID] = -1
+    mk = np.zeros((S.N_SEATS, 4), np.int8)
+    mt = np.zeros((S.N_SEATS, 4), np.int8)
+    nm = np.zeros(S.N_SEATS, np.int64)
+    visible = np.zeros(S.N_KINDS, np.int64)
+    left = WALL
+    evoid = [-1] * S.N_SEATS
+    feat = np.empty(N_FEAT, np.float64)
+    declared = void_rule(params) != S.VOID_NONE
+    last_win_tile_taken = False
+    lock = [-1] * S.N_SEATS  # the tile a seat declined since its last draw (its pass lock), or -1
+    for typ, seat, tile, _amount, a, _b in events:
+        if typ == S.EV_EXCHANGE:
+            conc[seat, tile] -= 1
+            conc[a, tile] += 1
+        elif typ == S.EV_VOID:
+            ps[seat, S.PS_VOID] = a
+            evoid[seat] = a if declared else -1
+        elif typ == S.EV_DRAW:
+            conc[seat, tile] += 1
+            ps[seat, S.PS_NDRAWS] += 1
+            ps[seat, S.PS_SAFE] = 0
+            lock[seat] = -1
+            left -= 1
+        elif typ == S.EV_DISCARD:
+            sample(params, table, conc, ps, mk, mt, nm, visible, evoid, lock, seat, left, feat, xs, ys)
+            conc[seat, tile] -= 1
+            visible[tile] += 1
+            ps[seat, S.PS_DISCARDED] |= 1 << tile
+            for q in range(S.N_SEATS):
+                if q != seat:
+                    ps[q, S.PS_SAFE] |= 1 << tile
+            last_win_tile_taken = False
+        elif typ == S.EV_PUNG:
+            conc[seat, tile] -= 2
+            mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_PUNG, tile
+            nm[seat] += 1
+            visible[tile] += 2
+        elif typ == S.EV_KONG:
+            ps[seat, S.PS_NKONGS] += 1
+            if a == 1:
+                conc[seat, tile] -= 3
+                mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_KONG, tile
+                nm[seat] += 1
+                visible[tile] += 3
+            elif a == 2:
+                conc[seat, tile] -= 1
+                for i in range(nm[seat]):
+                    if mt[seat, i] == tile:
+                        mk[seat, i] = MELD_KONG
+                visible[tile] += 1
+            else:  # 暗杠: face down, unseen by the others
+                conc[seat, tile] -= 4
+                mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_CKONG, tile
+                nm[seat] += 1
+        elif typ == S.EV_DECLINE and a != S.WK_SELF_DRAW:
+            lock[seat] = tile
+        elif typ == S.EV_ROBBED:
+            conc[seat, tile] -= 1
+            visible[tile] += 1
+        elif typ == S.EV_WIN:
+            ps[seat, S.PS_WON] = 1
+            if a != S.WK_SELF_DRAW and not last_win_tile_taken:
+                visible[tile] -= 1
+                last_win_tile_taken = True
+
+
+def sample(params, table, conc, ps, mk, mt, nm, visible, evoid, lock, d, left, feat, xs, ys) -> None:
+    """Rows for seat d's discard choices. The label is "q may win on k now": k completes q's 13 tiles and q
+    is not under a pass lock (it declined a discard win since its last draw: under ``same_tile`` only that
+    kind is barred; under ``higher_fan``, a win on another kind worth more fan, rare, is counted as barred)."""
+    rule = int(params[P_PASS_RON_LOCK])
+    waits = [0] * S.N_SEATS
+    for q in range(S.N_SEATS):
+        if q != d and not ps[q, S.PS_WON]:
+            waits[q] = wait_mask(table, conc[q], mk[q], mt[q], nm[q], evoid[q])
+            if lock[q] >= 0 and rule != LOCK_OFF:
+                waits[q] &= ~(1 << lock[q]) if rule == LOCK_SAME else 0
+    for k in np.flatnonzero(conc[d]).tolist():
+        unseen = 4 - int(conc[d, k]) - int(visible[k])
+        for q in range(S.N_SEATS):
+            if q == d or ps[q, S.PS_WON] or k // 9 == dead_suit(params, ps, mt, nm, q):
+                continue
+            deal_in_features(ps, mt, nm, q, k, unseen, left, feat)
+            xs.append(feat.copy())
+            ys.append((waits[q] >> k) & 1)
+
+
+def collect(hands: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels and the hand index of each row, from ``hands`` hands of each line-up."""
+    table = suit_table()
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
+    hid: list[int] = []
+    for li, seats in enumerate(("greedy, greedy, greedy, greedy", "expert, greedy, expert, greedy")):
+        rules = load_rules("chengdu", [f"seats=[{seats}]"])
+        params = rules.to_arrays()
+        for start in range(0, hands, 250):
+            ids = np.arange(start, min(hands, start + 250), dtype=np.int64)
+            raw = run_batch(rules, ids, seed, record=True)
+            out = records.to_columns(raw)
+            ev = records.event_columns(raw)
+            dealt = np.asarray(out["players"]["dealt"]).astype(str).reshape(-1, S.N_SEATS)
+            rows = np.asarray(ev["hand_row"])
+            bounds = np.searchsorted(rows, np.arange(len(ids) + 1))
+            cols = [np.asarray(ev[f]).tolist() for f in records.EVENT_FIELDS]
+            for h in range(len(ids)):
+                lo, hi = bounds[h], bounds[h + 1]
+                n0 = len(ys)
+                hand_samples(params, table, dealt[h], zip(*(c[lo:hi] for c in cols), strict=True), xs, ys)
+                hid.extend([li * hands + int(ids[h])] * (len(ys) - n0))
+    return np.array(xs), np.array(ys, np.float64), np.array(hid, np.int64)
+
+
+def fit(x: np.ndarray, y: np.ndarray, ridge: float = 1e-3, iters: int = 25) -> np.ndarray:
+    """Logistic regression by Newton's method (IRLS) with an L2 ridge on all but the bias."""
+    w = np.zeros(x.shape[1])
+    w[0] = np.log(y.mean() / (1 - y.mean()))
+    reg = np.full(x.shape[1], ridge * len(y))
+    reg[0] = 0.0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-x @ w))
+        grad = x.T @ (p - y) + reg * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(reg)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+def logloss(p: np.ndarray, y: np.ndarray) -> float:
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hands", type=int, default=3000, help="hands per line-up")
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+    x, y, hid = collect(args.hands, args.seed)
+    test = hid % 5 == 0  # a fifth of the hands held out, whole hands
+    w = fit(x[~test], y[~test])
+    p = 1 / (1 + np.exp(-x[test] @ w))
+    base = np.full(test.sum(), y[~test].mean())
+    print(f"{len(y):,} samples from {2 * args.hands:,} hands; P(win on the tile) {y.mean():.4f}")
+    print(f"held-out log-loss {logloss(p, y[test]):.4f} vs constant {logloss(base, y[test]):.4f}")
+    edges = np.quantile(p, np.linspace(0, 1, 11))
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        m = (p >= lo) & (p <= hi)
+        print(f"  predicted {p[m].mean():.4f}  observed {y[test][m].mean():.4f}  (n = {m.sum():,})")
+    print("COEF = np.array([" + ", ".join(f"{c:.4f}" for c in w) + "])  # " + ", ".join(FEATURES))
+
+
+if __name__ == "__main__":
+    main()
