@@ -133,7 +133,14 @@ def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cl
     walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
     interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
     [0, 1]; the others get ``mean ± z·se``."""
-    mom = cluster_moments(lf, by, values, cluster).collect()
+    return means_from_moments(cluster_moments(lf, by, values, cluster).collect(), by, values, level, name, shares)
+
+
+def means_from_moments(mom: pl.DataFrame, by: Sequence[str], values: Sequence[str], level: float = LEVEL,
+                       name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+    """:func:`cluster_means` from the collected :func:`cluster_moments` (so that several can be collected
+    together with ``polars.collect_all``, which computes their shared inputs once)."""
+    by = list(by)
     n, M, MM = pl.col("n").cast(pl.Float64), pl.col("n_obs").cast(pl.Float64), pl.col("_MM")
     frames = []
     for i, v in enumerate(values):
