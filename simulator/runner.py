@@ -764,11 +764,58 @@ def _worker_lost(exc: BaseException) -> bool:
     return any(type(e).__name__ in _WORKER_LOST for e in (exc, exc.__cause__, exc.__context__) if e is not None)
 
 
-def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any) -> None:
+def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
+    """Worker task: import what :func:`run_chunk` needs (the engine, numba, pyarrow: about a second per worker)
+    while the parent is still preparing and, when the numba cache already holds the engine for a rule set's
+    line-up, load it by playing one hand (a few tenths of a second more). A cold cache is left alone: the
+    parent compiles it, once (``simulator.warmup``)."""
+    if parent is not None:
+        watch_parent(parent)
+    from simulator.engine import run_batch
+    from simulator.records import to_columns
+    from simulator.warmup import cache_is_warm, lineup_of
+
+    one_per_lineup = {lineup_of(r): r for r in rules if r.session is None}
+    for lineup, r in one_per_lineup.items():
+        if cache_is_warm(lineup):
+            to_columns(run_batch(r, np.zeros(1, np.int64), 0), encoded=True)
+
+
+@contextmanager
+def _preloading(spec: RunSpec, jobs: int, variants: Sequence[Variant]) -> Iterator[Any]:
+    """Start the loky workers now, each importing the engine (:func:`preload`), and yield the pending results;
+    :func:`_execute` waits for them before it submits chunks to the same (reused) workers. Yields None when
+    there is nothing to start: dask (started later, only when the run may proceed) or a single job (joblib
+    then runs in this process)."""
+    if spec.backend != "loky" or jobs == 1 or not spec.hands:
+        yield None
+        return
+    from joblib import Parallel, delayed
+
+    rules = [v.rules for v in variants]
+    pending = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(preload)(os.getpid(), rules) for _ in range(jobs))
+    try:
+        yield pending
+    finally:
+        with warnings.catch_warnings():  # closed unconsumed when the run is refused: joblib would warn
+            warnings.simplefilter("ignore", UserWarning)
+            pending.close()
+
+
+def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
     from joblib import Parallel, delayed
 
     if not any(r.n_pending for r in runs):
         return
+    if preloaded is not None:
+        try:
+            for _ in preloaded:  # the workers are up, the engine imported: chunks go to the same workers
+                pass
+        except Exception as exc:
+            if _worker_lost(exc):
+                raise RunError(WORKER_DIED) from None
+            raise
     by_name = {r.plan.variant.name: r for r in runs}
     parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
     results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
@@ -804,11 +851,13 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
-    from simulator.warmup import lineup_of, warm_up  # compile once here, before workers start (they load the cache)
-
-    warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
-    start = time.perf_counter()
     with ExitStack() as stack:
+        # workers start and import the engine while this process warms up, locks and plans
+        preloaded = stack.enter_context(_preloading(spec, jobs, variants))
+        from simulator.warmup import lineup_of, warm_up  # compile once here, before workers run (they load it)
+
+        warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
+        start = time.perf_counter()
         locks = []
         opened = False
         try:
@@ -829,7 +878,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             raise
         stack.enter_context(_backend(spec, jobs))
         progress = stack.enter_context(_progress(runs, spec))
-        _execute(runs, spec, jobs, progress)
+        _execute(runs, spec, jobs, progress, preloaded)
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone) for r in runs]
