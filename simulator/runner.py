@@ -766,9 +766,9 @@ def _worker_lost(exc: BaseException) -> bool:
 
 def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
     """Worker task: import what :func:`run_chunk` needs (the engine, numba, pyarrow: about a second per worker)
-    while the parent is still preparing and, when the numba cache already holds the engine for a rule set's
-    line-up, load it by playing one hand (a few tenths of a second more). A cold cache is left alone: the
-    parent compiles it, once (``simulator.warmup``)."""
+    while the parent is still preparing (warm-up, manifests) and, when the numba cache already holds the engine
+    for a rule set's line-up, load it by playing one hand (a few tenths of a second more). A cold cache is left
+    alone: the parent compiles it, once (``simulator.warmup``)."""
     if parent is not None:
         watch_parent(parent)
     from simulator.engine import run_batch
@@ -797,10 +797,23 @@ def _preloading(spec: RunSpec, jobs: int, variants: Sequence[Variant]) -> Iterat
         delayed(preload)(os.getpid(), rules) for _ in range(jobs))
     try:
         yield pending
+        _drain(pending)  # nothing to run (a finished run resumed): let the workers finish importing
+    except Exception:
+        _drain(pending)  # aborting loky mid-dispatch can print a manager-thread traceback: wait instead
+        raise
     finally:
-        with warnings.catch_warnings():  # closed unconsumed when the run is refused: joblib would warn
+        with warnings.catch_warnings():  # Ctrl-C: closed unconsumed, joblib would warn in several lines
             warnings.simplefilter("ignore", UserWarning)
             pending.close()
+
+
+def _drain(pending: Any) -> None:
+    """Wait for the preload tasks (their errors surface, if at all, when chunks are run)."""
+    try:
+        for _ in pending:
+            pass
+    except Exception:  # noqa: S110 - a lost worker is reported by the chunks that need it
+        pass
 
 
 def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
@@ -852,12 +865,6 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     _check_out_dir(out_dir)
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
     with ExitStack() as stack:
-        # workers start and import the engine while this process warms up, locks and plans
-        preloaded = stack.enter_context(_preloading(spec, jobs, variants))
-        from simulator.warmup import lineup_of, warm_up  # compile once here, before workers run (they load it)
-
-        warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
-        start = time.perf_counter()
         locks = []
         opened = False
         try:
@@ -869,6 +876,11 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks, variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
+            # the run may proceed: workers start and import the engine while this process warms up and opens
+            preloaded = stack.enter_context(_preloading(spec, jobs, variants))
+            from simulator.warmup import lineup_of, warm_up  # compile once here, before workers run (they load it)
+
+            warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
             opened = True
             runs = [_open(p, spec) for p in plans]
         except BaseException:
@@ -876,6 +888,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
                 for lock in reversed(locks):
                     lock.undo()
             raise
+        start = time.perf_counter()
         stack.enter_context(_backend(spec, jobs))
         progress = stack.enter_context(_progress(runs, spec))
         _execute(runs, spec, jobs, progress, preloaded)
