@@ -74,6 +74,25 @@ def _unit_sums(joined: pl.LazyFrame, keys: list[str], cluster: str) -> pl.DataFr
             .collect())
 
 
+def _wide_unit_sums(a: pl.LazyFrame, b: pl.LazyFrame, on: list[str], keys: list[str], names: Sequence[str],
+                    name: str, cluster: str) -> pl.DataFrame:
+    """:func:`_unit_sums` of several quantities at once: ``a`` (the variant) has one column per quantity of
+    ``names``, ``b`` (the baseline) the same columns suffixed ``__b``; the arms are joined once on ``on`` and
+    summed per group of ``keys`` and unit, then each quantity becomes a block of rows (its name in column
+    ``name``). The same numbers as unpivoting first, on a frame as many times shorter as there are quantities."""
+    sums = (a.join(b, on=on, how="inner")
+            .group_by([*keys, cluster])
+            .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col("hand_id").n_unique().alias("_h"),
+                 *[e for n in names for e in (pl.col(n).cast(pl.Float64).sum().alias(f"{n}__x"),
+                                               pl.col(f"{n}__b").cast(pl.Float64).sum().alias(f"{n}__xb"),
+                                               (pl.col(n) - pl.col(f"{n}__b")).cast(pl.Float64).sum()
+                                               .alias(f"{n}__d"))])
+            .collect())
+    return pl.concat([sums.select(*keys, pl.lit(n).alias(name), cluster, "_m", "_h", pl.col(f"{n}__x").alias("x"),
+                                  pl.col(f"{n}__xb").alias("x_base"), pl.col(f"{n}__d").alias("d"))
+                      for n in names])
+
+
 def _moments(units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
     """Cluster ratio means of ``x``, ``x_base`` and ``d`` per group, with unit counts and ``n_differ``."""
     aggs = [pl.len().cast(pl.Int64).alias("n_units"), pl.col("_h").sum().cast(pl.Int64).alias("n_hands"),
@@ -153,12 +172,11 @@ def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: 
             .with_columns(verdict.alias("verdict")).drop("_row"))
 
 
-def _paired_stats(joined: pl.LazyFrame, keys: list[str], run: Run, variant: str, baseline: str,
+def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, baseline: str,
                   detect: float | Mapping[str, float], level: float, power: float,
                   measured_in: str | Mapping[str, str]) -> pl.DataFrame:
-    """One row per key with the paired statistics (``detect`` and ``measured_in``: one value, or one per
-    ``metric`` key)."""
-    units = _unit_sums(joined, keys, run.cluster)
+    """One row per key with the paired statistics from the per-unit sums of :func:`_unit_sums` (``detect`` and
+    ``measured_in``: one value, or one per ``metric`` key)."""
     wide = _moments(units, keys, level)
     wide = _intervals(wide, units, keys, level)
 
@@ -216,15 +234,13 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
 
-    def long(v: str) -> pl.LazyFrame:
-        return (run.players(v).select("hand_id", "deal_id", "seat", "bot", *components)
-                .unpivot(index=["hand_id", "deal_id", "seat", "bot"], on=list(components),
-                         variable_name="component", value_name="x"))
-
-    joined = long(variant).join(long(baseline).drop("deal_id").rename({"x": "x_base", "bot": "bot_baseline"}),
-                                on=["hand_id", "seat", "component"], how="inner")
-    keys = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))] + ["component"]
-    out = _paired_stats(joined, keys, run, variant, baseline, detect, level, power, "base units")
+    a = run.players(variant).select("hand_id", "deal_id", "seat", "bot", *components)
+    b = run.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
+                                     *[pl.col(c).alias(f"{c}__b") for c in components])
+    groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
+    keys = [*groups, "component"]
+    units = _wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, "component", run.cluster)
+    out = _paired_stats(units, keys, run, variant, baseline, detect, level, power, "base units")
     corder = {c: i for i, c in enumerate(components)}
     return (out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
             .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"))
@@ -298,13 +314,9 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
             raise ValueError(f"unknown hand metric(s) {bad} in detect; expected some of {names}")
         detect = {**HAND_DETECT, **(detect or {})}
 
-    def long(v: str) -> pl.LazyFrame:
-        return _hand_frame(run, v).unpivot(index=["hand_id", "deal_id"], on=names, variable_name="metric",
-                                           value_name="x")
-
-    joined = long(variant).join(long(baseline).drop("deal_id").rename({"x": "x_base"}), on=["hand_id", "metric"],
-                                how="inner")
-    out = _paired_stats(joined, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
+    b = _hand_frame(run, baseline).drop("deal_id").rename({n: f"{n}__b" for n in names})
+    units = _wide_unit_sums(_hand_frame(run, variant), b, ["hand_id"], [], names, "metric", run.cluster)
+    out = _paired_stats(units, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
     return (out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))
             .sort("_m").drop("_m"))

@@ -18,6 +18,8 @@ row per variant, zeros included, in that canonical order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from analysis.load import Run, as_run
@@ -27,22 +29,28 @@ from simulator.rules import FLAGS, HAND_TYPES
 FAN_MEASURES = ("fan", "capped_fan", "gen")
 
 
-def _totals(run: Run) -> pl.DataFrame:
-    """``variant, n_hands, n_wins, n_units`` (hands, wins, independent units played)."""
-    wins = run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")).collect()
-    units = (run.hands().group_by("variant").agg(pl.col(run.cluster).n_unique().cast(pl.Int64).alias("n_units"))
-             .collect())
-    return (run.hand_counts().join(wins, on="variant", how="left").join(units, on="variant", how="left")
-            .with_columns(pl.col("n_wins", "n_units").fill_null(0)))
+def _totals_queries(run: Run) -> list[pl.LazyFrame]:
+    """The queries of :func:`_totals` (hands, wins and units per variant), to collect with others."""
+    return [run.hands().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_hands")),
+            run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")),
+            run.hands().group_by("variant").agg(pl.col(run.cluster).n_unique().cast(pl.Int64).alias("n_units"))]
 
 
-def _win_shares(grid: pl.DataFrame, counts: pl.LazyFrame, totals: pl.LazyFrame, on: list[str], k: str,
+def _totals(run: Run, collected: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """``variant, n_hands, n_wins, n_units`` (hands, wins, independent units played) in variant order, from the
+    collected :func:`_totals_queries`."""
+    hands, wins, units = collected
+    return (pl.DataFrame({"variant": list(run.variants)}).join(hands, on="variant", how="left")
+            .join(wins, on="variant", how="left").join(units, on="variant", how="left")
+            .with_columns(pl.col("n_hands", "n_wins", "n_units").fill_null(0)))
+
+
+def _win_shares(grid: pl.DataFrame, counts: pl.DataFrame, totals: pl.DataFrame, on: list[str], k: str,
                 prefix: str, level: float, n: str = "n_wins") -> pl.DataFrame:
     """Join the :func:`analysis.stats.share_moments` of wins (or hands) onto ``grid`` (zeros where nothing
     occurred) and add ``prefix, prefix_se, prefix_lo, prefix_hi`` (trials: the ``n`` column of ``grid``)."""
-    out = (grid.join(counts.rename({"k": k}).drop("k_units").collect(), on=on, how="left")
-           .join(totals.select("variant", pl.col("n_units").alias("_nc"), "_MM").collect(), on="variant",
-                 how="left")
+    out = (grid.join(counts.rename({"k": k}).drop("k_units"), on=on, how="left")
+           .join(totals.select("variant", pl.col("n_units").alias("_nc"), "_MM"), on="variant", how="left")
            .with_columns(pl.col(k).fill_null(0), pl.col("_SS", "_SM", "_MM", "_nc").fill_null(0)))
     return (out.with_columns(cluster_share_exprs(pl.col(k), pl.col("_SS"), pl.col("_SM"), pl.col(n),
                                                  pl.col("_MM"), pl.col("_nc"), prefix, level))
@@ -52,14 +60,13 @@ def _win_shares(grid: pl.DataFrame, counts: pl.LazyFrame, totals: pl.LazyFrame, 
 def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
     """``long`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
     cl = run.cluster
-    counts, totals = share_moments(long, run.wins().select("variant", "hand_id", "deal_id"), ["variant"], key,
-                                   cluster=cl)
-    hand_events = long.select("variant", "hand_id", "deal_id", key).unique()
-    hcounts, htotals = share_moments(hand_events, run.hands().select("variant", "hand_id", "deal_id"),
-                                     ["variant"], key, cluster=cl)
-    seen = counts.select(key).collect()[key]
-    extra = sorted(set(seen.drop_nulls().to_list()) - set(keys))
-    grid = _totals(run).join(pl.DataFrame({key: list(keys) + extra,
+    queries = [*share_moments(long, run.wins().select("variant", "hand_id", "deal_id"), ["variant"], key, cluster=cl),
+               *share_moments(long.select("variant", "hand_id", "deal_id", key).unique(),
+                              run.hands().select("variant", "hand_id", "deal_id"), ["variant"], key, cluster=cl),
+               *_totals_queries(run)]
+    counts, totals, hcounts, htotals, *sizes = pl.collect_all(queries)  # shared scans computed once
+    extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
+    grid = _totals(run, sizes).join(pl.DataFrame({key: list(keys) + extra,
                                            "_order": range(len(keys) + len(extra))}), how="cross")
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
     wins = _win_shares(grid, counts, totals, ["variant", key], "k_wins", "p_win", level)
@@ -99,11 +106,13 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
             .unpivot(index=["variant", run.cluster], on=list(FAN_MEASURES), variable_name="measure",
                      value_name="value")
             .with_columns(pl.col("value").cast(pl.Int64)))
-    counts, totals = share_moments(long, run.wins().select("variant", run.cluster), ["variant"],
-                                   ["measure", "value"], cluster=run.cluster)
-    top = counts.select(pl.col("value").max()).collect().item()
+    counts, totals, *sizes = pl.collect_all([
+        *share_moments(long, run.wins().select("variant", run.cluster), ["variant"], ["measure", "value"],
+                       cluster=run.cluster),
+        *_totals_queries(run)])
+    top = counts["value"].max()
     top = int(top) if top is not None else 0
-    grid = (_totals(run).select("variant", "n_wins", "n_units")
+    grid = (_totals(run, sizes).select("variant", "n_wins", "n_units")
             .join(pl.DataFrame({"measure": list(FAN_MEASURES), "_m": range(len(FAN_MEASURES))}), how="cross")
             .join(pl.DataFrame({"value": range(0, top + 1)}, schema={"value": pl.Int64}), how="cross"))
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})

@@ -18,8 +18,11 @@ import html
 import math
 import os
 import tempfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,7 @@ class Section:
     title: str
     text: str = ""
     items: list[tuple[str, str, Any]] = field(default_factory=list)  # ("table"|"figure", caption, object)
+    pngs: dict[int, bytes] = field(default_factory=dict)  # item index -> the figure rendered (PNG), if done
 
     def table(self, caption: str, df: pl.DataFrame) -> None:
         self.items.append(("table", caption, df))
@@ -334,16 +338,131 @@ def paired_family(run: Run, variant: str, baseline: str) -> dict[str, pl.DataFra
     return out
 
 
-def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands: int = 40,
-                   seed: int = 0) -> list[Section]:
-    """Compute every table and figure of the report: the summary first, then the details."""
-    unit = run.unit
-    others = [v for v in run.variants if v != baseline]
-    families = {v: paired_family(run, v, baseline) for v in others}
-    ev_pos = ev.expected_value(run, "position")
+TABLE_THREADS = 2
+"""Threads that compute the report's tables. Polars queries and the numpy bootstraps run without the GIL, so
+they proceed while the calling thread draws the figures of the tables already done."""
 
-    sections = diagnostics_sections(run, baseline)  # problems with the comparison come first
-    summ = Section("Summary", "")
+
+def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: int, session_hands: int,
+                   seed: int, findings: list | None) -> dict[str, Future]:
+    """Start every table of the report; the ones with figures first, in the order their figures are drawn.
+    Each table is a pure function of the logs (bootstraps seeded), so the order of completion changes nothing."""
+    jobs: dict[str, tuple] = {
+        "ht": (fans.hand_type_frequencies, run), "fl": (fans.flag_frequencies, run),
+        "ev_seat": (ev.expected_value, run, "seat"), "ev_pos": (ev.expected_value, run, "position"),
+        "ev_bot": (ev.expected_value, run, "bot"),
+        "hand_risk": (partial(risk.risk_table, run, "bot", n_boot=n_boot, seed=seed),),
+        "sess": (partial(risk.session_risk_table, run, "bot", hands=session_hands, n_boot=n_boot, seed=seed),),
+        "dist": (risk.score_distribution, run, "bot"),
+        **{f"family {v}": (paired_family, run, v, baseline) for v in run.variants if v != baseline},
+        "diagnostics": (diagnostics_sections, run, baseline, findings),
+        "header": (header_table, run, baseline), "shape": (shape.game_shape, run),
+        "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
+        "economy": (economy.economy_table, run, "bot"),
+        **({"sessions": (sessions_section, run, baseline)} if run.has_sessions else {}),
+        "decline": (shape.decline_effect, run, "bot")}
+    return {name: pool.submit(*job) for name, job in jobs.items()}
+
+
+def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands: int = 40, seed: int = 0,
+                   findings: list | None = None, render: bool = False) -> list[Section]:
+    """Compute every table and figure of the report: the summary first, then the details.
+
+    ``findings``: :func:`analysis.diagnostics.diagnose`'s result when the caller already has it (computed here
+    otherwise). ``render``: also render every figure to PNG (``Section.pngs``) as soon as it is drawn, while the
+    remaining tables are computed (:data:`TABLE_THREADS`)."""
+    pool = ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="report")
+    try:
+        tables = _submit_tables(pool, run, baseline, n_boot, session_hands, seed, findings)
+        return _assemble(run, baseline, {k: f.result for k, f in tables.items()}, n_boot, session_hands, seed,
+                         render)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session_hands: int, seed: int,
+              render: bool) -> list[Section]:
+    """The sections from the tables (``get[name]()`` waits for one), figures drawn in this thread."""
+    unit = run.unit
+
+    def figure(sec: Section, caption: str, fig: Figure) -> None:
+        sec.figure(caption, fig)
+        if render:
+            sec.pngs[len(sec.items) - 1] = plots.to_png(fig)
+
+    fan = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
+                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Bars on a "
+                  "log scale so rare hands stay visible.")
+    ht, fl = get["ht"](), get["fl"]()
+    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_bars(ht, "win"))
+    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_bars(fl, "win"))
+    fan.table("Hand types", ht)
+    fan.table("Pattern flags", fl)
+
+    evs = Section("Expected value", f"Mean score per hand in base units, by seat, by position after the dealer and "
+                  f"by bot, split by component; clustered by {unit}. p_value tests mean = 0; p_holm is Holm over "
+                  "the rows of one variant in that table.")
+    ev_seat, ev_pos, ev_bot = get["ev_seat"](), get["ev_pos"](), get["ev_bot"]()
+    figure(evs, "Mean score per hand by seat", plots.ev_errorbars(ev_seat))
+    figure(evs, "Mean score per hand by dealer position", plots.ev_errorbars(ev_pos))
+    evs.table(f"By seat, with components (Holm over {_tests(ev_seat)} seat × component tests per variant)", ev_seat)
+    evs.table(f"By dealer position, with components (Holm over {_tests(ev_pos)} tests per variant)", ev_pos)
+    if zero_by_construction(ev_bot, "mean", "se"):
+        evs.text += " " + one_bot_sentence(run, "Mean score")
+    else:
+        figure(evs, "Mean score per hand by bot", plots.ev_errorbars(ev_bot))
+        figure(evs, "Score components by bot", plots.component_stack(ev_bot))
+        evs.table(f"By bot, with components (Holm over {_tests(ev_bot)} tests per variant)", ev_bot)
+
+    rsk = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot. "
+                  + risk_text(n_boot, seed, unit))
+    hand_risk, sess, dist = get["hand_risk"](), get["sess"](), get["dist"]()
+    figure(rsk, "Per-hand score quantiles", plots.risk_quantiles(hand_risk))
+    figure(rsk, f"Session ({session_hands} hands) total quantiles", plots.risk_quantiles(sess))
+    figure(rsk, "Per-hand score distribution", plots.score_distribution_plot(dist))
+    rsk.table("Per-hand risk", hand_risk)
+    rsk.table(f"Session of {session_hands} hands", sess)
+    rsk.table("Per-hand score distribution", dist)
+
+    families = {k.removeprefix("family "): job() for k, job in get.items() if k.startswith("family ")}
+    paired = [_paired_section(run, v, baseline, fam, figure) for v, fam in families.items()]
+
+    sections = get["diagnostics"]()  # problems with the comparison come first
+    sections.append(_summary_section(run, baseline, families, ev_pos))
+    head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
+    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
+    incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
+    if incomplete:
+        head.text += (f" Warning: {', '.join(incomplete)} did not finish (see hands_logged); paired comparisons "
+                      "use the hands present in both variants.")
+    sections += [head, Section("Methods and definitions", METHODS)]
+
+    shape_df = get["shape"]()
+    s = Section("Game shape", f"Per hand, per win or per player-hand (column per); n = that denominator, "
+                f"{unit}s = independent units.")
+    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit))
+    s.table("Game shape, full table", shape_df)
+    fan.table("Fan, capped fan and 根 per win, and wins per hand", get["fan_summary"]())
+    fan.table("Distribution of fan (before the cap), capped fan and 根 over wins", get["fan_dist"]())
+    sections += [s, fan, evs, rsk]
+
+    s = Section("Economy", "Platform coins: coins per player per hand = room_factor · base · score_total − rake, "
+                "charged to every player in every hand (流局 included), so the house keeps 4·rake per hand. "
+                "room_factor and rake come from each variant's economy settings; with the default 1 and 0, coins "
+                "equal the score. coin_loss = share of player-hands with a negative delta.")
+    s.table("Coins per player per hand, by bot", get["economy"]())
+    sections.append(s)
+    if "sessions" in get:
+        sections.append(get["sessions"]())
+    s = Section("Declined wins", decline_text())
+    s.table("Decliners vs non-decliners, by bot", get["decline"]())
+    return [*sections, s, *paired]
+
+
+def _summary_section(run: Run, baseline: str, families: dict[str, dict[str, pl.DataFrame]],
+                     ev_pos: pl.DataFrame) -> Section:
+    """The answer first: each variant's largest practically significant differences in plain words."""
+    unit = run.unit
     lines = []
     for v, fam in families.items():
         allrows = pl.concat([df.select(*compare.COLUMNS[:2], *compare.COLUMNS[3:], *(
@@ -351,89 +470,12 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
             for df in (fam["metrics"], fam["by_seat"], fam["by_bot"])], how="diagonal_relaxed")
         lines.append(f"{v} − {baseline} ({rule_differences(run, v, baseline)}):")
         lines += [f"  • {x}" for x in summary_lines(allrows, unit)]
-    if not others:
+    if not families:
         lines.append(f"One variant ({baseline}): nothing to compare; the tables below describe it.")
     lines.append(_position_line(ev_pos, baseline))
     lines.append(f"Independent unit: the {unit}" + (" (duplicate seating: the four seatings of a wall count once)"
                                                      if run.duplicate else "") + ". Intervals are 95%.")
-    summ.text = "\n".join(lines)
-    sections.append(summ)
-
-    head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
-    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts",
-               header_table(run, baseline))
-    incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
-    if incomplete:
-        head.text += (f" Warning: {', '.join(incomplete)} did not finish (see hands_logged); paired comparisons "
-                      "use the hands present in both variants.")
-    sections.append(head)
-    sections.append(Section("Methods and definitions", METHODS))
-
-    shape_df = shape.game_shape(run)
-    s = Section("Game shape", f"Per hand, per win or per player-hand (column per); n = that denominator, "
-                f"{unit}s = independent units.")
-    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit))
-    s.table("Game shape, full table", shape_df)
-    sections.append(s)
-
-    s = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
-                f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Bars on a "
-                "log scale so rare hands stay visible.")
-    ht, fl = fans.hand_type_frequencies(run), fans.flag_frequencies(run)
-    s.figure("Hand types (share of wins, log scale)", plots.fan_frequency_bars(ht, "win"))
-    s.figure("Pattern flags (share of wins, log scale)", plots.fan_frequency_bars(fl, "win"))
-    s.table("Hand types", ht)
-    s.table("Pattern flags", fl)
-    s.table("Fan, capped fan and 根 per win, and wins per hand", fans.fan_summary(run))
-    s.table("Distribution of fan (before the cap), capped fan and 根 over wins", fans.fan_distribution(run))
-    sections.append(s)
-
-    s = Section("Expected value", f"Mean score per hand in base units, by seat, by position after the dealer and "
-                f"by bot, split by component; clustered by {unit}. p_value tests mean = 0; p_holm is Holm over "
-                "the rows of one variant in that table.")
-    ev_seat, ev_bot = ev.expected_value(run, "seat"), ev.expected_value(run, "bot")
-    s.figure("Mean score per hand by seat", plots.ev_errorbars(ev_seat))
-    s.figure("Mean score per hand by dealer position", plots.ev_errorbars(ev_pos))
-    s.table(f"By seat, with components (Holm over {_tests(ev_seat)} seat × component tests per variant)", ev_seat)
-    s.table(f"By dealer position, with components (Holm over {_tests(ev_pos)} tests per variant)", ev_pos)
-    if zero_by_construction(ev_bot, "mean", "se"):
-        s.text += " " + one_bot_sentence(run, "Mean score")
-    else:
-        s.figure("Mean score per hand by bot", plots.ev_errorbars(ev_bot))
-        s.figure("Score components by bot", plots.component_stack(ev_bot))
-        s.table(f"By bot, with components (Holm over {_tests(ev_bot)} tests per variant)", ev_bot)
-    sections.append(s)
-
-    s = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot. "
-                + risk_text(n_boot, seed, unit))
-    hand_risk = risk.risk_table(run, "bot", n_boot=n_boot, seed=seed)
-    sess = risk.session_risk_table(run, "bot", hands=session_hands, n_boot=n_boot, seed=seed)
-    dist = risk.score_distribution(run, "bot")
-    s.figure("Per-hand score quantiles", plots.risk_quantiles(hand_risk))
-    s.figure(f"Session ({session_hands} hands) total quantiles", plots.risk_quantiles(sess))
-    s.figure("Per-hand score distribution", plots.score_distribution_plot(dist))
-    s.table("Per-hand risk", hand_risk)
-    s.table(f"Session of {session_hands} hands", sess)
-    s.table("Per-hand score distribution", dist)
-    sections.append(s)
-
-    s = Section("Economy", "Platform coins: coins per player per hand = room_factor · base · score_total − rake, "
-                "charged to every player in every hand (流局 included), so the house keeps 4·rake per hand. "
-                "room_factor and rake come from each variant's economy settings; with the default 1 and 0, coins "
-                "equal the score. coin_loss = share of player-hands with a negative delta.")
-    s.table("Coins per player per hand, by bot", economy.economy_table(run, "bot"))
-    sections.append(s)
-
-    if run.has_sessions:
-        sections.append(sessions_section(run, baseline))
-
-    s = Section("Declined wins", decline_text())
-    s.table("Decliners vs non-decliners, by bot", shape.decline_effect(run, "bot"))
-    sections.append(s)
-
-    for v, fam in families.items():
-        sections.append(_paired_section(run, v, baseline, fam))
-    return sections
+    return Section("Summary", "\n".join(lines))
 
 
 SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of each hand follows from the "
@@ -468,11 +510,13 @@ def _per_session(df: pl.DataFrame) -> pl.DataFrame:
     return df.rename({"n_units": "sessions"}) if "n_units" in df.columns else df
 
 
-def diagnostics_sections(run: Run, baseline: str) -> list[Section]:
-    """``[Section]`` listing :func:`analysis.diagnostics.diagnose`'s findings, or ``[]`` when there are none."""
-    from analysis.diagnostics import diagnose
+def diagnostics_sections(run: Run, baseline: str, findings: list | None = None) -> list[Section]:
+    """``[Section]`` listing :func:`analysis.diagnostics.diagnose`'s findings (``findings``: already computed),
+    or ``[]`` when there are none."""
+    if findings is None:
+        from analysis.diagnostics import diagnose
 
-    findings = diagnose(run, baseline)
+        findings = diagnose(run, baseline)
     text = "\n".join(f"- {f.text()}" for f in findings)
     return [Section("Check first: variants whose changes did not act", text)] if findings else []
 
@@ -484,7 +528,8 @@ def _tests(df: pl.DataFrame) -> int:
     return int(df.group_by("variant").agg(pl.col("p_value").is_not_null().sum())["p_value"].max())
 
 
-def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.DataFrame]) -> Section:
+def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.DataFrame],
+                    figure: Callable[[Section, str, Figure], None] = Section.figure) -> Section:
     n_tests = sum(int(df["p_value"].is_not_null().sum()) for df in fam.values())
     unit = run.unit
     s = Section(f"Paired: {variant} − {baseline}",
@@ -500,9 +545,9 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
     if not bot_zero:
         score_rows.append(by_bot.filter(pl.col("component") == "score_total").drop("bot_baseline")
                           .rename({"bot": "group"}))
-    s.figure("Paired differences, one panel per unit of measurement",
-             plots.comparison_deltas(pl.concat([*score_rows, metrics], how="diagonal_relaxed"),
-                                     ["group", "component", "metric"]))
+    figure(s, "Paired differences, one panel per unit of measurement",
+           plots.comparison_deltas(pl.concat([*score_rows, metrics], how="diagonal_relaxed"),
+                                   ["group", "component", "metric"]))
     s.table("Score by seat (base units)", by_seat)
     if bot_zero:
         s.text += " " + one_bot_sentence(run, "Score differences")
@@ -555,12 +600,12 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
         parts.append(f"<h2 id='{slug(sec.title)}'>{html.escape(sec.title)}</h2>")
         if sec.text:
             parts.append(f"<p class='m'>{html.escape(sec.text)}</p>")
-        for kind, caption, obj in sec.items:
+        for j, (kind, caption, obj) in enumerate(sec.items):
             if kind == "table":
                 table = present(obj, run) if run is not None else obj
                 parts.append(f"<h4>{html.escape(caption)}</h4>{html_table(table)}")
             else:
-                data = base64.b64encode(plots.to_png(obj)).decode()
+                data = base64.b64encode(sec.pngs.get(j) or plots.to_png(obj)).decode()
                 parts.append(f"<figure><figcaption>{html.escape(caption)}</figcaption>"
                              f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'></figure>")
     parts.append("</body></html>")
@@ -601,12 +646,14 @@ def _atomic_write_text(path: Path, text: str) -> Path:
 
 
 def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
-                 session_hands: int = 40, seed: int = 0) -> Path:
+                 session_hands: int = 40, seed: int = 0, findings: list | None = None) -> Path:
     """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
     the default name, else ``out`` with the suffix ``.md``); return the HTML path.
 
-    ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). A bad run
-    directory or unknown variant raises :class:`analysis.load.RunDirError` before anything is written."""
+    ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). ``findings``:
+    :func:`analysis.diagnostics.diagnose` of this run and baseline when the caller has it already (``xuezhan
+    study``). A bad run directory or unknown variant raises :class:`analysis.load.RunDirError` before anything
+    is written."""
     run = run_dir if isinstance(run_dir, Run) else open_run(run_dir)
     base = run.check(baseline) if baseline is not None else run.baseline
     out = Path(out) if out is not None else run.path / "report.html"
@@ -616,7 +663,8 @@ def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | N
         from analysis.load import RunDirError
 
         raise RunDirError(f"--out {out}: directory {out.parent} does not exist")
-    sections = build_sections(run, base, n_boot=n_boot, session_hands=session_hands, seed=seed)
+    sections = build_sections(run, base, n_boot=n_boot, session_hands=session_hands, seed=seed, findings=findings,
+                              render=True)
     name = (run.study or {}).get("name") or run.path.name
     title = f"xuezhan report: {name}"
     from simulator import __version__

@@ -18,26 +18,32 @@ payer of at least one ``discard`` or ``rob_kong`` win; the cap binds when ``capp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from analysis.ev import group_columns
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_diff_se, cluster_means, z_value
+from analysis.stats import LEVEL, cluster_diff_se, cluster_means, cluster_moments, means_from_moments, z_value
 
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
 
 def _rows(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, cluster: str, level: float,
-          share: bool) -> pl.DataFrame:
+          share: bool) -> tuple[pl.LazyFrame, Callable[[pl.DataFrame], pl.DataFrame]]:
     """Cluster-robust means of expressions over the rows of ``lf``, clustered by ``cluster``; ``share``: the
-    expressions are 0/1 indicators and get the effective-n Wilson interval."""
-    out = cluster_means(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
-                        ["variant"], list(values), cluster=cluster, level=level, name="metric",
-                        shares=list(values) if share else ())
-    return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
-                      pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+    expressions are 0/1 indicators and get the effective-n Wilson interval. Returns the lazy moments and the
+    function that makes the rows from them once collected (:func:`game_shape` collects all parts at once)."""
+    mom = cluster_moments(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
+                          ["variant"], list(values), cluster)
+
+    def rows(collected: pl.DataFrame) -> pl.DataFrame:
+        out = means_from_moments(collected, ["variant"], list(values), level=level, name="metric",
+                                 shares=list(values) if share else ())
+        return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
+                          pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+
+    return mom, rows
 
 
 def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -79,8 +85,9 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                             "declined a win": pl.col("declined_wins") > 0}, "player-hand", cl, level, True),
         _rows(player_rows, {"declined wins per player": pl.col("declined_wins")}, "player-hand", cl, level, False),
     ]
+    collected = pl.collect_all([mom for mom, _ in parts])  # shared scans and joins computed once
     order = {v: i for i, v in enumerate(run.variants)}
-    out = pl.concat(parts).with_row_index("_i")
+    out = pl.concat([rows(mom) for (_, rows), mom in zip(parts, collected, strict=True)]).with_row_index("_i")
     return (out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
             .sort("_v", "_i").drop("_v", "_i"))
 

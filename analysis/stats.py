@@ -133,7 +133,14 @@ def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cl
     walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
     interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
     [0, 1]; the others get ``mean ± z·se``."""
-    mom = cluster_moments(lf, by, values, cluster).collect()
+    return means_from_moments(cluster_moments(lf, by, values, cluster).collect(), by, values, level, name, shares)
+
+
+def means_from_moments(mom: pl.DataFrame, by: Sequence[str], values: Sequence[str], level: float = LEVEL,
+                       name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+    """:func:`cluster_means` from the collected :func:`cluster_moments` (so that several can be collected
+    together with ``polars.collect_all``, which computes their shared inputs once)."""
+    by = list(by)
     n, M, MM = pl.col("n").cast(pl.Float64), pl.col("n_obs").cast(pl.Float64), pl.col("_MM")
     frames = []
     for i, v in enumerate(values):
@@ -519,6 +526,24 @@ def _chunks(total: int, size: int) -> Iterator[int]:
         total -= step
 
 
+def _value_pairs(v: np.ndarray, codes: np.ndarray, n_cl: int) -> tuple[np.ndarray, ...]:
+    """The sample ``v`` (sorted ascending; ``codes``: the cluster of each value, ``0..n_cl−1``) as distinct
+    (value, cluster) pairs: ``(distinct values ascending, cluster of each pair, multiplicity of each pair,
+    index of each distinct value's first pair)``, pairs ordered by value.
+
+    A replicate's weight of distinct value ``j`` is then ``Σ count[cluster]·multiplicity`` over its pairs,
+    and :func:`risk_kernel` on (distinct values, those weights) gives the statistics of the whole resample:
+    scores take a few hundred values, so the kernel runs on hundreds of columns instead of every
+    observation."""
+    distinct, value_index = np.unique(v, return_inverse=True)
+    keys, mult = np.unique(value_index.astype(np.int64) * max(n_cl, 1) + codes, return_counts=True)
+    pair_value, pair_cluster = np.divmod(keys, max(n_cl, 1))
+    starts = np.flatnonzero(np.r_[True, pair_value[1:] != pair_value[:-1]]) if keys.size else keys
+    # int32 halves the memory traffic of the replicates' gather; a weight is at most n_cl·(largest multiplicity)
+    small = keys.size == 0 or n_cl * int(mult.max()) < 2**31
+    return distinct, pair_cluster, mult.astype(np.int32 if small else np.int64), starts
+
+
 def cluster_bootstrap_risk(values: np.ndarray, clusters: np.ndarray, *, probs: Sequence[float],
                            thresholds: Sequence[float], alpha: float = LEVEL, n_boot: int = 200, seed: Seed = 0,
                            level: float = LEVEL, budget: int = 4_000_000) -> dict[str, tuple[float, float, float]]:
@@ -535,10 +560,13 @@ def cluster_bootstrap_risk(values: np.ndarray, clusters: np.ndarray, *, probs: S
     point = risk_kernel(v, np.ones((1, v.size)), probs, thresholds, alpha)
     reps: dict[str, list[np.ndarray]] = {key: [] for key in point}
     rng = np.random.default_rng(seed)
+    distinct, pair_cluster, pair_mult, starts = _value_pairs(v, codes, n_cl)
     for r in _chunks(n_boot if n_cl else 0, max(1, budget // max(v.size, n_cl, 1))):
         draws = rng.integers(0, n_cl, size=(r, n_cl)) + (np.arange(r) * n_cl)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=r * n_cl).reshape(r, n_cl)
-        for key, val in risk_kernel(v, counts[:, codes], probs, thresholds, alpha).items():
+        counts = np.bincount(draws.ravel(), minlength=r * n_cl).reshape(r, n_cl).astype(pair_mult.dtype)
+        # a replicate's weight of each distinct value (integer counts: exact in any order of summation)
+        weights = np.add.reduceat(counts[:, pair_cluster] * pair_mult, starts, axis=1)
+        for key, val in risk_kernel(distinct, weights, probs, thresholds, alpha).items():
             reps[key].append(val)
     lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
     out = {}
@@ -573,6 +601,8 @@ def _resample_units(tab: tuple[np.ndarray, ...], rng: np.random.Generator) -> np
     """Hand indices of one cluster-bootstrap replicate: units drawn with replacement, all their hands kept."""
     horder, ustart, usize = tab[5:]
     pick = rng.integers(0, ustart.size, size=ustart.size)
+    if usize.size and usize[-1] == 1 and usize.max() == 1:  # one hand per unit (no duplicate seating)
+        return horder[pick]
     sizes = usize[pick]
     offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     return horder[np.repeat(ustart[pick], sizes) + offsets]
@@ -585,7 +615,12 @@ def _sessions(tab: tuple[np.ndarray, ...], hands: int, n_sessions: int, rng: np.
     n_cl = start.size
     pool = _resample_units(tab, rng) if resample_hands else np.arange(n_cl)
     pick = pool[rng.integers(0, pool.size, size=(n_sessions, hands))]
-    obs = start[pick] + np.floor(rng.random((n_sessions, hands)) * size[pick]).astype(np.int64)
+    u = rng.random((n_sessions, hands))
+    if size.size and size.min() == size.max():  # every hand has s observations (by seat: 1, one bot: 4)
+        s = int(size[0])
+        obs = pick * s + (u * s).astype(np.int64) if s > 1 else pick  # start[h] = s·h; u·s ≥ 0 truncates
+    else:
+        obs = start[pick] + np.floor(u * size[pick]).astype(np.int64)
     # one draw = a uniform hand of the pool, then a uniform observation of that hand
     m1, m2 = hmean[pool].mean(), hmean2[pool].mean()
     return vals[obs].sum(axis=1), hands * m1, float(np.sqrt(max(hands * (m2 - m1 * m1), 0.0)))

@@ -764,11 +764,71 @@ def _worker_lost(exc: BaseException) -> bool:
     return any(type(e).__name__ in _WORKER_LOST for e in (exc, exc.__cause__, exc.__context__) if e is not None)
 
 
-def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any) -> None:
+def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
+    """Worker task: import what :func:`run_chunk` needs (the engine, numba, pyarrow: about a second per worker)
+    while the parent is still preparing (warm-up, manifests) and, when the numba cache already holds the engine
+    for a rule set's line-up, load it by playing one hand (a few tenths of a second more). A cold cache is left
+    alone: the parent compiles it, once (``simulator.warmup``)."""
+    if parent is not None:
+        watch_parent(parent)
+    from simulator.engine import run_batch
+    from simulator.records import to_columns
+    from simulator.warmup import cache_is_warm, lineup_of
+
+    one_per_lineup = {lineup_of(r): r for r in rules if r.session is None}
+    for lineup, r in one_per_lineup.items():
+        if cache_is_warm(lineup):
+            to_columns(run_batch(r, np.zeros(1, np.int64), 0), encoded=True)
+
+
+@contextmanager
+def _preloading(spec: RunSpec, jobs: int, variants: Sequence[Variant]) -> Iterator[Any]:
+    """Start the loky workers now, each importing the engine (:func:`preload`), and yield the pending results;
+    :func:`_execute` waits for them before it submits chunks to the same (reused) workers. Yields None when
+    there is nothing to start: dask (started later, only when the run may proceed) or a single job (joblib
+    then runs in this process)."""
+    if spec.backend != "loky" or jobs == 1 or not spec.hands:
+        yield None
+        return
+    from joblib import Parallel, delayed
+
+    rules = [v.rules for v in variants]
+    pending = Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(preload)(os.getpid(), rules) for _ in range(jobs))
+    try:
+        yield pending
+        _drain(pending)  # nothing to run (a finished run resumed): let the workers finish importing
+    except Exception:
+        _drain(pending)  # aborting loky mid-dispatch can print a manager-thread traceback: wait instead
+        raise
+    finally:
+        with warnings.catch_warnings():  # Ctrl-C: closed unconsumed, joblib would warn in several lines
+            warnings.simplefilter("ignore", UserWarning)
+            pending.close()
+
+
+def _drain(pending: Any) -> None:
+    """Wait for the preload tasks (their errors surface, if at all, when chunks are run)."""
+    try:
+        for _ in pending:
+            pass
+    except Exception:  # noqa: S110 - a lost worker is reported by the chunks that need it
+        pass
+
+
+def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
     from joblib import Parallel, delayed
 
     if not any(r.n_pending for r in runs):
         return
+    if preloaded is not None:
+        try:
+            for _ in preloaded:  # the workers are up, the engine imported: chunks go to the same workers
+                pass
+        except Exception as exc:
+            if _worker_lost(exc):
+                raise RunError(WORKER_DIED) from None
+            raise
     by_name = {r.plan.variant.name: r for r in runs}
     parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
     results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
@@ -804,10 +864,6 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
-    from simulator.warmup import lineup_of, warm_up  # compile once here, before workers start (they load the cache)
-
-    warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
-    start = time.perf_counter()
     with ExitStack() as stack:
         locks = []
         opened = False
@@ -820,6 +876,11 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks, variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
+            # the run may proceed: workers start and import the engine while this process warms up and opens
+            preloaded = stack.enter_context(_preloading(spec, jobs, variants))
+            from simulator.warmup import lineup_of, warm_up  # compile once here, before workers run (they load it)
+
+            warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
             opened = True
             runs = [_open(p, spec) for p in plans]
         except BaseException:
@@ -827,9 +888,10 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
                 for lock in reversed(locks):
                     lock.undo()
             raise
+        start = time.perf_counter()
         stack.enter_context(_backend(spec, jobs))
         progress = stack.enter_context(_progress(runs, spec))
-        _execute(runs, spec, jobs, progress)
+        _execute(runs, spec, jobs, progress, preloaded)
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone) for r in runs]

@@ -230,28 +230,41 @@ def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None 
     summaries = run_variants(out_dir, variants, spec)
     atomic_write(out_dir / STUDY_FILE, (json.dumps(study_record(study, variants, n, overrides), indent=1,
                                                    ensure_ascii=False) + "\n").encode())
-    findings, differing = study_diagnostics(out_dir, variants[0].name) if diagnose else ([], {})
-    return StudyResult(out_dir, summaries, write_study_report(out_dir, variants[0].name) if report else None,
-                       findings, differing)
+    # the run is opened (and its files verified) once, and diagnosed once, for the terminal and the report
+    run = _open_run(out_dir) if diagnose or report else out_dir
+    findings, differing = study_diagnostics(run, variants[0].name) if diagnose else ([], {})
+    return StudyResult(out_dir, summaries, write_study_report(run, variants[0].name, findings if diagnose else None)
+                       if report else None, findings, differing)
 
 
-def study_diagnostics(run_dir: Path, baseline: str) -> tuple[list[Any], dict[str, tuple[int, int]]]:
-    """``analysis.diagnostics`` findings and, per variant, (hands differing from the baseline, hands compared);
-    nothing when that module is not installed."""
+def _open_run(out_dir: Path) -> Any:
+    """``analysis.load.open_run(out_dir)``, or ``out_dir`` itself when ``analysis`` is not installed."""
+    if importlib.util.find_spec("analysis.load") is None:
+        return out_dir
+    from analysis.load import open_run
+
+    return open_run(out_dir)
+
+
+def study_diagnostics(run: Any, baseline: str) -> tuple[list[Any], dict[str, tuple[int, int]]]:
+    """``analysis.diagnostics`` findings and, per variant, (hands differing from the baseline, hands compared)
+    of a run (its directory or an opened ``analysis.load.Run``); nothing when that module is not installed."""
     if importlib.util.find_spec("analysis.diagnostics") is None:
         return [], {}
     from analysis.diagnostics import diagnose, differing_hands
-    from analysis.load import open_run
+    from analysis.load import as_run
 
-    run = open_run(run_dir)
+    run = as_run(run)
     differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
     return diagnose(run, baseline), differing
 
 
-def write_study_report(run_dir: Path, baseline: str) -> Path | None:
-    """Call ``analysis.report.write_report`` when that module exists; None when it does not."""
+def write_study_report(run: Any, baseline: str, findings: list[Any] | None = None) -> Path | None:
+    """Call ``analysis.report.write_report`` on a run (its directory or an opened ``analysis.load.Run``; with
+    ``findings`` of ``analysis.diagnostics.diagnose`` when already computed) if that module exists; None when it
+    does not."""
     if importlib.util.find_spec("analysis.report") is None:
         return None
     from analysis.report import write_report
 
-    return write_report(run_dir, baseline, None)
+    return write_report(run, baseline, None, findings=findings)
