@@ -8,7 +8,9 @@ Two checks per variant, against the baseline, on the hands both logged:
 - **rule never fired**: for each rule key that differs from the baseline (from the manifests), a log-based count
   of the occasions on which that rule could act — 花猪 penalties paid, wins declined (the pass lock and 最后N张必胡
   act only after a decline), wins above the lower cap, wins with the 海底 flag, ... — in *either* arm. A count of
-  zero means the rule never mattered in these hands, whatever the report's intervals say.
+  zero means the rule never mattered in these hands, whatever the report's intervals say. Sessions too:
+  ``session.stop_when_broke`` with no session cut short, a ``session.dealer`` rule whose dealers all equal
+  rotate's, a ``session.bankroll`` that no balance ever exhausted.
 
 :func:`diagnose` returns one :class:`Finding` per problem; :func:`differing_hands` counts the hands on which a
 variant's play differs from the baseline's. ``xuezhan study`` prints the findings and the report shows them
@@ -266,6 +268,63 @@ def _seat_param(bot: str) -> Check:
     return check
 
 
+def _session_arms(arms: _Arms, wanted: Callable[[dict], bool]) -> list[tuple[str, dict]]:
+    """``(variant, session rules)`` of the arms that play sessions meeting ``wanted``."""
+    out = []
+    for v in (arms.baseline, arms.variant):
+        sess = arms.run.session(v)
+        if sess is not None and wanted(sess):
+            out.append((v, sess))
+    return out
+
+
+def _stopped_early(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    stopping = _session_arms(arms, lambda s: s.get("stop_when_broke") is True)
+    if not stopping:
+        return None
+    counts = []  # per arm: (sessions cut short, sessions)
+    for v, sess in stopping:
+        per = (arms.run.hands(v).group_by("session_id").agg(pl.len().alias("n"))
+               .select((pl.col("n") < sess["hands"]).sum().alias("short"), pl.len().alias("all")).collect())
+        counts.append((int(per["short"].item()), int(per["all"].item())))
+    if any(short for short, _ in counts):
+        return None
+    return _Silent("no session stopped early: no balance reached 0 before a session's last hand",
+                   max(n for _, n in counts), "sessions",
+                   "lower session.bankroll, lengthen the sessions (session.hands), or play for coins "
+                   "(session.money: coins, whose rake drains every balance)")
+
+
+def _dealer_rule(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    chained = _session_arms(arms, lambda s: s.get("dealer", "rotate") != "rotate")
+    if not chained:
+        return None
+    # rotate's sequence: the session's first dealer (a die, the same under every rule), then the next seat
+    first = pl.col("dealer").sort_by("hand_in_session").first().over("session_id")
+    off_rotation = pl.col("dealer") != (first + pl.col("hand_in_session")) % 4
+    n_off = sum(arms.run.hands(v).filter(off_rotation).select(pl.len()).collect().item() for v, _ in chained)
+    if n_off:
+        return None
+    rules = " / ".join(sorted({s["dealer"] for _, s in chained}))
+    return _Silent(f"under {rules} every hand was dealt by the seat that rotate would have chosen",
+                   arms.total("hands"), "hands",
+                   "the dealer rule only acts from a session's second hand on: play longer sessions "
+                   "(session.hands), or " + _MORE_HANDS)
+
+
+def _bankroll(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
+    funded = _session_arms(arms, lambda s: s.get("bankroll") is not None)
+    if not funded:
+        return None
+    if any(arms.run.players(v).filter(pl.col("bankroll") <= 0).select(pl.len()).collect().item()
+           for v, _ in funded):
+        return None
+    rolls = " / ".join(_show(int(b) if float(b).is_integer() else b) for b in (s["bankroll"] for _, s in funded))
+    return _Silent(f"no balance starting at {rolls} ever reached 0 (P(ruin) is 0)", arms.total("players"),
+                   "player-hands",
+                   "lower session.bankroll, or lengthen the sessions (session.hands)")
+
+
 # First matching pattern wins. Keys matching none have no log-based check.
 CHECKS: tuple[tuple[str, Check], ...] = (
     ("settlement.huazhu_*", _huazhu),
@@ -292,6 +351,9 @@ CHECKS: tuple[tuple[str, Check], ...] = (
     ("seats.*.steer_shanten", _seat_param(_VALUE_BOT)),
     ("seats.*.defend_wall", _seat_param(_DEFENSIVE_BOT)),
     *((f"seats.*.{p}", _seat_param(_EXPERT_BOT)) for p in ("defence", "ambition", "temperature", "tempo")),
+    ("session.stop_when_broke", _stopped_early),
+    ("session.dealer", _dealer_rule),
+    ("session.bankroll", _bankroll),
 )
 
 

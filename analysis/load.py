@@ -82,6 +82,22 @@ class Run:
         """The bot seated at each seat 0-3 (from the rule set; ``[]`` when the manifest has none)."""
         return [s.get("bot", "?") if isinstance(s, dict) else str(s) for s in self.rules(variant).get("seats", [])]
 
+    def seat_labels(self, variant: str) -> list[str]:
+        """Each seat's bot with the parameters that differ from their defaults (``simulator.rules.BotSpec``),
+        e.g. ``expert (temperature 0.5)``; a Python bot's ``params`` as ``key=value``. ``[]`` without seats."""
+        from simulator.rules import BotSpec  # plain data: the defaults of a seat, no engine
+
+        defaults = {k: f.default for k, f in BotSpec.model_fields.items() if k not in ("bot", "params")}
+        labels = []
+        for seat in self.rules(variant).get("seats", []):
+            if not isinstance(seat, dict):
+                labels.append(str(seat))
+                continue
+            changed = [f"{k} {v}" for k, v in seat.items() if k in defaults and v != defaults[k]]
+            changed += [f"{k}={v}" for k, v in (seat.get("params") or {}).items()]
+            labels.append(seat.get("bot", "?") + (f" ({', '.join(changed)})" if changed else ""))
+        return labels
+
     def economy(self, variant: str) -> dict[str, float]:
         """``{room_factor, rake}`` of a variant (manifest top level, else its rule set; defaults 1 and 0)."""
         eco = self.manifests[self.check(variant)].get("economy") or self.rules(variant).get("economy") or {}

@@ -194,7 +194,7 @@ def header_table(run: Run, baseline: str) -> pl.DataFrame:
             "hands_logged": counts.get(v, 0), "hands_planned": man.get("hands"),
             "complete": man.get("complete"), "seed": man.get("seed"), "duplicate": run.duplicate,
             "base": run.base(v), "room_factor": eco["room_factor"], "rake": eco["rake"],
-            "seats": ", ".join(run.bots(v)),
+            "seats": ", ".join(run.seat_labels(v)),
             "rules vs baseline": rule_differences(run, v, baseline)})
     return pl.DataFrame(rows, infer_schema_length=None)
 

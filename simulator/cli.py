@@ -141,12 +141,17 @@ _INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to co
 
 
 def _print_summaries(summaries) -> None:
+    """One line per variant, then the rate. Counts are hands actually played: under ``stop_when_broke`` a
+    session's hand ids after its stop are never played, so hand ids would overstate the work and the rate."""
     for s in summaries:
         for line in s.redone:
             typer.echo(f"warning: {s.name}: damaged chunk re-simulated: {line}", err=True)
-        typer.echo(f"{s.name}: {s.hands:,} hands in {s.path} ({s.hands_run:,} simulated now; "
-                   f"{s.rows['wins']:,} wins)")
-    ran, seconds = sum(s.hands_run for s in summaries), summaries[0].seconds
+        played = s.rows["hands"]
+        where = f"{played:,} hands" if s.sessions is None else f"{played:,} hands in {s.sessions:,} sessions"
+        if played != s.hands:
+            where += f" (of {s.hands:,} hand ids: sessions stopped early)"
+        typer.echo(f"{s.name}: {where} in {s.path} ({s.played_run:,} played now; {s.rows['wins']:,} wins)")
+    ran, seconds = sum(s.played_run for s in summaries), summaries[0].seconds
     if ran:
         typer.echo(f"simulated {ran:,} hands in {seconds:.1f} s ({ran / seconds:,.0f} hands/s)")
 

@@ -544,8 +544,8 @@ def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, s
 def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, src, tile,
                ctx, winners, n) -> None:
     """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each winner), then apply
-    ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns every kong ``src`` made this turn, ``transfer``
-    moves the income of the last of them (the kong whose replacement draw preceded the discard)."""
+    ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns, ``transfer`` moves, the income of the last kong
+    ``src`` made this turn (the kong whose replacement draw preceded the discard; seed 000: 这一个杠)."""
     kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
     g[G_WIN_EVENTS] += 1
     for j in range(n):
@@ -564,7 +564,7 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
         for i in range(g[G_CHAIN], g[G_NKONGS]):
             if kl[i, KL_MAKER] != src or kl[i, KL_STATUS] != KS_LIVE:
                 continue
-            if mode == DEAL_IN_REFUND:
+            if mode == DEAL_IN_REFUND and i == last:
                 return_kong(g, score, kl, events, i, KS_REFUNDED)
             elif mode == DEAL_IN_TRANSFER and i == last:
                 transfer_kong(g, score, kl, events, i, winners, n)

@@ -2,7 +2,7 @@
 
 Optional extra ``[rl]`` (``pip install xuezhan[rl]``: pettingzoo, gymnasium). Agents ``seat_0`` … ``seat_3``;
 seats given a compiled bot name in ``seats`` play inline and never appear as the agent to move. Actions are the
-integers of :mod:`simulator.state` (``Discrete(35)``); the observation is ``{"observation": int8[298],
+integers of :mod:`simulator.state` (``Discrete(35)``); the observation is ``{"observation": int8[414],
 "action_mask": int8[35]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
 each seat's change of net score (base units) caused by the step, for every seat.
 
@@ -24,14 +24,17 @@ from simulator.game import Hand
 from simulator.rules import BOT_INDEX, load_rules
 from simulator.state import DECISIONS, N_ACTIONS, N_KINDS, N_SEATS
 
-OBS_LEN = 27 + 4 * 27 + 4 * 27 + 4 * 4 + 4 + len(DECISIONS) + 27 + 1
+# 唱歌/跳舞 come last, so the offsets of the blocks before them are those of the 298-long layout they extend
+OBS_LEN = 27 + 4 * 27 + 4 * 27 + 4 * 4 + 4 + len(DECISIONS) + 27 + 1 + 4 * 2 + 4 * 27
 MELD_COUNT = {"pung": 3, "kong": 4, "concealed_kong": 4}
 
 
 def encode(obs: Observation) -> np.ndarray:
     """``int8[OBS_LEN]``: own concealed counts (27); per seat, observer first, melded counts (4×27; another's
     concealed kong is not shown) and discarded counts (4×27); declared void one-hot (4×4, slot 3 = none/unknown);
-    has won (4); decision one-hot (6); tile on offer one-hot (27); tiles left (1)."""
+    has won (4); decision one-hot (7, order of ``state.DECISIONS``); tile on offer one-hot (27); tiles left (1);
+    per seat, observer first, declared ready (4×2: 唱歌, 跳舞; both 0 = not declared) and the kinds a dancer
+    shows as its waits (4×27, 1 per kind; all 0 for a seat that has not danced)."""
     v = np.zeros(OBS_LEN, np.int8)
     v[:27] = obs.hand
     base = 27
@@ -58,6 +61,13 @@ def encode(obs: Observation) -> np.ndarray:
     if obs.tile >= 0:
         v[base + obs.tile] = 1
     v[base + 27] = obs.tiles_left
+    base += 28
+    for i in range(N_SEATS):
+        q = (obs.seat + i) % N_SEATS
+        declared = int(obs.declared[q])  # 0 none, 1 sing, 2 dance
+        if declared:
+            v[base + 2 * i + declared - 1] = 1
+        v[base + 8 + 27 * i + np.array(obs.shown[q], np.int64)] = 1
     return v
 
 

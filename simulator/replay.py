@@ -159,10 +159,9 @@ class HandState:
             v = self.void[seat]
             if self.strict_void and v >= 0 and tile // 9 != v and self.conc[seat][9 * v:9 * v + 9].sum() > 0:
                 self._fail(f"seat {seat} discards {tile} while holding tiles of its void suit {v}")
-            if self.declared[seat] and self.last_draw != (seat, tile):
-                self._fail(f"seat {seat} declared ready but discards {tile}, not the tile it drew")
             if self._locked(seat) and self.last_draw != (seat, tile):
-                self._fail(f"seat {seat} discards {tile} from its locked hand, not the tile it drew")
+                self._fail(f"seat {seat} discards {tile} from its locked hand ({self._locked(seat)}), "
+                           "not the tile it drew")
             self._take(seat, tile, 1, "discards")
             self.pool += 1
             self.last_discard = (seat, tile)
@@ -173,25 +172,20 @@ class HandState:
             self.declared[seat] = True
         elif typ == S.EV_PUNG:
             self._active(seat, "pungs")
-            if self.declared[seat]:
-                self._fail(f"seat {seat} declared ready but pungs")
             if self._locked(seat):
-                self._fail(f"seat {seat} pungs with its locked hand")
+                self._fail(f"seat {seat} pungs with its locked hand ({self._locked(seat)})")
             self._check_claim(seat, tile, a)
             self._take(seat, tile, 2, "pungs")
             self.pool -= 1
             self.melds[seat].append(("pung", tile))
         elif typ == S.EV_KONG:
             self._active(seat, "kongs")
-            if self.declared[seat] and (a != 3 or self.last_draw != (seat, tile)):
-                self._fail(f"seat {seat} declared ready but makes a kong other than a concealed one of its draw")
+            self._check_locked_kong(seat, tile, a)
             if a == 1:
                 self._check_claim(seat, tile, b)
                 self._take(seat, tile, 3, "konged")
                 self.pool -= 1
                 self.melds[seat].append(("kong", tile))
-            elif self._locked(seat) and self.last_draw != (seat, tile):
-                self._fail(f"seat {seat} konged {tile} from its locked hand, not the tile it drew")
             elif a == 2:
                 self._take(seat, tile, 1, "added to a kong")
                 i = self.melds[seat].index(("pung", tile))
@@ -211,8 +205,28 @@ class HandState:
         elif typ == S.EV_END:
             self.ended = True
 
-    def _locked(self, seat: int) -> bool:
-        return self.xueliu and self.has_won[seat]
+    def _locked(self, seat: int) -> str:
+        """Why the seat's hand is locked ('' when it is not): it declared ready (唱歌/跳舞), or it won under 血流
+        and plays on. Either way it only discards the tile it drew and never pungs (engine.locked and the
+        declared discard mask); the kongs each allows differ (:meth:`_check_locked_kong`)."""
+        if self.declared[seat]:  # a declared 血流 winner: the stricter lock of the two
+            return "declared ready"
+        return "won, plays on" if self.xueliu and self.has_won[seat] else ""
+
+    def _check_locked_kong(self, seat: int, tile: int, kind: int) -> None:
+        """A locked hand's kong: a declared hand only a concealed kong (kind 3) of the tile it drew; a 血流
+        winner also an added kong of its draw or an exposed kong of a discard (kind 1), which the engine allows
+        when the waits stay the same."""
+        why = self._locked(seat)
+        if not why:
+            return
+        declared = bool(self.declared[seat])
+        of_draw = self.last_draw == (seat, tile)
+        if (of_draw and (kind == 3 or not declared)) or (kind == 1 and not declared):
+            return
+        allowed = ("a concealed kong of the tile it drew" if declared
+                   else "a kong of the tile it drew or of a discard")
+        self._fail(f"seat {seat} konged {tile} from its locked hand ({why}), which allows only {allowed}")
 
     def _check_claim(self, seat: int, tile: int, src: int) -> None:
         if self.last_discard != (src, tile):

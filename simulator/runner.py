@@ -143,6 +143,8 @@ class RunSummary:
     rows: dict[str, int]
     seconds: float
     redone: list[str] = field(default_factory=list)
+    played_run: int = 0  # hands actually played now (fewer than hands_run when sessions stop early)
+    sessions: int | None = None  # whole sessions done, None without a session block
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -643,6 +645,7 @@ class _Run:
     pending: Iterable[tuple[int, int]]
     n_pending: int
     hands_run: int = 0
+    played_run: int = 0
     _dirty: bool = False
     _last_write: float = 0.0
     _write_cost: float = 0.0
@@ -670,6 +673,7 @@ class _Run:
         entry = mf.chunk_entry(res.first, res.last, res.rows, res.files)
         bisect.insort(self.manifest["chunks"], entry, key=lambda c: c["first"])
         self.hands_run += res.last - res.first + 1
+        self.played_run += res.rows["hands"]
         if time.monotonic() - self._last_write >= 10 * self._write_cost:
             self.write_manifest()
 
@@ -894,7 +898,9 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         _execute(runs, spec, jobs, progress, preloaded)
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
-                       dict(r.manifest["rows"]), wall, r.plan.redone) for r in runs]
+                       dict(r.manifest["rows"]), wall, r.plan.redone, r.played_run,
+                       None if r.plan.variant.rules.session is None
+                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands) for r in runs]
 
 
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:

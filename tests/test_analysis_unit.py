@@ -92,3 +92,18 @@ def test_report_says_walls(dup):
     table = next(obj for kind, cap, obj in evsec.items if kind == "table" and cap.startswith("By seat"))
     shown = present(table, dup)
     assert "walls" in shown.columns and "hands" in shown.columns and "n_units" not in shown.columns
+
+
+def test_report_seats_show_bot_parameters_that_differ_from_defaults(tmp_path):
+    from analysis.report import header_table
+    from simulator import runner
+
+    seats = ("seats=[{bot: expert, temperature: 0.5, defence: 1.5}, value, "
+             "{bot: 'simulator.agents:RandomBot', params: {seed: 3}}, greedy]")
+    spec = runner.RunSpec(hands=8, seed=1, jobs=1, progress=False)
+    runner.run_variants(tmp_path, [runner.Variant.load("chengdu", None, "plain"),
+                                   runner.Variant.load("chengdu", [seats], "tuned")], spec)
+    run = open_run(tmp_path)
+    tuned = ["expert (defence 1.5, temperature 0.5)", "value", "simulator.agents:RandomBot (seed=3)", "greedy"]
+    assert run.seat_labels("plain") == ["greedy"] * 4 and run.seat_labels("tuned") == tuned
+    assert header_table(run, "plain")["seats"].to_list() == [", ".join(["greedy"] * 4), ", ".join(tuned)]

@@ -109,6 +109,38 @@ def test_a_locked_hand_only_draws_and_discards_the_drawn_tile(played, mode):
         audit(log)  # the replay's audit checks the same locks
 
 
+@pytest.mark.parametrize("change", ["discard", "pung", "added_kong"])
+def test_the_audit_catches_a_declared_hand_that_changes(played, change):
+    from simulator.replay import EventLogError, HandState
+
+    rules, cols = played["sing"]
+
+    def declared_discards(events):  # indexes of discards made by a seat after it declared
+        declared = set()
+        for j, e in enumerate(events):
+            declared |= {e[1]} if e[0] == S.EV_DECLARE else set()
+            if e[0] == S.EV_DISCARD and e[1] in declared:
+                yield j
+
+    log, i = next((lg, j) for lg in logs(rules, cols, seed=5) for j in declared_discards(lg.events))
+    events = list(log.events)
+    seat = events[i][1]
+    drawn = events[i][2]
+    st = HandState(log, strict_void=False)
+    for e in events[:i]:
+        st.apply(e)
+    held = next(k for k in range(27) if k != drawn and st.conc[seat][k] > 0)
+    events[i] = {"discard": (S.EV_DISCARD, seat, held, 0, 0, 0),
+                 "pung": (S.EV_PUNG, seat, drawn, 0, (seat + 1) % 4, 0),
+                 "added_kong": (S.EV_KONG, seat, drawn, 0, 2, 0)}[change]
+    log.events[:] = events
+    expected = {"discard": "not the tile it drew", "pung": "pungs",
+                "added_kong": "allows only a concealed kong of the tile it drew"}[change]
+    with pytest.raises(EventLogError, match=rf"locked hand \(declared ready\).*{expected}|{expected}.*locked hand"
+                                            r" \(declared ready\)"):
+        audit(log)
+
+
 def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits():
     from simulator.engine import locked_kong_options
     from simulator.evaluate import wait_mask

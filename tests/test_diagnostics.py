@@ -122,3 +122,36 @@ def test_terminal_and_report_show_the_findings_first(tmp_path: Path, capsys):
     first_section = md.split("\n## ")[1]
     assert first_section.startswith("Check first") and "silent [settlement.huazhu_penalty]" in first_section
     assert "What to change" in first_section
+
+
+SESSION_STUDY = """
+name: evenings
+baseline: {rules: chengdu, set: {session.hands: 6}}
+variants:
+  - {name: deep, rules: chengdu, set: {session.hands: 6, session.bankroll: 1000000, session.stop_when_broke: true}}
+  - {name: one_hand, rules: chengdu, set: {session.hands: 1, session.dealer: first_winner}}
+  - {name: acts, rules: chengdu, set: {session.hands: 6, session.dealer: first_winner, session.bankroll: 10,
+                                       session.stop_when_broke: true}}
+hands: 48
+seed: 3
+chunk_size: 24
+"""
+
+
+def test_session_keys_that_never_acted_are_flagged(tmp_path: Path):
+    (tmp_path / "evenings.yaml").write_text(SESSION_STUDY)
+    run = open_run(run_study(tmp_path / "evenings.yaml", out_dir=tmp_path / "run", jobs=1, report=False,
+                             progress=False).out_dir)
+    found = by_variant(diagnose(run))
+    deep = found["deep"]
+    assert {"session.stop_when_broke", "session.bankroll"} <= set(deep)
+    assert "no session stopped early" in deep["session.stop_when_broke"].problem
+    assert "8 sessions" in deep["session.stop_when_broke"].problem
+    assert "session.bankroll" in deep["session.stop_when_broke"].advice
+    assert "ever reached 0" in deep["session.bankroll"].problem and "1000000" in deep["session.bankroll"].problem
+    one = found["one_hand"]["session.dealer"]
+    assert "first_winner" in one.problem and "rotate" in one.problem and "session.hands" in one.advice
+    # the same rules over sessions of 6 hands with a bankroll of 10: sessions stop, dealers follow the winners
+    hands = run.hands("acts").collect()
+    assert hands.height < 48 and (run.players("acts").filter(pl.col("bankroll") <= 0).collect().height > 0)
+    assert not {"session.stop_when_broke", "session.dealer", "session.bankroll"} & set(found.get("acts", {}))

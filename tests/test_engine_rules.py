@@ -149,6 +149,44 @@ def test_after_kong_deal_in(mode):
             assert t[winner] >= 0 and t[payer] <= 0
 
 
+def _paid_at_wins(cols: dict, component: int) -> np.ndarray:
+    """Per hand row: the money of ``component`` paid right after a win event (before play goes on)."""
+    out = np.zeros(len(cols["hands"]["hand_id"]), np.int64)
+    for row in range(len(out)):
+        at_win = False
+        for typ, _seat, _tile, amount, _a, b in events_of(cols, row):
+            at_win = typ == S.EV_WIN or (at_win and typ == S.EV_PAY)
+            if at_win and typ == S.EV_PAY and b == component:
+                out[row] += amount
+    return out
+
+
+def test_gangshangpao_refund_returns_that_kong_only():
+    """Seed 000: 开杠后打出的那一张放炮，这一个杠的刮风下雨收入需要退回 — the kong after which the discard came,
+    not the earlier kongs of the same turn; 呼叫转移 moves that same kong's income (seed 001: 刚才所杠牌所得)."""
+    refund = run(6000, record=True, kongs={"after_kong_deal_in": "refund"})
+    transfer = run(6000, record=True, kongs={"after_kong_deal_in": "transfer"})
+    back, moved = _paid_at_wins(refund, S.C_REFUND), _paid_at_wins(transfer, S.C_TRANSFER)
+    assert moved.sum() > 0 and np.array_equal(back, moved)
+    # some 杠上炮 followed a chain of two kongs by the discarder in one turn, so the test can tell the difference
+    chains = 0
+    for row in np.flatnonzero(moved):
+        run_, who, pending = 0, -1, 0  # kongs in a row by seat ``who``; chain length before the last discard
+        for typ, seat, _tile, _amount, _a, _b in events_of(transfer, row):
+            if typ == S.EV_KONG:
+                run_, who = (run_ + 1 if seat == who else 1), seat
+            elif typ == S.EV_DISCARD:
+                pending, run_, who = (run_ if seat == who else 0), 0, -1
+            elif typ == S.EV_WIN:
+                chains += pending >= 2
+                pending = 0
+            elif typ == S.EV_DRAW:
+                pending = 0
+                if seat != who:
+                    run_, who = 0, -1
+    assert chains > 0
+
+
 def test_after_kong_deal_in_changes_only_kong_money():
     a, b = run(kongs={"after_kong_deal_in": "keep"}), run(kongs={"after_kong_deal_in": "transfer"})
     only(differing(a, b), players={"score_transfer", "score_refund", "score_total"}, must={"score_transfer"})

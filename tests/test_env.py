@@ -51,3 +51,32 @@ def test_random_masked_play_always_finishes_and_is_zero_sum_over_all_seats():
         e.reset(seed=seed)
         totals = play(e, lambda env, agent, obs: int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         assert sum(totals.values()) == 0
+
+
+def test_the_observation_shows_who_declared_and_what_a_dancer_shows(tmp_path):
+    from simulator.env import OBS_LEN
+
+    (tmp_path / "dance.yaml").write_text("extends: chengdu\nname: dance\ndeclare_ready: dance\n")
+    e = XuezhanEnv(config=str(tmp_path / "dance.yaml"), seats=(None, "value", "value", "value"))
+    bot = agents.GreedyBot()
+    tail = OBS_LEN - 8 - 4 * 27  # the declare blocks come after the 298-long layout
+    seen_dancer = 0
+    for hand_id in range(8):
+        e.reset(seed=3, options={"hand_id": hand_id})
+        for agent in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            typed = e.observation_object(agent)
+            v = obs["observation"]
+            assert v.shape == (OBS_LEN,) and tail == 298
+            for i in range(4):  # block i is seat (observer + i)
+                q = (typed.seat + i) % 4
+                assert v[tail + 2 * i: tail + 2 * i + 2].tolist() == [typed.declared[q] == 1, typed.declared[q] == 2]
+                shown = np.flatnonzero(v[tail + 8 + 27 * i: tail + 8 + 27 * (i + 1)]).tolist()
+                assert shown == list(typed.shown[q])
+                assert bool(shown) == (typed.declared[q] == 2)  # a dancer shows its waits, nobody else does
+                seen_dancer += typed.declared[q] == 2
+            e.step(bot.act(typed))
+    assert seen_dancer > 0  # value seats dance in most hands: the blocks were exercised

@@ -21,7 +21,7 @@ import pandas as pd
 import polars as pl
 import pyarrow.dataset as ds
 import pytest
-from cli_helpers import cli_run
+from cli_helpers import cli_run, reference_fixture, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,16 +38,7 @@ def run(out: Path, *, hands: int = HANDS, chunk: int | None = CHUNK, **kw) -> ru
     return runner.simulate(runner.Variant.load("chengdu"), out, spec)
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != runner.LOCK_NAME}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ref")
-    run(out)
-    return out
+reference = reference_fixture(run)  # a clean single-process run
 
 
 @pytest.fixture

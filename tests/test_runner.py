@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import cli_run
+from cli_helpers import cli_run, reference_fixture, snapshot
 
 from simulator import runner
 from simulator.records import Coded
@@ -39,18 +39,7 @@ def run(out: Path, *, hands: int = HANDS, chunk: int | None = CHUNK, jobs: int =
     return runner.simulate(variant or make_variant(), out, spec)
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of a run (manifest and Parquet parts) by relative path, lock file excluded."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != runner.LOCK_NAME}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    """A clean single-process run: the bytes every other way of running must reproduce."""
-    out = tmp_path_factory.mktemp("ref")
-    run(out, jobs=1)
-    return out
+reference = reference_fixture(run)  # a clean single-process run
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -247,6 +247,16 @@ def test_runner_same_bytes_whatever_the_jobs_and_chunking(tmp_path: Path, capsys
     assert open_run(tmp_path / "a").hand_counts()["n_hands"].item() == a.height // 4
 
 
+def test_simulate_summary_counts_hands_played_not_hand_ids(tmp_path: Path, capsys):
+    sets = [x for o in BROKE for x in ("--set", o)]
+    code, out, _ = cli_run(["simulate", "chengdu", "--hands", str(4 * K), "--seed", str(SEED), "--jobs", "1",
+                            "--chunk-size", str(2 * K), "--quiet", *sets, "--out", str(tmp_path)], capsys)
+    played = pl.read_parquet(tmp_path / "variant=chengdu/hands/*.parquet").height
+    assert code == 0 and played < 4 * K  # some session stopped early
+    assert f"chengdu: {played} hands in 4 sessions (of {4 * K} hand ids: sessions stopped early)" in out
+    assert f"({played} played now;" in out and f"simulated {played} hands in" in out
+
+
 def test_logs_gain_session_columns_only_with_sessions(tmp_path: Path):
     _simulate(tmp_path / "s", [f"session.hands={K}"])
     _simulate(tmp_path / "p", [], chunk=12)
