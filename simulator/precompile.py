@@ -77,8 +77,10 @@ def _bots(simple: bool):
 # The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
 # halves call) first, then the own turn (draw, self-draw win, kongs); the second process meanwhile compiles what
 # needs none of that (bots, setup steps, log columns), then loads the pinned functions the parent has cached by then
-# and compiles the discard turn (discard, claims, wins on it). Measured: each half about
-# 15 s of CPU on a quiet core, and about 1 s of it compiled twice (benchmarks/engine.py --compile --warm-up).
+# and compiles the discard turn (discard, claims, wins on it). Measured on a quiet two-core machine
+# (benchmarks/engine.py --compile --warm-up, simple copy): 34 and 37 s of compile CPU in the two processes (6 s of
+# it on functions both compile: numba's own helpers mostly), then 7 s for the batch; 40-47 s wall in all, where the
+# earlier split (only the bots in the second process, the whole loop last) took 58 s.
 _SIDE_FIRST = (engine.exchange_three, engine.declare_voids, engine.start_hand, engine.write_outputs)
 _SIDE_THEN = (engine.offer_declare, engine.discard_turn)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options, engine.own_turn,
