@@ -77,16 +77,22 @@ def _pwin_table() -> np.ndarray:
 PWIN = _pwin_table()
 
 
-@njit(cache=True)
-def p_win(d, acc, unseen_total, n_draws, n_in) -> float:
-    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws)."""
+@njit(cache=True, inline="always")
+def _lookup(table, d, acc, unseen_total, n_draws, n_in) -> float:
+    """``table[d, acceptance bucket, draws, players in]`` (:data:`PWIN` or :data:`PWIN_UB`), clipped to its edges."""
     if d >= MAX_D or d < 0 or n_draws <= 0:
         return 0.0 if d >= 0 else 1.0
     qi = int(128.0 * acc / max(unseen_total, 1))
     if qi >= Q_STEPS:
         qi = Q_STEPS - 1
     n = min(n_draws, MAX_N - 1)
-    return PWIN[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
+    return table[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
+
+
+@njit(cache=True)
+def p_win(d, acc, unseen_total, n_draws, n_in) -> float:
+    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws)."""
+    return _lookup(PWIN, d, acc, unseen_total, n_draws, n_in)
 
 
 PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buckets up to each one
@@ -96,13 +102,7 @@ PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buc
 def p_win_bound(d, acc_ub, unseen_total, n_draws, n_in) -> float:
     """An upper bound of :func:`p_win` over every acceptance ≤ ``acc_ub`` (exact in floating point: the bucket
     index is monotone in the acceptance and :data:`PWIN_UB` is a running maximum over buckets)."""
-    if d >= MAX_D or d < 0 or n_draws <= 0:
-        return 0.0 if d >= 0 else 1.0
-    qi = int(128.0 * acc_ub / max(unseen_total, 1))
-    if qi >= Q_STEPS:
-        qi = Q_STEPS - 1
-    n = min(n_draws, MAX_N - 1)
-    return PWIN_UB[d, qi, n, min(n_in, N_PLAYERS_IN - 1)]
+    return _lookup(PWIN_UB, d, acc_ub, unseen_total, n_draws, n_in)
 
 
 @njit(cache=True)
