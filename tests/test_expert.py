@@ -147,6 +147,23 @@ def test_expert_ready_hand_discards_to_stay_ready():
     assert shanten(TABLE, c, no, no, 0, 2) == 0
 
 
+@pytest.mark.parametrize(("their_void", "wait"), [("m", "5m"), ("p", "5p")])
+def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
+    # 111m789m5m 111p789p5p: either 5 goes, leaving a single wait on the other, equally wide and worth the same.
+    # An opponent whose declared void is that wait's suit has to discard every copy it draws: wait there.
+    c = counts_from_str("1117895m1117895p")
+    g, ps, mt_all, nm_all = fresh_table_state()
+    ps[:, S.PS_VOID] = 2
+    ps[1, S.PS_VOID] = "mps".index(their_void)
+    no = np.zeros(4, np.int8)
+    params = load_rules("chengdu").to_arrays()
+    k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+                       legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
+                       bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
+    other = {"5m": "5p", "5p": "5m"}[wait]
+    assert k == parse_tiles(other)[0]
+
+
 def test_fast_acceptance_counts_exactly_what_acceptance_counts():
     rng = np.random.default_rng(3)
     for _ in range(400):

@@ -38,6 +38,7 @@ from simulator.bots.expert_value import (
     exit_value,
     held4,
     p_win,
+    ron_weights,
     shape_incomes,
     shapes_value,
     unseen_of,
@@ -80,6 +81,7 @@ from simulator.state import (
     N_TILES,
     PS_DISCARDED,
     PS_N,
+    PS_VOID,
     PS_WON,
     VOID_DECLARED,
     VOID_NONE,
@@ -109,6 +111,15 @@ def table_context(ps, seat, tiles_left):
 
 
 @njit(cache=True)
+def table_ron_weights(params, ps, seat):
+    """float64[3]: the opponents' discards that hit a wait of each suit (see
+    :func:`~simulator.bots.expert_value.ron_weights`), from the public voids (none under ``void_suit: none``)."""
+    out = np.empty(3, np.float64)
+    ron_weights(void_rule(params) != VOID_NONE, ps[:, PS_VOID], seat, ps[:, PS_WON], out)
+    return out
+
+
+@njit(cache=True)
 def unseen_total(conc, visible) -> float:
     u = 0.0
     for k in range(N_KINDS):
@@ -118,18 +129,19 @@ def unseen_total(conc, visible) -> float:
 
 @njit(cache=True)
 def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-               ready_bonus, qc, ks):
+               ready_bonus, qc, ks, ronw):
     """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
     acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
     plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
-    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit.
+    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit;
+    ``ronw``: the opponents' discards that hit a wait, per suit (:func:`~simulator.bots.expert_value.ron_weights`).
     Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
     if sh >= SHANTEN_NEVER:
         return 0.0, False
     acc = 4.0
     pay = inc[S_PLAIN]
     if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
-        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in)
+        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw)
         pay += inc[S_EXIT]
     elif draws != 0:
         acc = float(fast_acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
@@ -188,6 +200,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
+    ronw = table_ron_weights(params, ps, seat)
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
     dead_s = False
     for k in range(N_KINDS):
@@ -202,7 +215,8 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
             conc[k] -= 1
             # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
             v, shp = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                                ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9)
+                                ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9,
+                                ronw)
             conc[k] += 1
             if k // 9 == void:
                 dead_v, dead_s = v, shp
@@ -335,7 +349,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     sh = shanten(table, conc, mk, mt, nm, void)
     return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
                       ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), -1)[0]
+                      np.full(6, -1.0), -1, table_ron_weights(params, ps, seat))[0]
 
 
 @njit(cache=True)
