@@ -32,7 +32,6 @@ from simulator.bots.danger import opponent_threats, tile_risk
 from simulator.bots.expert_fast import fast_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
-    RON_SHARE,
     S_EXIT,
     S_PLAIN,
     exit_value,
@@ -445,7 +444,8 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
         return True
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
-    w = sd_sum = ron_sum = ok_w = ok_sum = 0.0
+    ronw = table_ron_weights(params, ps, seat)
+    w = sd_sum = r_w = ron_sum = ok_w = ok_sum = 0.0  # r_*: weighted by the opponents' discards that hit a wait
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
             continue
@@ -456,25 +456,28 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
         ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)
         sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)
         conc[k] -= 1
+        r = u * ronw[k // 9]  # discards that may hit it, per own draw (more in a suit an opponent must throw)
         w += u
+        r_w += r
         sd_sum += u * sd[5]
-        ron_sum += u * ron[5]
+        ron_sum += r * ron[5]
         if lock == LOCK_OFF or (lock == LOCK_SAME and k != tile) or (lock == LOCK_HIGHER and ron[1] > capped):
-            ok_w += u
-            ok_sum += u * ron[5]
+            ok_w += r
+            ok_sum += r * ron[5]
     if w <= 0.0:
         return True
-    p = w / (tiles_left + 13.0 * n_in)  # per own draw; unseen = the wall and the opponents' hands
+    unseen = tiles_left + 13.0 * n_in  # the wall and the opponents' hands
+    p = w / unseen  # per own draw
     rounds = float(n_draws)
     h_sd = p * rounds
-    h_ron = RON_SHARE * p * n_in * (rounds - LOCK_ROUNDS)
-    h_lock = RON_SHARE * p * n_in * LOCK_ROUNDS * ok_w / w  # the lock window: only allowed discard wins
-    h_free = RON_SHARE * p * n_in * LOCK_ROUNDS  # the same window without a lock
-    base = h_sd * sd_sum / w * n_in + h_ron * ron_sum / w
+    h_ron = r_w / unseen * (rounds - LOCK_ROUNDS)
+    h_lock = ok_w / unseen * LOCK_ROUNDS  # the lock window: only allowed discard wins
+    h_free = r_w / unseen * LOCK_ROUNDS  # the same window without a lock
+    base = h_sd * sd_sum / w * n_in + h_ron * ron_sum / r_w
     p_any = 1.0 - math.exp(-(h_sd + h_ron + h_lock))
     value = (base + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / (h_sd + h_ron + h_lock)
     # a lock only removes options: never value waiting under it above waiting without one
-    free = (1.0 - math.exp(-(h_sd + h_ron + h_free))) * (base + h_free * ron_sum / w) / (h_sd + h_ron + h_free)
+    free = (1.0 - math.exp(-(h_sd + h_ron + h_free))) * (base + h_free * ron_sum / r_w) / (h_sd + h_ron + h_free)
     total = h_sd + h_ron + h_lock
     wait = SURVIVE * min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
     now = float(points_of(capped, params))
