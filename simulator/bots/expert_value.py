@@ -9,7 +9,8 @@ its own acceptance (unseen tiles that bring it one step closer). The value of a 
 and the hand is worth its best shape (the big shapes scaled by the seat's ``ambition``). ``P_win`` comes from
 :data:`PWIN`, a small table computed once at import by a Markov model: each own draw improves the hand with
 probability acceptance/unseen, and once ready a hand wins on its own
-draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw); steps after the first use a
+draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw, ``RON_VOID`` for a ready hand's
+wait in the suit that opponent declared void: :func:`ron_weights`); steps after the first use a
 typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``). (Scaling the later steps with the first
 step's acceptance instead measured worse against greedy.) The income is exact under the
 active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
