@@ -80,7 +80,6 @@ from simulator.state import (
     N_TILES,
     PS_DISCARDED,
     PS_N,
-    PS_VOID,
     PS_WON,
     VOID_DECLARED,
     VOID_NONE,
@@ -107,15 +106,6 @@ def table_context(ps, seat, tiles_left):
             n_in += 1
     n_draws = (tiles_left + n_in) // (n_in + 1)
     return n_in, n_draws
-
-
-@njit(cache=True)
-def table_ron_weights(params, ps, seat):
-    """float64[3]: the opponents' discards that hit a wait of each suit (see
-    :func:`~simulator.bots.expert_value.ron_weights`), from the public voids (none under ``void_suit: none``)."""
-    out = np.empty(3, np.float64)
-    ron_weights(void_rule(params) != VOID_NONE, ps[:, PS_VOID], seat, ps[:, PS_WON], out)
-    return out
 
 
 @njit(cache=True)
@@ -199,7 +189,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
-    ronw = table_ron_weights(params, ps, seat)
+    ronw = ron_weights(params, ps, seat)
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
     dead_s = False
     for k in range(N_KINDS):
@@ -348,7 +338,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     sh = shanten(table, conc, mk, mt, nm, void)
     return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
                       ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), -1, table_ron_weights(params, ps, seat))[0]
+                      np.full(6, -1.0), -1, ron_weights(params, ps, seat))[0]
 
 
 @njit(cache=True)
@@ -444,7 +434,7 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
         return True
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
-    ronw = table_ron_weights(params, ps, seat)
+    ronw = ron_weights(params, ps, seat)
     w = sd_sum = r_w = ron_sum = ok_w = ok_sum = 0.0  # r_*: weighted by the opponents' discards that hit a wait
     for k in range(N_KINDS):
         if not (waits >> k) & 1:

@@ -35,7 +35,7 @@ from simulator.scoring import (
     points_of,
     score_flags,
 )
-from simulator.state import N_KINDS
+from simulator.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
 RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
 RON_VOID = 1.0         # ... but every time for a wait in a suit that opponent has declared void (it must throw it)
@@ -96,7 +96,7 @@ def _lookup(table, d, acc, unseen_total, n_draws, n_in) -> float:
     qi = int(x)
     lo = table[d, qi, n, m]
     hi = table[d, qi + 1, n, m]
-    return min(lo + (x - qi) * (hi - lo), hi) if hi >= lo else lo + (x - qi) * (hi - lo)
+    return min(lo + (x - qi) * (hi - lo), hi)  # both tables rise with the acceptance; min: rounding stays ≤ hi
 
 
 @njit(cache=True)
@@ -333,24 +333,24 @@ def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, 
 
 
 @njit(cache=True)
-def ron_weights(void_declared, ps_void, seat, won, out) -> None:
-    """``out[s]`` (float64[3]): how many opponents' discards a wait in suit ``s`` is hit by, per own draw, in units
-    of a blind draw: :data:`RON_SHARE` per opponent still in, :data:`RON_VOID` for one whose declared void is
-    ``s`` (it discards every tile of that suit it holds or draws: Sichuan players wait on others' 缺门 for this).
-    ``void_declared``: the rules make voids public (declared, or declared_lenient); ``ps_void[q]``, ``won[q]``:
-    opponent q's declared void and whether it has won.
+def ron_weights(params, ps, seat):
+    """float64[3]: how many opponents' discards a wait in suit ``s`` is hit by, per own draw, in units of a blind
+    draw: :data:`RON_SHARE` per opponent still in, :data:`RON_VOID` for one whose declared void is ``s`` (it
+    discards every tile of that suit it holds or draws: Sichuan players wait on others' 缺门 for this). Voids are
+    public under ``declared`` and ``declared_lenient``; under ``none`` every opponent counts RON_SHARE.
 
     Measured (paired, 6,000 walls × 4, seed 7, one expert among three greedy): +0.024 ± 0.006 base units per
     player-hand. Weighting the other waits too did not pay: a kind the opponent has discarded before counted as
     a void tile (+0.017 ± 0.008 instead), terminals ×1.5 and 2/8 ×1.25 (+0.015 ± 0.009), both (+0.006 ± 0.010);
     RON_VOID 1.5 or 2.0 instead of 1.0 measured the same within noise (+0.025, +0.028 ± 0.008)."""
-    for s in range(3):
-        out[s] = 0.0
-    for q in range(ps_void.shape[0]):
-        if q == seat or won[q]:
+    public = void_rule(params) != VOID_NONE
+    out = np.zeros(3, np.float64)
+    for q in range(N_SEATS):
+        if q == seat or ps[q, PS_WON]:
             continue
         for s in range(3):
-            out[s] += RON_VOID if void_declared and ps_void[q] == s else RON_SHARE
+            out[s] += RON_VOID if public and ps[q, PS_VOID] == s else RON_SHARE
+    return out
 
 
 @njit(cache=True)
