@@ -23,20 +23,17 @@ import argparse
 
 import numpy as np
 from numba import njit
+from table_states import discards, recorded_hands
 
-from simulator import records
 from simulator import state as S
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
-from simulator.engine import run_batch
-from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
+from simulator.evaluate import wait_mask
 from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
-from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, void_rule
+from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
 from simulator.tables import suit_table
-from simulator.tiles import counts_from_str
 
 LOCK_OFF, LOCK_SAME = PASS_LOCKS.index("off"), PASS_LOCKS.index("same_tile")
-WALL = S.N_TILES - 13 * S.N_SEATS - 1  # tiles left after the deal
 N_FEAT = 21
 FEATURES = ("bias", "draws", "draws²", "melds", "tiles_left", "terminal", "rank_2_8", "passed", "own_discard",
             "suji", "unseen", "unseen_0", "suit_discards", "flush_suit", "flush_other", "melds_in_suit",
@@ -108,77 +105,6 @@ def p_deal_in(ps, mt, nm, q, k, unseen, tiles_left, feat) -> float:
 
 
 
-def hand_samples(params, table, dealt, events, xs, ys) -> None:
-    """Replay one hand's events; append (features, label) rows for every held kind at every discard."""
-    conc = np.array([counts_from_str(d) for d in dealt], np.int8)
-    ps = np.zeros((S.N_SEATS, S.PS_N), np.int64)
-    ps[:, S.PS_VOID] = -1
-    mk = np.zeros((S.N_SEATS, 4), np.int8)
-    mt = np.zeros((S.N_SEATS, 4), np.int8)
-    nm = np.zeros(S.N_SEATS, np.int64)
-    visible = np.zeros(S.N_KINDS, np.int64)
-    left = WALL
-    evoid = [-1] * S.N_SEATS
-    feat = np.empty(N_FEAT, np.float64)
-    declared = void_rule(params) != S.VOID_NONE
-    last_win_tile_taken = False
-    lock = [-1] * S.N_SEATS  # the tile a seat declined since its last draw (its pass lock), or -1
-    for typ, seat, tile, _amount, a, _b in events:
-        if typ == S.EV_EXCHANGE:
-            conc[seat, tile] -= 1
-            conc[a, tile] += 1
-        elif typ == S.EV_VOID:
-            ps[seat, S.PS_VOID] = a
-            evoid[seat] = a if declared else -1
-        elif typ == S.EV_DRAW:
-            conc[seat, tile] += 1
-            ps[seat, S.PS_NDRAWS] += 1
-            ps[seat, S.PS_SAFE] = 0
-            lock[seat] = -1
-            left -= 1
-        elif typ == S.EV_DISCARD:
-            sample(params, table, conc, ps, mk, mt, nm, visible, evoid, lock, seat, left, feat, xs, ys)
-            conc[seat, tile] -= 1
-            visible[tile] += 1
-            ps[seat, S.PS_DISCARDED] |= 1 << tile
-            for q in range(S.N_SEATS):
-                if q != seat:
-                    ps[q, S.PS_SAFE] |= 1 << tile
-            last_win_tile_taken = False
-        elif typ == S.EV_PUNG:
-            conc[seat, tile] -= 2
-            mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_PUNG, tile
-            nm[seat] += 1
-            visible[tile] += 2
-        elif typ == S.EV_KONG:
-            ps[seat, S.PS_NKONGS] += 1
-            if a == 1:
-                conc[seat, tile] -= 3
-                mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_KONG, tile
-                nm[seat] += 1
-                visible[tile] += 3
-            elif a == 2:
-                conc[seat, tile] -= 1
-                for i in range(nm[seat]):
-                    if mt[seat, i] == tile:
-                        mk[seat, i] = MELD_KONG
-                visible[tile] += 1
-            else:  # 暗杠: face down, unseen by the others
-                conc[seat, tile] -= 4
-                mk[seat, nm[seat]], mt[seat, nm[seat]] = MELD_CKONG, tile
-                nm[seat] += 1
-        elif typ == S.EV_DECLINE and a != S.WK_SELF_DRAW:
-            lock[seat] = tile
-        elif typ == S.EV_ROBBED:
-            conc[seat, tile] -= 1
-            visible[tile] += 1
-        elif typ == S.EV_WIN:
-            ps[seat, S.PS_WON] = 1
-            if a != S.WK_SELF_DRAW and not last_win_tile_taken:
-                visible[tile] -= 1
-                last_win_tile_taken = True
-
-
 def sample(params, table, conc, ps, mk, mt, nm, visible, evoid, lock, d, left, feat, xs, ys) -> None:
     """Rows for seat d's discard choices. The label is "q may win on k now": k completes q's 13 tiles and q
     is not under a pass lock (it declined a discard win since its last draw: under ``same_tile`` only that
@@ -206,23 +132,16 @@ def collect(hands: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     xs: list[np.ndarray] = []
     ys: list[int] = []
     hid: list[int] = []
+    feat = np.empty(N_FEAT, np.float64)
     for li, seats in enumerate(("greedy, greedy, greedy, greedy", "expert, greedy, expert, greedy")):
         rules = load_rules("chengdu", [f"seats=[{seats}]"])
         params = rules.to_arrays()
-        for start in range(0, hands, 250):
-            ids = np.arange(start, min(hands, start + 250), dtype=np.int64)
-            raw = run_batch(rules, ids, seed, record=True)
-            out = records.to_columns(raw)
-            ev = records.event_columns(raw)
-            dealt = np.asarray(out["players"]["dealt"]).astype(str).reshape(-1, S.N_SEATS)
-            rows = np.asarray(ev["hand_row"])
-            bounds = np.searchsorted(rows, np.arange(len(ids) + 1))
-            cols = [np.asarray(ev[f]).tolist() for f in records.EVENT_FIELDS]
-            for h in range(len(ids)):
-                lo, hi = bounds[h], bounds[h + 1]
-                n0 = len(ys)
-                hand_samples(params, table, dealt[h], zip(*(c[lo:hi] for c in cols), strict=True), xs, ys)
-                hid.extend([li * hands + int(ids[h])] * (len(ys) - n0))
+        for h, dealt, events, _players in recorded_hands(rules, hands, seed):
+            n0 = len(ys)
+            for _i, (_typ, seat, _tile, *_), st in discards(params, dealt, events):
+                sample(params, table, st.conc, st.ps, st.mk, st.mt, st.nm, st.visible, st.evoid, st.lock, seat,
+                       st.left, feat, xs, ys)
+            hid.extend([li * hands + h] * (len(ys) - n0))
     return np.array(xs), np.array(ys, np.float64), np.array(hid, np.int64)
 
 
