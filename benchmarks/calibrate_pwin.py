@@ -138,7 +138,8 @@ def logloss(p: np.ndarray, y: np.ndarray) -> float:
 
 SHIPPED = {"ready_scale": 1.0, "ready_add": 0.0, "first_scale": 1.0, "first_add": 0.0,
            "step1": ev.TYP_ACC / ev.TYP_UNSEEN, "step2": ev.TYP_ACC / ev.TYP_UNSEEN,
-           "step3": ev.TYP_ACC / ev.TYP_UNSEEN, "wait": ev.TYP_WAIT / ev.TYP_UNSEEN, "end1": 0.0, "end2": 0.0}
+           "step3": ev.TYP_ACC / ev.TYP_UNSEEN, "wait": ev.TYP_WAIT / ev.TYP_UNSEEN, "end1": ev.END_RATE[1],
+           "end2": ev.END_RATE[2]}
 
 
 def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, step3, wait, end1, end2):

@@ -11,7 +11,8 @@ and the hand is worth its best shape (the big shapes scaled by the seat's ``ambi
 probability acceptance/unseen, and once ready a hand wins on its own
 draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw, ``RON_VOID`` for a ready hand's
 wait in the suit that opponent declared void: :func:`ron_weights`); steps after the first use a
-typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``). (Scaling the later steps with the first
+typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``); with one or two opponents still in, the hand
+may end first (``END_RATE``). (Scaling the later steps with the first
 step's acceptance instead measured worse against greedy.) The income is exact under the
 active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
 for the shape's flags, weighting self-draw (every opponent still in pays) against a discard win (one payer).
@@ -42,6 +43,13 @@ RON_VOID = 1.0         # ... but every time for a wait in a suit that opponent h
 TYP_ACC = 8.0          # acceptance assumed for improvement steps after the first (tiles)
 TYP_WAIT = 5.0         # tiles waited on once ready, for steps beyond the first
 TYP_UNSEEN = 50.0      # unseen tiles assumed for those later steps
+# With one or two opponents still in, the hand ends as soon as they have won (three winners): per own draw, the
+# chance it ends first, by opponents still in. Without it P(win) was 0.49 where 0.36 was observed with one
+# opponent in (benchmarks/calibrate_pwin.py), and a slow hand looked as good late as early; the rates are tuned
+# against greedy (paired, 24,000 walls × 4, seeds 7 and 11): 0.09/0.03 +0.011 ± 0.002 and +0.015 ± 0.002,
+# 0.15/0.05 +0.009 and +0.006 more, 0.25/0.08 +0.005 and +0.003 more, 0.4/0.12 +0.003 ± 0.002 and +0.001 more.
+# (A forecast fitted to outcomes would take 0.09/0.03: the larger rates make the expert play faster late.)
+END_RATE = (0.0, 0.4, 0.12, 0.0)
 Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/128 (0 … 0.49)
 MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
 MAX_N = 28             # own draws left 0..27
@@ -50,7 +58,8 @@ N_PLAYERS_IN = 4       # opponents still in: 0..3
 
 def _pwin_table() -> np.ndarray:
     """``float32[MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN]``: P(complete within n own draws | distance d, first-step
-    acceptance ratio q, m opponents still in). Distance d needs d improvements then the winning tile."""
+    acceptance ratio q, m opponents still in). Distance d needs d improvements then the winning tile, before
+    the hand ends without this seat (:data:`END_RATE` per draw)."""
     out = np.zeros((MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN), np.float32)
     q = np.arange(Q_STEPS) / 128.0
     for m in range(N_PLAYERS_IN):
@@ -66,6 +75,7 @@ def _pwin_table() -> np.ndarray:
             state = np.zeros((d + 2, Q_STEPS))
             state[0] = 1.0
             for n in range(1, MAX_N):
+                state[:d + 1] *= 1.0 - END_RATE[m]
                 new = state.copy()
                 for j in range(d + 1):
                     moved = state[j] * steps[j]
