@@ -382,7 +382,8 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
     wins[i, W_RECEIVED] = pts * n_payers
     wins[i, W_TURN] = g[G_TURNS]
     wins[i, W_NMELDS] = nm[w]
-    wconc[i, :] = conc[w, :]
+    for k in range(N_KINDS):  # loops, not slice copies: each shaped copy adds a compiled shape check
+        wconc[i, k] = conc[w, k]
     for j in range(4):  # slots past nm may hold a bot's scratch meld (it tries claims in place): not copied
         wmk[i, j] = mk[w, j] if j < nm[w] else 0
         wmt[i, j] = mt[w, j] if j < nm[w] else 0
@@ -921,7 +922,9 @@ def start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, 
     shuffle_int8(wall, rngs[0:1])
     g[G_DEALER] = dealer
     deal(wall, conc, g, events, dealer)
-    dealt[:, :] = conc[:, :]
+    for s in range(N_SEATS):  # a loop, not dealt[:, :] = conc: that compiles a shape check (~1 s cold)
+        for k in range(N_KINDS):
+            dealt[s, k] = conc[s, k]
     pc[:] = 0
     pc[PC_STAGE] = STAGE_SETUP
 
@@ -1119,7 +1122,8 @@ def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dea
             for j in range(g[state.G_NEV]):
                 if ne < ev_out.shape[0]:
                     ev_out[ne, 0] = i
-                    ev_out[ne, 1:] = events[j, :]
+                    for c in range(state.EV_W):  # not a slice copy (a compiled shape check)
+                        ev_out[ne, 1 + c] = events[j, c]
                 ne += 1
     return nw, ne
 
@@ -1129,7 +1133,8 @@ def seat_params(bot_par, bpar, s, b) -> None:
     """Copy spec ``b``'s parameter row to seat ``s`` (nothing to copy for a simple line-up: ``bot_par`` None)."""
     if bot_par is None:
         return
-    bpar[s, :] = bot_par[b, :]
+    for c in range(bpar.shape[1]):  # not a slice copy (a compiled shape check)
+        bpar[s, c] = bot_par[b, c]
 
 
 def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
@@ -1187,16 +1192,20 @@ def write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_ou
     write_hand(i, g, h_out)
     for s in range(N_SEATS):
         write_player(4 * i + s, s, g, ps, score, wins, p_out)
-        dealt_out[4 * i + s, :] = dealt[s, :]
+        for k in range(N_KINDS):  # loops, not slice copies: each shaped copy adds a compiled shape check
+            dealt_out[4 * i + s, k] = dealt[s, k]
     for j in range(g[G_NWINS]):
         if nw >= w_out.shape[0]:  # the caller regrows the buffers and replays the batch
             nw += 1
             continue
-        w_out[nw, :] = wins[j, :]
+        for c in range(state.W_N):
+            w_out[nw, c] = wins[j, c]
         w_hand[nw] = i
-        wconc_out[nw, :] = wconc[j, :]
-        wmk_out[nw, :] = wmk[j, :]
-        wmt_out[nw, :] = wmt[j, :]
+        for k in range(N_KINDS):
+            wconc_out[nw, k] = wconc[j, k]
+        for m in range(4):
+            wmk_out[nw, m] = wmk[j, m]
+            wmt_out[nw, m] = wmt[j, m]
         nw += 1
     return nw
 
