@@ -161,9 +161,16 @@ def profile_warm_up(seats: list[str]) -> None:
         code = _SIDE_PROFILE.format(here=os.path.dirname(os.path.abspath(__file__)), out=out,
                                     side=warmup._SIDE.format(simple=simple))
         t0 = time.perf_counter()
-        side = subprocess.Popen([sys.executable, "-c", code])
+        side = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         precompile.precompile_core(simple)
         core = rec.take()
+        t_core = time.perf_counter()
+        warmup.wait_ready(side)
+        t_ready = time.perf_counter()
+        precompile.precompile_batch(simple)
+        batch = rec.take()
+        t_batch = time.perf_counter()
+        side.stdout.close()
         side.wait()
         t1 = time.perf_counter()
         tables.suit_table()
@@ -172,12 +179,14 @@ def profile_warm_up(seats: list[str]) -> None:
         t2 = time.perf_counter()
         with open(out) as fh:
             second = json.load(fh)
-    twice = sum(v for k, v in second.items() if k in core)
-    print(f"cold warm-up ({'simple' if simple else 'full'} copy): {t2 - t0:.1f} s wall — both processes "
-          f"{t1 - t0:.1f} s, then the batch {t2 - t1:.1f} s")
+    twice = sum(v for k, v in second.items() if k in core or k in batch)
+    print(f"cold warm-up ({'simple' if simple else 'full'} copy): {t2 - t0:.1f} s wall — parent's half "
+          f"{t_core - t0:.1f} s, second process ready at {t_ready - t0:.1f} s, batch until {t_batch - t0:.1f} s, "
+          f"second process done at {t1 - t0:.1f} s, then the first hand {t2 - t1:.1f} s")
     print(f"  compile CPU: parent {sum(core.values()):.1f} s, second process {sum(second.values()):.1f} s "
-          f"(of which {twice:.1f} s on functions the parent compiled too), batch {sum(last.values()):.1f} s")
-    for label, times in (("parent", core), ("second", second), ("batch", last)):
+          f"(of which {twice:.1f} s on functions the parent compiled too), batch {sum(batch.values()):.1f} s, "
+          f"left for the first hand {sum(last.values()):.1f} s")
+    for label, times in (("parent", core), ("second", second), ("batch", batch), ("left", last)):
         top = sorted(times.items(), key=lambda x: -x[1])[:5]
         print(f"  {label:7s} " + ", ".join(f"{k} {v:.1f}" for k, v in top))
 

@@ -536,8 +536,9 @@ def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, s
         if lock_blocks(params, ps, q, tile, capped):
             log_event(events, g, EV_LOCKED, q, tile, capped, 0, 0)
             continue
-        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, q, capped, False, tiles_left(g), tile,
-                                                          src, table, params, ps, conc, mk, mt, nm)
+        # np.bool_: a literal False would compile takes_win once more (own_turn passes True)
+        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, q, capped, np.bool_(False), tiles_left(g),
+                                                          tile, src, table, params, ps, conc, mk, mt, nm)
         if take < 0:
             return 0  # paused: the caller sees io[DP_STATUS] and rolls the step back
         if take:
@@ -818,8 +819,8 @@ def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
         res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
-        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, cur, res[1], True, tiles_left(g),
-                                                          win_tile, -1, table, params, ps, conc, mk, mt, nm)
+        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, cur, res[1], np.bool_(True), tiles_left(g),
+                                                          win_tile, np.int64(-1), table, params, ps, conc, mk, mt, nm)
         if take < 0:
             return HAND_OVER, cur
         if take:

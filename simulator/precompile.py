@@ -46,8 +46,12 @@ def arg_types(simple: bool) -> dict:
                   bots=np.zeros(N_SEATS, np.int64), winners=np.zeros(N_SEATS, np.int64),
                   sh_buf=np.zeros(N_KINDS, np.int64), dealt=np.zeros((N_SEATS, N_KINDS), np.uint8),
                   bpar=engine.lineup_params(np.full(N_SEATS, BOT_INDEX["greedy" if simple else "expert"]),
-                                            np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))[1])
+                                            np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))[1],
+                  bot_ids=np.zeros(N_SEATS, np.int64), wall_seeds=np.zeros(1, np.uint64),
+                  bot_seeds=np.zeros(1, np.uint64), dealers=one, rotations=one,
+                  ev_out=np.zeros((1, 1 + state.EV_W), np.int32))  # play_batch's own arguments (run_batch)
     types = {name: typeof(a) for name, a in arrays.items()}
+    types["bot_par"] = nt.none if simple else M_I64
     types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
     types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT)
     return types
@@ -75,16 +79,16 @@ def _bots(simple: bool):
 
 
 # The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
-# halves call) first, then the own turn (draw, self-draw win, kongs); the second process meanwhile compiles what
-# needs none of that (bots, setup steps, log columns), then loads the pinned functions the parent has cached by then
-# and compiles the discard turn (discard, claims, wins on it). Measured on a quiet two-core machine
-# (benchmarks/engine.py --compile --warm-up, simple copy): 34 and 37 s of compile CPU in the two processes (6 s of
-# it on functions both compile: numba's own helpers mostly), then 7 s for the batch; 40-47 s wall in all, where the
-# earlier split (only the bots in the second process, the whole loop last) took 58 s.
-_SIDE_FIRST = (engine.exchange_three, engine.declare_voids, engine.start_hand, engine.write_outputs)
-_SIDE_THEN = (engine.offer_declare, engine.discard_turn)
+# halves call) first, then the own turn (draw, self-draw win, kongs) and the deal; the second process meanwhile
+# compiles what needs none of that (bots, setup steps), then loads the pinned functions the parent has cached by then
+# and compiles the discard turn (discard, claims, wins on it) and the end of the hand. It then tells the parent
+# (:data:`READY` on its stdout), which compiles the batch (:func:`precompile_batch`) while the second process
+# compiles what runs outside the batch: the log columns and the seeds (simulator.records, simulator.rng).
+_SIDE_FIRST = (engine.exchange_three, engine.declare_voids)
+_SIDE_THEN = (engine.discard_turn, engine.finish)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options, engine.own_turn,
-         engine.finish)
+         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_step)
+READY = "precompile: the loop's callees are cached"
 
 
 def _plan(fns, simple: bool):
@@ -132,27 +136,41 @@ def pin_signatures(first: int | None = None, *, unless_cached=None) -> None:
 
 
 def precompile_core(simple: bool = True) -> None:
-    """The parent's share of a cold warm-up: the pinned functions, :func:`core_plan` and the seeds."""
+    """The parent's share of a cold warm-up before the batch: the pinned functions and :func:`core_plan`."""
     pin_signatures()
     _compile(core_plan(simple))
-    engine.deal_seeds(0, np.zeros(1, np.int64))
+
+
+def batch_plan(simple: bool = True):
+    """``(function, argument types)`` of the batch itself (:func:`simulator.engine.play_batch`, as run_batch calls
+    it), which the parent compiles once both halves are cached."""
+    return _plan((engine.play_batch,), simple)
+
+
+def precompile_batch(simple: bool = True) -> None:
+    _compile(batch_plan(simple))
 
 
 def precompile_side(simple: bool = True) -> None:
-    """The second process of a cold warm-up: :func:`side_plan` and the log columns' formatting."""
+    """The second process of a cold warm-up: :func:`side_plan`, then (after printing :data:`READY`, the parent's
+    cue to compile the batch) the log columns' formatting and the seeds, which run outside the batch."""
     plan = side_plan(simple)
     first = len(_bots(simple)) + len(_SIDE_FIRST)
     pin_signatures(3)
     _compile(plan[:first])
-    _log_columns()
     pin_signatures()  # by now mostly cached by the parent: loaded, not compiled again
     _compile(plan[first:])
+    print(READY, flush=True)
+    _log_columns()
+    engine.deal_seeds(0, np.zeros(1, np.int64))
 
 
 def _log_columns() -> None:
-    """Compile the log columns' string formatting (simulator.records), on a blank hand."""
+    """Compile the log columns' string formatting (simulator.records), on a blank hand. Two win rows, not one: a
+    column of a one-row array is contiguous, so numba would type it (and compile the formatting) differently from
+    the real tables' strided columns."""
     raw = engine.empty_raw(*(np.zeros(1, np.int64),) * 3)
-    engine.trim_raw(raw, 1)
-    raw["events"] = np.zeros((1, 1 + state.EV_W), np.int32)
+    engine.trim_raw(raw, 2)
+    raw["events"] = np.zeros((2, 1 + state.EV_W), np.int32)
     records.to_columns(raw)
     records.event_columns(raw)

@@ -87,28 +87,41 @@ _SIDE = "from simulator import precompile, tables; tables.suit_table(); precompi
 def _run_once(engine, tables, simple: bool = True) -> None:
     """One hand through the whole path a worker takes (table, seeds, engine, log columns) for one line-up.
 
-    Two processes share a cold compilation: a child builds the suit table and compiles the bots and the
-    setup steps and the discard turn (:func:`simulator.precompile.precompile_side`) while this one compiles the
-    functions the loop calls with constants, the settlement and the own turn (``precompile_core``); then this one
-    compiles the loop
-    itself, loading the child's half from the cache. If the child fails, this one compiles everything."""
+    Two processes share a cold compilation: a child builds the suit table and compiles the bots, the setup steps,
+    the discard turn and the end of the hand (:func:`simulator.precompile.precompile_side`) while this one compiles
+    the functions the loop calls with constants, the settlement, the own turn and the deal (``precompile_core``);
+    when the child says its half is cached this one compiles the batch (loading the child's half from the cache)
+    while the child compiles the log columns and the seeds. If the child fails, this one compiles everything."""
     from simulator import precompile
     from simulator.rules import load_rules
 
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
-        side = subprocess.Popen([sys.executable, "-c", _SIDE.format(simple=simple)], env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        side = subprocess.Popen([sys.executable, "-c", _SIDE.format(simple=simple)], env=env, text=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         side = None
     try:
         precompile.precompile_core(simple)
+        if side is not None:
+            wait_ready(side)
+        precompile.precompile_batch(simple)
     finally:
         if side is not None:
+            side.stdout.close()
             side.wait()
     tables.suit_table()
     seats = ["greedy"] * 4 if simple else ["expert", "value", "defensive", "greedy"]
     rules = load_rules("chengdu", {"seats": seats})
     engine.play_hands(rules, np.zeros(1, np.int64), 0, record=True)
     sys.stderr.flush()
+
+
+def wait_ready(side: subprocess.Popen) -> None:
+    """Block until the warm-up's child prints :data:`simulator.precompile.READY` (or ends, having failed)."""
+    from simulator import precompile
+
+    for line in side.stdout:
+        if line.strip() == precompile.READY:
+            return
