@@ -13,7 +13,7 @@ did this seat win later in the hand. Printed by plain shanten × own draws left,
   most by the expert's own value (P × income), the table against "won later with that shape".
 
 ``--refit`` fits a Markov model of the same family (per-step rates by distance, the first step's rate as a
-linear function of the acceptance ratio, a per-draw chance that the hand ends first when few opponents are in)
+linear function of the acceptance ratio, a per-draw chance that the hand ends first, by opponents in)
 to the plain rows by log-loss (coordinate descent), starting from the shipped table (which it reproduces with
 its own constants), and prints the constants and the log-loss of each.
 """
@@ -139,10 +139,10 @@ def logloss(p: np.ndarray, y: np.ndarray) -> float:
 SHIPPED = {"ready_scale": 1.0, "ready_add": 0.0, "first_scale": 1.0, "first_add": 0.0,
            "step1": ev.TYP_ACC / ev.TYP_UNSEEN, "step2": ev.TYP_ACC / ev.TYP_UNSEEN,
            "step3": ev.TYP_ACC / ev.TYP_UNSEEN, "wait": ev.TYP_WAIT / ev.TYP_UNSEEN, "end1": ev.END_RATE[1],
-           "end2": ev.END_RATE[2]}
+           "end2": ev.END_RATE[2], "end3": ev.END_RATE[3]}
 
 
-def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, step3, wait, end1, end2):
+def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, step3, wait, end1, end2, end3):
     """The table's Markov chain with free rates: a ready hand's hit rate hit·(ready_scale·q + ready_add), a
     farther hand's first step first_scale·q + first_add, later steps ``step<distance>``, the wait hit·wait;
     ``end<m>``: chance per draw that the hand ends first with m opponents in. :data:`SHIPPED` rebuilds
@@ -157,7 +157,7 @@ def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, s
             steps[0] = np.minimum(0.9, hit * (ready_scale * q + ready_add)) if d == 0 else first_scale * q + first_add
             st = np.zeros((d + 2, ev.Q_STEPS))
             st[0] = 1.0
-            end = (0.0, end1, end2, 0.0)[m]
+            end = (0.0, end1, end2, end3)[m]
             for n in range(1, ev.MAX_N):
                 st[:d + 1] *= 1.0 - end
                 moved = st[:d + 1] * np.array(steps)
