@@ -285,7 +285,7 @@ class BotSpec(_Frozen):
     defence: Annotated[float, Field(ge=0, le=10)] = 0.3
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
-    tempo: Annotated[float, Field(ge=0, le=10)] = 0.03
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.015
 
     def to_row(self) -> np.ndarray:
         milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
