@@ -11,8 +11,8 @@ and the hand is worth its best shape (the big shapes scaled by the seat's ``ambi
 probability acceptance/unseen, and once ready a hand wins on its own
 draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw, ``RON_VOID`` for a ready hand's
 wait in the suit that opponent declared void: :func:`ron_weights`); steps after the first use a
-typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``); with one or two opponents still in, the hand
-may end first (``END_RATE``). (Scaling the later steps with the first
+typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``); every own draw the hand may also end first
+or a slow win lose worth as opponents win (``END_RATE``, by opponents still in). (Scaling the later steps with the first
 step's acceptance instead measured worse against greedy.) The income is exact under the
 active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
 for the shape's flags, weighting self-draw (every opponent still in pays) against a discard win (one payer).
