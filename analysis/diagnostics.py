@@ -164,8 +164,8 @@ def _huazhu(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
 
 
 _DECLINE_ADVICE = ("only value bots (a win worth fewer than decline_below fan while more than decline_wall tiles "
-                   "remain) and expert bots (when waiting is worth more; rarely at the default tempo) decline wins; "
-                   "seat value bots, e.g. --set 'seats=[value, value, value, value]', or experts with tempo: 0, as "
+                   "remain) and expert bots (when waiting for a self-draw or a bigger win is worth more) decline "
+                   "wins; seat experts, e.g. --set 'seats=[expert, expert, expert, expert]', as "
                    "configs/studies/pass_lock.yaml and adaptation.yaml do")
 
 

@@ -230,7 +230,8 @@ class BotSpec(_Frozen):
     - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
       hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules).
     - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
-      more — in plain-hand points per opponent still in and own draw left (0 = ignores it).
+      more — in plain-hand points per opponent still in and own draw left (0, the default = ignores it beyond
+      the end rate of the P(win) table; larger = plays faster and declines fewer discard wins).
     - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
       discard; 0.5 or more models a noticeably weaker player).
 
@@ -285,7 +286,7 @@ class BotSpec(_Frozen):
     defence: Annotated[float, Field(ge=0, le=10)] = 0.3
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
-    tempo: Annotated[float, Field(ge=0, le=10)] = 0.015
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.0
 
     def to_row(self) -> np.ndarray:
         milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]

@@ -243,10 +243,10 @@ def test_the_pass_lock_in_force_changes_whether_a_small_discard_win_is_taken():
         assert off < every
 
 
-def test_self_draw_chasers_decline_more_discard_wins_without_a_pass_lock():
-    """Experts that do not value leaving the table early (tempo 0) decline discard wins to wait for a
-    self-draw; with no pass lock waiting is worth more, so they decline more than under all_tiles."""
-    seats = [{"bot": "expert", "tempo": 0, "ambition": 1}] * 4
+def test_experts_decline_more_discard_wins_without_a_pass_lock():
+    """Experts decline discard wins to wait for a self-draw; with no pass lock waiting is worth more, so they
+    decline more than under all_tiles."""
+    seats = ["expert"] * 4
     _, off = play(rules_of(seats=seats, pass_ron_lock="off"), 1200, seed=9)
     _, every = play(rules_of(seats=seats, pass_ron_lock="all_tiles"), 1200, seed=9)
     n_off, n_all = int(off["players"]["declined_wins"].sum()), int(every["players"]["declined_wins"].sum())
