@@ -213,10 +213,10 @@ def test_a_larger_huazhu_penalty_clears_the_third_suit():
     assert n_low >= 20 and n_high * 4 < n_low
 
 
-def _takes(lock: str, tiles_left: int, ambition: float) -> bool:
+def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu") -> bool:
     """The decision of a self-draw chaser (tempo 0) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
     5p 对对胡)."""
-    params = load_rules("chengdu", {"pass_ron_lock": lock}).to_arrays()
+    params = load_rules(config, {"pass_ron_lock": lock}).to_arrays()
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     conc = counts_from_str("111222333m4445p")
     no = np.zeros(4, np.int8)
@@ -224,14 +224,21 @@ def _takes(lock: str, tiles_left: int, ambition: float) -> bool:
                             parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
 
 
-def _decline_threshold(lock: str, tiles_left: int) -> float:
+def _decline_threshold(lock: str, tiles_left: int, config: str = "chengdu") -> float:
     """The smallest ``ambition`` at which the expert declines that win (bisection; decisions are monotone)."""
     lo, hi = 0.0, 5.0
-    assert _takes(lock, tiles_left, lo) and not _takes(lock, tiles_left, hi)
+    assert _takes(lock, tiles_left, lo, config) and not _takes(lock, tiles_left, hi, config)
     for _ in range(30):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _takes(lock, tiles_left, mid) else (lo, mid)
+        lo, hi = (mid, hi) if _takes(lock, tiles_left, mid, config) else (lo, mid)
     return hi
+
+
+def test_under_xueliu_an_early_win_is_worth_more():
+    """Under 血流成河 a winner plays on and may win again, so winning now is worth more than under 血战: it takes
+    more ambition to decline the same discard win."""
+    for left in (10, 30):
+        assert _decline_threshold("off", left, "xueliu") > _decline_threshold("off", left, "chengdu")
 
 
 def test_the_pass_lock_in_force_changes_whether_a_small_discard_win_is_taken():
