@@ -214,7 +214,7 @@ def test_a_larger_huazhu_penalty_clears_the_third_suit():
 
 
 def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu") -> bool:
-    """The decision of a self-draw chaser (tempo 0) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
+    """The expert's decision (tempo 0) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
     5p 对对胡)."""
     params = load_rules(config, {"pass_ron_lock": lock}).to_arrays()
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)

@@ -57,7 +57,6 @@ from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
     HUAZHU_CAP,
-    MODES,
     NO_CAP,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
@@ -68,7 +67,6 @@ from simulator.rules import (
     P_DISCARD_KONG_OTHERS,
     P_HUAZHU_PAYS,
     P_HUAZHU_PENALTY,
-    P_MODE,
     P_PASS_RON_LOCK,
     P_REFUND_KONGS_IF_NOT_READY,
     P_SELF_DRAW_BONUS,
@@ -89,7 +87,6 @@ from simulator.state import (
 )
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
-MODE_XUELIU = MODES.index("xueliu")
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
 P_EXHAUST = 0.8        # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
 KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
@@ -100,20 +97,7 @@ SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be p
 # 7 / 11 / 13, tempo 0); 0.2 gave +0.001 (seed 7)
 DEAL_IN_PER_DISCARD = 0.1
 CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
-# Under 血流成河 a win does not end the seat's hand: its locked hand plays on and may win again, so an early win
-# is worth more than under 血战. This exit value (plain-hand points per opponent still in and own draw left) is
-# added to the seat's tempo there: 0.03 measured +0.163 ± 0.025 base units per player-hand against greedy over
-# none (paired, 6,000 walls × 4, seed 7), 0.015 +0.127 ± 0.020, 0.06 the same as 0.03, 0.1 −0.018 ± 0.021 from
-# it; under mode single (the first win ends the hand) 0.015 and 0.03 changed nothing (+0.002, −0.004 ± 0.008).
-XUELIU_TEMPO = 0.03
 TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
-
-
-@njit(cache=True)
-def seat_tempo(params, bpar) -> float:
-    """The seat's ``tempo``, plus :data:`XUELIU_TEMPO` under 血流成河."""
-    t = bpar[BP_TEMPO] / BOT_MILLI
-    return t + XUELIU_TEMPO if params[P_MODE] == MODE_XUELIU else t
 
 
 @njit(cache=True)
@@ -198,7 +182,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     counted for the discards at the best shanten only."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
-    tempo = seat_tempo(params, bpar)
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
     u_tot = unseen_total(conc, visible)
     inc = np.empty(N_SHAPES, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
@@ -351,7 +335,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     """Value of a 3k+1 hand as it stands."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
-    tempo = seat_tempo(params, bpar)
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
     inc = np.empty(N_SHAPES, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     sh = shanten(table, conc, mk, mt, nm, void)
@@ -491,7 +475,7 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
     wait = SURVIVE * min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
     now = float(points_of(capped, params))
     # winning now also leaves the table now; a later win saves only the rounds after it
-    now += exit_value(params, n_in, n_draws, seat_tempo(params, bpar)) * (1.0 - SURVIVE * p_any * 0.5)
+    now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - SURVIVE * p_any * 0.5)
     exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
     risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
     return now >= wait - risk
