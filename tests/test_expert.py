@@ -21,6 +21,7 @@ from simulator.bots.expert import (
     R_VALUE,
     R_VOID,
     REASON_SHIFT,
+    expert_claim,
     expert_discard,
     expert_takes_win,
     expert_void,
@@ -339,3 +340,28 @@ def test_every_expert_discard_is_logged_with_its_reason_and_replay_shows_it():
     assert R_NOISE not in set(why[seat == 0].tolist())  # temperature 0: no noise
     text = "\n".join(lines(record_hand(rules, 0, 3), "en"))
     assert "· discarding the void suit" in text
+
+
+# ---- kong income still to come ---------------------------------------------------------------------------
+
+def _claims_2p(visible_2p: int = 1, **kongs) -> int:
+    """The expert's claim on a discarded 2p holding 1m 456m 888m 22p 456p 9p (the pung leaves it ready, as
+    does passing after one more useful draw); ``visible_2p`` copies of 2p are seen (the discard included)."""
+    params = load_rules("chengdu", {"kongs": kongs} if kongs else None).to_arrays()
+    _, ps, mt_all, nm_all = fresh_table_state(40)
+    ps[:, S.PS_VOID] = 2
+    conc = counts_from_str("1456888m224569p")
+    visible = np.zeros(27, np.int8)
+    visible[parse_tiles("2p")[0]] = visible_2p
+    no = np.zeros(4, np.int8)
+    return expert_claim(TABLE, params, ps, 0, conc, no.copy(), no.copy(), 0, 2, parse_tiles("2p")[0], True,
+                        False, visible, 40, bot_row())
+
+
+def test_a_pung_is_worth_the_added_kong_it_may_become():
+    """An exposed pung becomes a 加杠 when its fourth copy is drawn: with 加杠 paying 1 from each player still
+    in (chengdu) the expert pungs this 2p; when 加杠 pays nothing, or the fourth 2p has been seen, it does
+    not."""
+    assert _claims_2p() == 1
+    assert _claims_2p(added_kong={"each": 0}) == 0
+    assert _claims_2p(visible_2p=2) == 0

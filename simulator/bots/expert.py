@@ -142,7 +142,31 @@ def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
         s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
-    return max(v, s) + ready_bonus * ready, s > v
+    kp = kong_income(params, kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw))
+    return max(v, s) + ready_bonus * ready + kp, s > v
+
+
+@njit(cache=True)
+def kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw) -> float:
+    """Expected kong income still to come from what the hand holds: a concealed triplet whose fourth copy is
+    unseen becomes a 暗杠 when drawn or a 直杠 when an opponent throws it; an exposed pung becomes a 加杠 when
+    its fourth copy is drawn. P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
+    if n_in <= 0 or n_draws <= 0 or u_tot <= 0.0:
+        return 0.0
+    tot = 0.0
+    per = n_draws / u_tot
+    ck = params[P_CONCEALED_KONG_EACH] * n_in
+    dk = params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1)
+    for k in range(N_KINDS):
+        if conc[k] == 3 and k // 9 != void and unseen_of(conc, visible, k) > 0.0:
+            p_d = min(0.9, per)
+            p_r = min(0.9 - p_d, per * ronw[k // 9])
+            tot += p_d * ck + max(p_r, 0.0) * dk
+    for i in range(nm):
+        k = mt[i]
+        if mk[i] == MELD_PUNG and conc[k] == 0 and unseen_of(conc, visible, k) > 0.0:
+            tot += min(0.9, per) * params[P_ADDED_KONG_EACH] * n_in
+    return tot
 
 
 @njit(cache=True)
@@ -352,18 +376,23 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
+    # the claimed tiles become a meld, face up: counted as seen while the hand after the claim is valued
     if can_pung:
         conc[tile] -= 2
+        visible[tile] += 2
         v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, bpar)
         conc[tile] += 2
+        visible[tile] -= 2
         if v > best:
             best, choice = v, 1
     if can_kong:
         n_in, _ = table_context(ps, seat, tiles_left)
         conc[tile] -= 3
+        visible[tile] += 3
         mk[nm] = MELD_KONG
         v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
         conc[tile] += 3
+        visible[tile] -= 3
         v += kong_income(params, params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1))
         if v > best:
             choice = 2
@@ -387,20 +416,24 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             continue
         if conc[k] == 4:
             conc[k] = 0
+            visible[k] += 4  # its own 暗杠: the deciding seat knows where all four are
             mk[nm] = MELD_CKONG
             mt[nm] = k
             v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
             conc[k] = 4
+            visible[k] -= 4
             v += kong_income(params, params[P_CONCEALED_KONG_EACH] * n_in)
         else:
             i = 0
             while mt[i] != k or mk[i] != MELD_PUNG:
                 i += 1
             conc[k] -= 1
+            visible[k] += 1
             mk[i] = MELD_KONG
             v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, bpar)
             mk[i] = MELD_PUNG
             conc[k] += 1
+            visible[k] -= 1
             each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
             v += kong_income(params, each * n_in)
         if v > best:
@@ -519,7 +552,12 @@ def expert_void(table, params, conc, mk, mt, nm, bpar) -> int:
     """定缺: the suit whose dropping leaves the hand worth most under the active rules (its plain speed,
     acceptance and waits, and the big shapes the other two suits still allow); ties to fewer tiles."""
     best, best_v, best_n = 0, -np.inf, 99
+    sh = np.empty(3, np.int64)
     for s in range(3):
+        sh[s] = shanten(table, conc, mk, mt, nm, s)
+    for s in range(3):
+        if sh[s] > sh.min() + 1:
+            continue  # two steps slower: no triplet's kong income is worth that at the deal
         v = start_value(table, params, conc, mk, mt, nm, s, bpar)
         n = suit_count(conc, s)
         if v > best_v + TIE or (v > best_v - TIE and n < best_n):
