@@ -153,20 +153,30 @@ def kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in
     its fourth copy is drawn. P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
     if n_in <= 0 or n_draws <= 0 or u_tot <= 0.0:
         return 0.0
-    tot = 0.0
     per = n_draws / u_tot
-    ck = params[P_CONCEALED_KONG_EACH] * n_in
-    dk = params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1)
+    p_draw = min(0.9, per)
+    tot = 0.0
     for k in range(N_KINDS):
         if conc[k] == 3 and k // 9 != void and unseen_of(conc, visible, k) > 0.0:
-            p_d = min(0.9, per)
-            p_r = min(0.9 - p_d, per * ronw[k // 9])
-            tot += p_d * ck + max(p_r, 0.0) * dk
+            p_thrown = min(0.9 - p_draw, per * ronw[k // 9])
+            tot += p_draw * concealed_kong_amount(params, n_in) + p_thrown * direct_kong_amount(params, n_in)
     for i in range(nm):
         k = mt[i]
         if mk[i] == MELD_PUNG and conc[k] == 0 and unseen_of(conc, visible, k) > 0.0:
-            tot += min(0.9, per) * params[P_ADDED_KONG_EACH] * n_in
+            tot += p_draw * params[P_ADDED_KONG_EACH] * n_in
     return tot
+
+
+@njit(cache=True, inline="always")
+def direct_kong_amount(params, n_in) -> float:
+    """What a 直杠 collects: the feeder's payment and each other opponent still in's."""
+    return params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1)
+
+
+@njit(cache=True, inline="always")
+def concealed_kong_amount(params, n_in) -> float:
+    """What a 暗杠 collects: each opponent still in pays."""
+    return params[P_CONCEALED_KONG_EACH] * n_in
 
 
 @njit(cache=True)
@@ -393,7 +403,7 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
         v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
         conc[tile] += 3
         visible[tile] -= 3
-        v += kong_income(params, params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1))
+        v += kong_income(params, direct_kong_amount(params, n_in))
         if v > best:
             choice = 2
     return choice
@@ -422,7 +432,7 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
             conc[k] = 4
             visible[k] -= 4
-            v += kong_income(params, params[P_CONCEALED_KONG_EACH] * n_in)
+            v += kong_income(params, concealed_kong_amount(params, n_in))
         else:
             i = 0
             while mt[i] != k or mk[i] != MELD_PUNG:
