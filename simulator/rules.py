@@ -228,7 +228,7 @@ class BotSpec(_Frozen):
     - ``defence`` (expert): weight of the expected deal-in loss against the hand's expected gain (0 = never
       folds, 1 = risk-neutral, larger = more cautious).
     - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
-      hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules).
+      hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules; default 1.15).
     - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
       more — in plain-hand points per opponent still in and own draw left (0, the default = ignores it beyond
       the end rate of the P(win) table; larger = plays faster and declines fewer discard wins).
@@ -284,7 +284,7 @@ class BotSpec(_Frozen):
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
     defence: Annotated[float, Field(ge=0, le=10)] = 0.3
-    ambition: Annotated[float, Field(ge=0, le=10)] = 1.0
+    ambition: Annotated[float, Field(ge=0, le=10)] = 1.15
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
     tempo: Annotated[float, Field(ge=0, le=10)] = 0.0
 
