@@ -25,6 +25,7 @@ from simulator.bots.expert import (
     expert_discard,
     expert_takes_win,
     expert_void,
+    kong_potential,
 )
 from simulator.bots.expert_fast import fast_acceptance
 from simulator.evaluate import MELD_CKONG, MELD_PUNG, shanten
@@ -365,3 +366,35 @@ def test_a_pung_is_worth_the_added_kong_it_may_become():
     assert _claims_2p() == 1
     assert _claims_2p(added_kong={"each": 0}) == 0
     assert _claims_2p(visible_2p=2) == 0
+
+
+def _triplet_kong_income(visible_8m: int = 0, void: int = 2, **kongs) -> float:
+    """Kong income still to come of 1m 456m 888m 22p 456p 9p (one concealed triplet, 888m) at 40 tiles left,
+    three opponents in, under chengdu with ``kongs`` overridden; ``visible_8m`` copies of 8m are seen."""
+    params = load_rules("chengdu", {"kongs": kongs} if kongs else None).to_arrays()
+    conc = counts_from_str("1456888m22456p9p")
+    visible = np.zeros(27, np.int8)
+    visible[parse_tiles("8m")[0]] = visible_8m
+    no = np.zeros(4, np.int8)
+    ronw = np.full(3, 0.5)
+    return kong_potential(params, conc, no.copy(), no.copy(), 0, void, visible, 60.0, 10, 3, ronw)
+
+
+def test_a_concealed_triplet_is_worth_the_kongs_it_may_become_under_the_active_payments():
+    """A concealed triplet whose fourth copy is unseen is priced as a 暗杠 (if drawn) or a 直杠 (if thrown),
+    each at what the rule set pays for it: nothing when neither pays, the 暗杠 share growing with
+    ``concealed_kong.each``, the 直杠 share with ``discard_kong``; nothing once the fourth copy is seen or
+    when the triplet is in the void suit (it must be discarded)."""
+    chengdu = _triplet_kong_income()
+    assert chengdu > 0.0
+    assert _triplet_kong_income(concealed_kong={"each": 0}, discard_kong={"discarder": 0, "others": 0}) == 0.0
+    only_concealed = _triplet_kong_income(discard_kong={"discarder": 0, "others": 0})
+    only_direct = _triplet_kong_income(concealed_kong={"each": 0})
+    assert only_concealed > 0.0 and only_direct > 0.0
+    assert only_concealed + only_direct == pytest.approx(chengdu)
+    assert _triplet_kong_income(discard_kong={"discarder": 0, "others": 0}, concealed_kong={"each": 4}) \
+        == pytest.approx(2 * only_concealed)
+    assert _triplet_kong_income(concealed_kong={"each": 0}, discard_kong={"discarder": 2, "others": 1}) \
+        > only_direct  # the other two opponents' share of a 直杠 counts too
+    assert _triplet_kong_income(visible_8m=1) == 0.0
+    assert _triplet_kong_income(void=0) == 0.0
