@@ -255,10 +255,14 @@ HAND_METRICS: dict[str, pl.Expr] = {
     "huazhu (花猪) any": pl.col("_huazhu"),
     "chadajiao (查大叫) any": pl.col("_cdj"),
     "cap binds (any win)": pl.col("_cap"),
+    "wins ≥ 2 fan": pl.col("_big"),
+    "declined wins": pl.col("_declined"),
     "points exchanged": pl.col("_moved"),
 }
 """Hand-level metrics of :func:`paired_hand_metrics`; ``points exchanged`` = ``Σ|score_total|/2`` over the four
-players (base units moved from losers to winners in the hand)."""
+players (base units moved from losers to winners in the hand); ``wins ≥ 2 fan`` = wins of the hand worth at least
+2 fan before the cap (清一色, 七对, 对对胡 + 根, …: how often players reach a big hand, whatever the cap pays);
+``declined wins`` = wins the four players could have taken and passed (``players.declined_wins`` summed)."""
 
 HAND_DETECT: dict[str, float] = {
     "exhaustive_draw (流局)": 0.01,
@@ -269,10 +273,12 @@ HAND_DETECT: dict[str, float] = {
     "huazhu (花猪) any": 0.01,
     "chadajiao (查大叫) any": 0.01,
     "cap binds (any win)": 0.01,
+    "wins ≥ 2 fan": 0.01,
+    "declined wins": 0.01,
     "points exchanged": 0.1,
 }
 """Default difference to detect per hand metric, in the metric's own unit: one percentage point (0.01) for the
-shares, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of points exchanged (as :data:`DETECT`
+shares, 0.01 big or declined wins per hand, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of points exchanged (as :data:`DETECT`
 for scores)."""
 
 HAND_UNITS: dict[str, str] = {
@@ -284,6 +290,8 @@ HAND_UNITS: dict[str, str] = {
     "huazhu (花猪) any": "share of hands",
     "chadajiao (查大叫) any": "share of hands",
     "cap binds (any win)": "share of hands",
+    "wins ≥ 2 fan": "wins per hand",
+    "declined wins": "wins per hand",
     "points exchanged": "base units",
 }
 """What each hand metric is measured in (``measured_in``): plots put one unit per axis."""
@@ -292,10 +300,12 @@ HAND_UNITS: dict[str, str] = {
 def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
     players = (run.players(variant).group_by("hand_id")
                .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"),
-                    (pl.col("score_total").abs().sum() / 2).alias("_moved")))
-    caps = run.wins(variant).group_by("hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
+                    (pl.col("score_total").abs().sum() / 2).alias("_moved"),
+                    pl.col("declined_wins").sum().alias("_declined")))
+    caps = run.wins(variant).group_by("hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"),
+                                                     (pl.col("fan") >= 2).sum().alias("_big"))
     return (run.hands(variant).join(players, on="hand_id", how="left").join(caps, on="hand_id", how="left")
-            .with_columns(pl.col("_cap").fill_null(False))
+            .with_columns(pl.col("_cap").fill_null(False), pl.col("_big").fill_null(0))
             .select("hand_id", "deal_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 

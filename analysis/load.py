@@ -155,6 +155,13 @@ class Run:
             return str(self.study["baseline"])
         return self.variants[0]
 
+    @property
+    def contrasts(self) -> list[tuple[str, str]]:
+        """The study's extra pairs ``(A, B)`` to compare as B − A (``study.json``'s ``contrasts``), those whose
+        two variants the run holds; empty for a run that is not a study or names none."""
+        pairs = (self.study or {}).get("contrasts") or []
+        return [(str(a), str(b)) for a, b in pairs if a in self.variants and b in self.variants]
+
     def check(self, variant: str) -> str:
         """Return ``variant`` if the run has it, else raise :class:`RunDirError` naming the known ones."""
         if variant not in self.variants:

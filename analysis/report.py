@@ -321,6 +321,13 @@ def _position_line(pos: pl.DataFrame, baseline: str) -> str:
 # Building and writing
 
 
+def comparisons(run: Run, baseline: str) -> list[tuple[str, str]]:
+    """The report's paired comparisons ``(A, B)``, each shown as B − A: every variant against the baseline,
+    then the study's ``contrasts`` (pairs of two other variants, e.g. cap 1 against uncapped)."""
+    pairs = [(baseline, v) for v in run.variants if v != baseline]
+    return pairs + [c for c in run.contrasts if c not in pairs and baseline not in c]
+
+
 def paired_family(run: Run, variant: str, baseline: str) -> dict[str, pl.DataFrame]:
     """Every paired table of one variant against the baseline (by bot and component, by seat, hand
     metrics), with ``p_holm`` and ``verdict`` recomputed over all of them together: one family of tests."""
@@ -354,7 +361,7 @@ def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: in
         "hand_risk": (partial(risk.risk_table, run, "bot", n_boot=n_boot, seed=seed),),
         "sess": (partial(risk.session_risk_table, run, "bot", hands=session_hands, n_boot=n_boot, seed=seed),),
         "dist": (risk.score_distribution, run, "bot"),
-        **{f"family {v}": (paired_family, run, v, baseline) for v in run.variants if v != baseline},
+        **{f"family {base} {v}": (paired_family, run, v, base) for base, v in comparisons(run, baseline)},
         "diagnostics": (diagnostics_sections, run, baseline, findings),
         "header": (header_table, run, baseline), "shape": (shape.game_shape, run),
         "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
@@ -424,8 +431,8 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     rsk.table(f"Session of {session_hands} hands", sess)
     rsk.table("Per-hand score distribution", dist)
 
-    families = {k.removeprefix("family "): job() for k, job in get.items() if k.startswith("family ")}
-    paired = [_paired_section(run, v, baseline, fam, figure) for v, fam in families.items()]
+    families = {(a, b): get[f"family {a} {b}"]() for a, b in comparisons(run, baseline)}
+    paired = [_paired_section(run, v, base, fam, figure) for (base, v), fam in families.items()]
 
     sections = get["diagnostics"]()  # problems with the comparison come first
     sections.append(_summary_section(run, baseline, families, ev_pos))
@@ -459,16 +466,16 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     return [*sections, s, *paired]
 
 
-def _summary_section(run: Run, baseline: str, families: dict[str, dict[str, pl.DataFrame]],
+def _summary_section(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
                      ev_pos: pl.DataFrame) -> Section:
-    """The answer first: each variant's largest practically significant differences in plain words."""
+    """The answer first: each comparison's largest practically significant differences in plain words."""
     unit = run.unit
     lines = []
-    for v, fam in families.items():
+    for (base, v), fam in families.items():
         allrows = pl.concat([df.select(*compare.COLUMNS[:2], *compare.COLUMNS[3:], *(
             [c for c in ("seat", "bot", "bot_baseline", "component", "metric") if c in df.columns]))
             for df in (fam["metrics"], fam["by_seat"], fam["by_bot"])], how="diagonal_relaxed")
-        lines.append(f"{v} − {baseline} ({rule_differences(run, v, baseline)}):")
+        lines.append(f"{v} − {base} ({rule_differences(run, v, base)}):")
         lines += [f"  • {x}" for x in summary_lines(allrows, unit)]
     if not families:
         lines.append(f"One variant ({baseline}): nothing to compare; the tables below describe it.")

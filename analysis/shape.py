@@ -12,7 +12,8 @@ Definitions: 流局 ``exhaustive_draw`` as logged (wall empty with two or more p
 ``mode: xueliu``); ``winners`` counts players who won, ``wins`` every win (they differ under 血流); 查大叫 = hands
 where any player's ``score_chadajiao`` is nonzero; points exchanged = ``Σ|score_total|/2`` over the four players
 (base units moved from losers to winners); deal-in = a player-hand in which the player was the single
-payer of at least one ``discard`` or ``rob_kong`` win; the cap binds when ``capped_fan < fan``.
+payer of at least one ``discard`` or ``rob_kong`` win; the cap binds when ``capped_fan < fan``; wins ≥ 2 fan =
+share of wins worth at least 2 fan before the cap (a big hand reached, whatever the cap pays).
 :func:`decline_effect` compares players who declined at least one win with those who did not.
 """
 
@@ -78,7 +79,8 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
         _rows(wins, {"self-draw share": pl.col("kind") == "self_draw",
                      "discard-win share": pl.col("kind") == "discard",
                      "rob-kong share": pl.col("kind") == "rob_kong",
-                     "cap binds": pl.col("capped_fan") < pl.col("fan")}, "win", cl, level, True),
+                     "cap binds": pl.col("capped_fan") < pl.col("fan"),
+                     "wins ≥ 2 fan": pl.col("fan") >= 2}, "win", cl, level, True),
         _rows(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", cl, level, False),
         _rows(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
                             "huazhu (花猪) rate": pl.col("huazhu"),

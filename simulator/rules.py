@@ -629,6 +629,8 @@ def explain(exc: ValidationError, source: str | Path) -> str:
         expected = " or ".join(e["msg"].removeprefix("Input should be ") for e in same)
         msg = f"got {_short(repr(err.get('input')))}; expected a value {expected}"
         errors = same[:1]
+    elif err["type"] == "value_error":  # our own validators' messages are complete sentences
+        msg = msg.removeprefix("Value error, ")
     elif err["type"] == "literal_error":
         msg = f"got {_short(repr(err['input']))}; {msg.lower()}"
     elif "input" in err and not isinstance(err["input"], dict | list):

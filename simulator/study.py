@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from simulator.errors import UserError
 from simulator.rules import (
@@ -75,11 +75,31 @@ class StudyFile(_Strict):
     seed: Annotated[int, Field(ge=0)] = 0
     duplicate: bool = False
     chunk_size: Annotated[int, Field(gt=0)] | None = None
+    contrasts: list[tuple[str, str]] = Field(default_factory=list)  # [A, B]: B − A paired, besides the baseline
 
     @field_validator("baseline", mode="before")
     @classmethod
     def _baseline_str(cls, v: Any) -> Any:
         return {"rules": v} if isinstance(v, str) else v
+
+    @field_validator("contrasts")
+    @classmethod
+    def _known_contrasts(cls, pairs: list[tuple[str, str]], info: ValidationInfo) -> list[tuple[str, str]]:
+        # every variant is compared with the baseline anyway; a contrast adds a pair of two other arms
+        base, variants = info.data.get("baseline"), info.data.get("variants")
+        if base is None or variants is None:  # reported on its own key
+            return pairs
+        names = [base.name or Path(base.rules).stem, *(v.name for v in variants)]
+        for a, b in pairs:
+            unknown = [x for x in (a, b) if x not in names]
+            if unknown:
+                raise ValueError(f"[{a}, {b}]: no arm named {unknown[0]!r} (arms: {', '.join(names)})")
+            if a == b or names[0] in (a, b):
+                raise ValueError(f"[{a}, {b}]: needs two different arms other than the baseline ({names[0]}), "
+                                 "which every variant is compared with already")
+        if len(set(pairs)) < len(pairs):
+            raise ValueError("the same pair is listed twice")
+        return pairs
 
 
 def resolve_study_path(ref: str | Path) -> Path:
@@ -180,6 +200,7 @@ def study_record(study: StudyFile, variants: list[Variant], hands: int,
         "hands": hands,
         "seed": study.seed,
         "duplicate": study.duplicate,
+        "contrasts": [list(pair) for pair in study.contrasts],
     }
 
 

@@ -266,6 +266,7 @@ def test_game_shape(run_dir):
     assert (get["self-draw share"]["estimate"], get["self-draw share"]["n"]) == (2 / 7, 7)
     assert get["rob-kong share"]["estimate"] == pytest.approx(1 / 7)
     assert get["cap binds"]["estimate"] == pytest.approx(1 / 7) and get["cap binds (any win)"]["estimate"] == 0.25
+    assert get["wins ≥ 2 fan"]["estimate"] == pytest.approx(3 / 7)  # qidui 2, qingyise 3, qingdui 5 (before the cap)
     # per-win shares are clustered by hand (hands 0, 1, 3 with m = 2, 3, 2 wins), not Wilson on 7 wins:
     # self-draws k = 1, 1, 0 -> se² = 39/2401 (as fan 0); rob-kong and cap binds k = 0, 0, 1 -> se² = 57/2401
     sd = get["self-draw share"]
@@ -407,6 +408,9 @@ def test_paired_hand_metrics(run_dir):
     assert moved["mean_baseline"] == 22 and moved["mean"] == 16 and moved["diff"] == -6
     assert moved["se_paired"] == pytest.approx(6.0)
     assert row(df, metric="huazhu (花猪) any")["diff"] == 0
+    big, declined = row(df, metric="wins ≥ 2 fan"), row(df, metric="declined wins")
+    assert (big["mean_baseline"], big["diff"], big["measured_in"]) == (0.75, 0, "wins per hand")  # 0, 2, 0, 1
+    assert (declined["mean_baseline"], declined["diff"]) == (0.25, 0)  # hand 3's one declined win
 
 
 def test_paired_hand_metrics_detect_per_metric(run_dir):

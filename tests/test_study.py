@@ -139,6 +139,11 @@ BAD_STUDIES = [
     (CRN_STUDY.replace("scoring.cap: 5", "scoring.cap: banana"), "scoring.cap"),
     (CRN_STUDY.replace("name: cap3", "name: chengdu"), "used twice"),
     (CRN_STUDY.replace("seats: [greedy, value, greedy, defensive]", "seats: [greedy]"), "seats"),
+    (CRN_STUDY + "contrasts: [[cap3, capp3]]\n", "contrasts: [cap3, capp3]: no arm named 'capp3'"),
+    (CRN_STUDY + "contrasts: [[chengdu, cap3]]\n", "other than the baseline (chengdu)"),
+    (CRN_STUDY + "contrasts: [[cap3, cap3]]\n", "two different arms"),
+    (CRN_STUDY + "contrasts: [[cap3, nolock], [cap3, nolock]]\n", "contrasts: the same pair is listed twice"),
+    (CRN_STUDY + "contrasts: [[cap3]]\n", "contrasts.0"),
     ("name: [unclosed\n", "malformed YAML"),
     ("- just a list\n", "must be a YAML mapping"),
 ]
@@ -181,6 +186,22 @@ def test_report_is_written_when_available(tmp_path: Path):
     small = CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
     assert report is not None and Path(report).is_file()
+
+
+def test_contrasts_add_paired_sections_between_two_variants(tmp_path: Path):
+    """A study's ``contrasts`` compare two variants directly (B − A on the same hands), besides each against the
+    baseline: recorded in study.json, in the summary and as their own paired section with the hand metrics."""
+    pytest.importorskip("analysis.report")
+    small = (CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
+             + "contrasts: [[cap3, lenient]]\n")
+    report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
+    assert json.loads((tmp_path / "run" / "study.json").read_text())["contrasts"] == [["cap3", "lenient"]]
+    md = Path(report).with_suffix(".md").read_text()
+    assert "\nlenient − cap3 (scoring.cap: 3 → 5; void_suit: declared → declared_lenient):" in md
+    section = md.split("## Paired: lenient − cap3\n", 1)[1]
+    assert "lenient minus cap3 on the same hands" in section.split("\n\n")[0]
+    assert "| lenient | wins ≥ 2 fan |" in section and "| lenient | declined wins |" in section
+    assert md.count("## Paired: ") == 4  # three variants against the baseline, then the contrast
 
 
 def test_a_baseline_only_study_runs(tmp_path: Path):
