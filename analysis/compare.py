@@ -278,8 +278,8 @@ HAND_DETECT: dict[str, float] = {
     "points exchanged": 0.1,
 }
 """Default difference to detect per hand metric, in the metric's own unit: one percentage point (0.01) for the
-shares, 0.01 big or declined wins per hand, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of points exchanged (as :data:`DETECT`
-for scores)."""
+shares, 0.01 big or declined wins per hand, 0.05 winners or kongs per hand, half a turn, and 0.1 base units of
+points exchanged (as :data:`DETECT` for scores)."""
 
 HAND_UNITS: dict[str, str] = {
     "exhaustive_draw (流局)": "share of hands",
