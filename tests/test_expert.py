@@ -29,6 +29,7 @@ from simulator.bots.expert import (
 )
 from simulator.bots.expert_fast import fast_acceptance
 from simulator.evaluate import MELD_CKONG, MELD_PUNG, shanten
+from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
 from simulator.tables import suit_table
@@ -56,20 +57,18 @@ def test_a_concealed_kong_is_not_counted_as_seen():
     """All four copies of a 暗杠 kind are in the kong, face down: nobody can have seen one, so the shared
     ``visible`` count of that kind stays 0 for the whole hand (it used to become 4)."""
     rules = load_rules("chengdu")
-    params = rules.to_arrays()
     bots, bpar = rules.bot_arrays()
-    arrays = engine.alloc(False)
-    visible = arrays[13]
-    mk, mt, nm = arrays[2], arrays[3], arrays[4]
-    dealt = np.zeros((4, 27), np.uint8)
-    rngs, io, pc = engine.alloc_step()
-    snap = engine.alloc_snapshot()
+    # the step API runs the batch's compiled hand loop (calling engine internals from Python here would compile
+    # extra copies of them into the shared disk cache)
+    hand = Hand(rules, bots, bpar, external=[], record=False)
+    visible = hand.arrays[13]
+    mk, mt, nm = hand.arrays[2], hand.arrays[3], hand.arrays[4]
     ids = np.arange(600, dtype=np.int64)
     walls, bseeds = engine.deal_seeds(5, ids)
     seen = 0
     for i in ids:
-        engine.play_hand(TABLE, params, bots, bpar.astype(np.int64), io, pc, rngs, walls[i], bseeds[i], i % 4,
-                         *arrays[:13], visible, arrays[14], dealt, snap)
+        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
+        assert hand.advance() is None  # no external seat: the hand plays to its end
         for s in range(4):
             for j in range(nm[s]):
                 if mk[s, j] == MELD_CKONG:
