@@ -27,9 +27,8 @@ from table_states import discards, recorded_hands
 
 from simulator import state as S
 from simulator.bots import expert_value as ev
-from simulator.bots.common import draw_candidates
+from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE, table_context, unseen_total
-from simulator.bots.expert_fast import fast_acceptance
 from simulator.evaluate import shanten
 from simulator.rules import load_rules
 from simulator.tables import suit_table
@@ -50,7 +49,7 @@ def state_row(params, table, st, d, tempo) -> list[float]:
     if sh == 0:
         acc, _ = ev.wait_income(table, params, c, mk, mt, nm, void, vis, n_in, ev.ron_weights(params, st.ps, d))
     else:
-        acc = float(fast_acceptance(table, c, mk, mt, nm, void, sh, vis, draw_candidates(c, void)))
+        acc = float(acceptance(table, c, mk, mt, nm, void, sh, vis, draw_candidates(c, void)))
     inc = np.empty(ev.N_SHAPES, np.float64)
     ev.shape_incomes(params, mk, nm, ev.held4(c, mk, mt, nm), n_in, n_draws, tempo, inc)
     dd, acc_dd, qd, acc_qd = ev.kept_counts(c, nm, void, vis)

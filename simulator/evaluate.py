@@ -81,7 +81,7 @@ def _suit_keys(conc):
 
 
 @njit(cache=True)
-def _meld_suits(meld_tile, n_melds):
+def meld_suits(meld_tile, n_melds):
     """Bit set of the suits that hold a meld set down."""
     s = 0
     for i in range(n_melds):
@@ -145,7 +145,7 @@ def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
     if n0 + n1 + n2 != 14 - 3 * n_melds:
         return False
-    used = _meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
+    used = meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
     if not _legal_suits(used, void):
         return False
     if _standard_complete(table, k0, k1, k2, n0, n1, n2):
@@ -154,7 +154,7 @@ def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
 
 
 @njit(cache=True)
-def _two_suit_distance(table, ka, kb, need):
+def two_suit_distance(table, ka, kb, need):
     """Fewest tiles to add to two suits so that together they hold ``need`` melds and one pair."""
     best = 255
     for m in range(need + 1):
@@ -187,7 +187,7 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
     Returns ``SHANTEN_NEVER`` when no suit can be dropped.
     """
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
-    meld_suits = _meld_suits(meld_tile, n_melds)
+    in_melds = meld_suits(meld_tile, n_melds)
     need = 4 - n_melds
     p0 = p1 = p2 = 0
     s0 = s1 = s2 = 0
@@ -204,16 +204,16 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
             s2 += c & 1
     best = SHANTEN_NEVER + 1
     for d in range(3):
-        if (void >= 0 and d != void) or (meld_suits >> d) & 1:
+        if (void >= 0 and d != void) or (in_melds >> d) & 1:
             continue
         if d == 0:
-            dist = _two_suit_distance(table, k1, k2, need)
+            dist = two_suit_distance(table, k1, k2, need)
             sp = seven_pairs_distance(p1 + p2, s1 + s2)
         elif d == 1:
-            dist = _two_suit_distance(table, k0, k2, need)
+            dist = two_suit_distance(table, k0, k2, need)
             sp = seven_pairs_distance(p0 + p2, s0 + s2)
         else:
-            dist = _two_suit_distance(table, k0, k1, need)
+            dist = two_suit_distance(table, k0, k1, need)
             sp = seven_pairs_distance(p0 + p1, s0 + s1)
         if n_melds == 0 and sp < dist:
             dist = sp
@@ -264,7 +264,7 @@ def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
     k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
     if n0 + n1 + n2 != 13 - 3 * n_melds:
         return 0
-    used = _meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
+    used = meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
     mask = 0
     # _standard_complete with the tile added to suit s: the other two suits are unchanged, so their verdicts are
     # looked up once; only the receiving suit's new key is looked up per kind

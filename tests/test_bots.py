@@ -6,10 +6,10 @@ import numpy as np
 from engine_helpers import events_of, per_hand, play, rules_of
 
 from simulator import state as S
-from simulator.bots.common import legal_discard_mask, plan_void
+from simulator.bots.common import BIG, acceptance, discard_shantens, draw_candidates, legal_discard_mask, plan_void
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.evaluate import shanten
+from simulator.evaluate import MELD_PUNG, shanten
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -141,3 +141,54 @@ def test_each_seat_has_its_own_random_stream():
         assert ga == gb
     assert not np.array_equal(per_hand(a["players"]["start_shanten"])[:, 0],
                               per_hand(b["players"]["start_shanten"])[:, 0])
+
+
+def _random_hands(seed, n, tiles):
+    """``n`` random hands of ``tiles`` concealed tiles (less 3 per pung set down, 0–2 pungs of unheld kinds),
+    with a random void suit, some tiles seen elsewhere, and now and then a pung in the void suit (no fast path)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        wall = rng.permutation(np.repeat(np.arange(27), 4))
+        nm = int(rng.integers(0, 3))
+        conc = np.bincount(wall[:tiles - 3 * nm], minlength=27).astype(np.uint8)
+        mk = np.zeros(4, np.int8)
+        mt = np.zeros(4, np.int8)
+        for i in range(nm):
+            mk[i] = MELD_PUNG
+            mt[i] = int(rng.choice(np.flatnonzero(conc == 0)))
+        seen = np.bincount(wall[40:40 + int(rng.integers(0, 40))], minlength=27)
+        visible = np.minimum(seen, 4 - conc).astype(np.int8)
+        yield conc, mk, mt, nm, int(rng.integers(0, 3)), visible
+
+
+def test_acceptance_counts_the_unseen_draws_that_lower_shanten():
+    """Reference: add each candidate kind, recompute shanten from scratch, count that kind's unseen copies."""
+    checked = 0
+    for conc, mk, mt, nm, void, visible in _random_hands(3, 500, 13):
+        sh = shanten(TABLE, conc, mk, mt, nm, void)
+        draws = draw_candidates(conc, void)
+        want = 0
+        for k in range(27):
+            if (draws >> k) & 1 and conc[k] < 4:
+                more = conc.copy()
+                more[k] += 1
+                if shanten(TABLE, more, mk, mt, nm, void) < sh:
+                    want += max(0, 4 - int(conc[k]) - int(visible[k]))
+        assert acceptance(TABLE, conc, mk, mt, nm, void, sh, visible, draws) == want
+        checked += want > 0
+    assert checked > 300  # the property is not vacuous: most hands accept something
+
+
+def test_discard_shantens_is_the_shanten_left_by_each_legal_discard():
+    for conc, mk, mt, nm, void, _ in _random_hands(4, 500, 14):
+        legal = legal_discard_mask(conc, void, False)
+        out = np.zeros(27, np.int64)
+        best = discard_shantens(TABLE, conc, mk, mt, nm, void, legal, out)
+        for k in range(27):
+            if (legal >> k) & 1:
+                less = conc.copy()
+                less[k] -= 1
+                assert out[k] == shanten(TABLE, less, mk, mt, nm, void), k
+            else:
+                assert out[k] == BIG
+        assert best == out.min()

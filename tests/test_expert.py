@@ -13,7 +13,7 @@ from engine_helpers import play, rules_of
 from simulator import engine
 from simulator import state as S
 from simulator.bots import own_ckongs
-from simulator.bots.common import acceptance, draw_candidates, legal_discard_mask, plan_void
+from simulator.bots.common import legal_discard_mask, plan_void
 from simulator.bots.expert import (
     R_FOLD,
     R_NOISE,
@@ -27,8 +27,7 @@ from simulator.bots.expert import (
     expert_void,
     kong_potential,
 )
-from simulator.bots.expert_fast import fast_acceptance
-from simulator.evaluate import MELD_CKONG, MELD_PUNG, shanten
+from simulator.evaluate import MELD_CKONG, shanten
 from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
@@ -163,26 +162,6 @@ def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
                        bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     other = {"5m": "5p", "5p": "5m"}[wait]
     assert k == parse_tiles(other)[0]
-
-
-def test_fast_acceptance_counts_exactly_what_acceptance_counts():
-    rng = np.random.default_rng(3)
-    for _ in range(400):
-        wall = rng.permutation(np.repeat(np.arange(27), 4))
-        nm = int(rng.integers(0, 3))
-        mk = np.zeros(4, np.int8)
-        mt = np.zeros(4, np.int8)
-        conc = np.bincount(wall[:13 - 3 * nm], minlength=27).astype(np.int8)
-        for i in range(nm):  # pungs of kinds not held, so that the counts stay possible
-            mk[i] = MELD_PUNG
-            mt[i] = int(np.flatnonzero(conc == 0)[int(rng.integers(0, 5))])
-        visible = np.bincount(wall[40:40 + int(rng.integers(0, 40))], minlength=27).astype(np.int8)
-        visible = np.minimum(visible, 4 - conc).astype(np.int8)
-        void = int(rng.integers(0, 3))
-        sh = shanten(TABLE, conc, mk, mt, nm, void)
-        draws = draw_candidates(conc, void)
-        assert fast_acceptance(TABLE, conc, mk, mt, nm, void, sh, visible, draws) == acceptance(
-            TABLE, conc, mk, mt, nm, void, sh, visible, draws)
 
 
 # ---- reactions to the rules (paired: same walls) ------------------------------------------------------

@@ -27,9 +27,8 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import connectivity, discard_shantens, draw_candidates, suit_count
+from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, suit_count
 from simulator.bots.danger import opponent_threats, tile_risk
-from simulator.bots.expert_fast import fast_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -136,7 +135,7 @@ def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n
         acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw)
         pay += inc[S_EXIT]
     elif draws != 0:
-        acc = float(fast_acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
+        acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
     v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
     s = 0.0
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
