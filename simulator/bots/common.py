@@ -24,6 +24,7 @@ from simulator.state import N_KINDS
 
 NO_TILE = -1
 BIG = 1 << 30
+POW5 = np.array([5**r for r in range(9)], np.int64)  # a suit key's weight per rank (Σ count·5^rank)
 
 
 @njit(cache=True)
@@ -122,21 +123,8 @@ def kept_summary(conc, void, nm):
 
 
 @njit(cache=True)
-def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
-    """Shanten (as :func:`~simulator.evaluate.shanten` with the usable void ``void``) of the hand summarised by
-    ``summary`` (:func:`kept_summary` of ``conc``) after ``d`` (+1 or −1) copies of kind ``k`` are added: only
-    k's suit key and k's pair/odd count change, so nothing is recounted. A void-suit tile is dead: no change."""
-    ka, kb, pairs, odd = summary
-    s = k // 9
-    if s != void:
-        step = np.int64(5) ** (k % 9)
-        if s == (1 if void == 0 else 0):  # the lower kept suit (kept_summary's ka)
-            ka += d * step
-        else:
-            kb += d * step
-        c = np.int64(conc[k])
-        pairs += ((c + d) >> 1) - (c >> 1)
-        odd += ((c + d) & 1) - (c & 1)
+def kept_shanten(table, ka, kb, nm, pairs, odd) -> int:
+    """Shanten from the two kept suits' keys (and, with ``nm`` 0, their pairs and odd kinds for seven pairs)."""
     dist = two_suit_distance(table, ka, kb, 4 - nm)
     if nm == 0:
         sp = seven_pairs_distance(pairs, odd)
@@ -146,13 +134,57 @@ def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
 
 
 @njit(cache=True)
+def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
+    """Shanten (as :func:`~simulator.evaluate.shanten` with the usable void ``void``) of the hand summarised by
+    ``summary`` (:func:`kept_summary` of ``conc``) after ``d`` (+1 or −1) copies of kind ``k`` are added: only
+    k's suit key and k's pair/odd count change, so nothing is recounted. A void-suit tile is dead: no change."""
+    ka, kb, pairs, odd = summary
+    s = k // 9
+    if s != void:
+        step = POW5[k % 9]
+        if s == (1 if void == 0 else 0):  # the lower kept suit (kept_summary's ka)
+            ka += d * step
+        else:
+            kb += d * step
+        c = np.int64(conc[k])
+        pairs += ((c + d) >> 1) - (c >> 1)
+        odd += ((c + d) & 1) - (c & 1)
+    return kept_shanten(table, ka, kb, nm, pairs, odd)
+
+
+@njit(cache=True)
 def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
     """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand.
 
-    With a usable void (:func:`usable_void`) each draw is priced by :func:`moved_shanten`, about a hundred
-    evaluations per turn for the expert, otherwise by a full :func:`~simulator.evaluate.shanten` per draw."""
-    fast = usable_void(mt, nm, void)
-    summary = kept_summary(conc, void if fast else 0, nm)
+    With a usable void (:func:`usable_void`) each draw changes one kept suit's key by 5^rank and one kind's
+    pair/odd count, so it is priced by :func:`kept_shanten` without recounting the hand (about a hundred
+    evaluations per turn for the expert); otherwise by a full :func:`~simulator.evaluate.shanten` per draw."""
+    if not usable_void(mt, nm, void):
+        return _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws)
+    sa = 1 if void == 0 else 0
+    sb = 1 if void == 2 else 2
+    ka, kb, pairs, odd = kept_summary(conc, void, nm)
+    acc = 0
+    for r in range(9):
+        for s in (sa, sb):
+            k = 9 * s + r
+            if not (draws >> k) & 1 or conc[k] >= 4:
+                continue
+            u = unseen(conc, visible, k)
+            if u == 0:
+                continue
+            c = np.int64(conc[k]) & 1  # an odd count becomes a pair
+            if s == sa:
+                s2 = kept_shanten(table, ka + POW5[r], kb, nm, pairs + c, odd + 1 - 2 * c)
+            else:
+                s2 = kept_shanten(table, ka, kb + POW5[r], nm, pairs + c, odd + 1 - 2 * c)
+            if s2 < sh:
+                acc += u
+    return acc
+
+
+@njit(cache=True)
+def _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
     acc = 0
     for k in range(N_KINDS):
         if not (draws >> k) & 1 or conc[k] >= 4:
@@ -160,12 +192,9 @@ def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
         u = unseen(conc, visible, k)
         if u == 0:
             continue
-        if fast:
-            s2 = moved_shanten(table, conc, nm, void, summary, k, 1)
-        else:
-            conc[k] += 1
-            s2 = shanten(table, conc, mk, mt, nm, void)
-            conc[k] -= 1
+        conc[k] += 1
+        s2 = shanten(table, conc, mk, mt, nm, void)
+        conc[k] -= 1
         if s2 < sh:
             acc += u
     return acc
