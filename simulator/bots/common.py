@@ -104,11 +104,16 @@ def usable_void(mt, nm, void) -> bool:
 
 
 @njit(cache=True)
+def kept_suits(void):
+    """The two suits kept beside ``void``, lower first."""
+    return (1 if void == 0 else 0), (1 if void == 2 else 2)
+
+
+@njit(cache=True)
 def kept_summary(conc, void, nm):
     """``(ka, kb, pairs, odd)`` of the two suits kept beside ``void`` (lower suit first): their table keys
     (Σ count·5^rank) and, with nothing set down (``nm`` 0), their pairs and odd-count kinds for seven pairs."""
-    sa = 1 if void == 0 else 0
-    sb = 1 if void == 2 else 2
+    sa, sb = kept_suits(void)
     ka = kb = 0
     pairs = odd = 0
     for r in range(8, -1, -1):
@@ -142,7 +147,7 @@ def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
     s = k // 9
     if s != void:
         step = POW5[k % 9]
-        if s == (1 if void == 0 else 0):  # the lower kept suit (kept_summary's ka)
+        if s == kept_suits(void)[0]:  # the lower kept suit (kept_summary's ka)
             ka += d * step
         else:
             kb += d * step
@@ -161,10 +166,11 @@ def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
     evaluations per turn for the expert); otherwise by a full :func:`~simulator.evaluate.shanten` per draw."""
     if not usable_void(mt, nm, void):
         return _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws)
-    sa = 1 if void == 0 else 0
-    sb = 1 if void == 2 else 2
+    sa, sb = kept_suits(void)
     ka, kb, pairs, odd = kept_summary(conc, void, nm)
     acc = 0
+    # moved_shanten(+1) would price the same draw, but its general suit/sign handling made this loop about 1.5×
+    # slower (767 against 522 ns a call): here the suit is known and one copy is always added
     for r in range(9):
         for s in (sa, sb):
             k = 9 * s + r
@@ -221,7 +227,7 @@ def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
     value of the first one. With a usable void (:func:`usable_void`) each discard is priced by
     :func:`moved_shanten`, otherwise by a full :func:`~simulator.evaluate.shanten`."""
     fast = usable_void(mt, nm, void)
-    summary = kept_summary(conc, void if fast else 0, nm)
+    summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
     best = BIG
     dead_sh = BIG
     for k in range(N_KINDS):
