@@ -172,11 +172,13 @@ def _melds(kinds: list, tiles: list, n: int, other: bool) -> tuple[tuple[str, in
 def observe(hand, d) -> Observation:
     """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`: a copy of what the
     observation is derived from, taken now (the hand moves on after the bot answers)."""
-    wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events = hand.arrays
+    st = hand.st
+    conc, mk, mt, nm, g, ps, score, visible, events = st.conc, st.mk, st.mt, st.nm, st.g, st.ps, st.score, st.visible, \
+        st.events
     voids = ps[:, state.PS_VOID].copy()
-    if hand.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
+    if st.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
         voids[:] = -1
-    snapshot = {"table": hand.table, "params": hand.params, "conc": conc.copy(), "mk": mk.tolist(),
+    snapshot = {"table": hand.game.table, "params": hand.game.params, "conc": conc.copy(), "mk": mk.tolist(),
                 "mt": mt.tolist(), "nm": nm.tolist(), "ps": ps.copy(), "score": score.copy(),
                 "visible": visible.copy(), "events": events[:g[state.G_NEV]].copy(), "voids": voids}
     legal, mask = _legal(d.legal)

@@ -218,6 +218,10 @@ from simulator.state import (
     WK_DISCARD,
     WK_ROB_KONG,
     WK_SELF_DRAW,
+    BatchOut,
+    Deals,
+    Game,
+    HandState,
     ask,
     log_event,
     next_in,
@@ -243,13 +247,17 @@ EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a ty
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
 GO_DISCARD, NEXT_DRAW, KONG_DRAW, PUNG_DISCARD, HAND_OVER = range(5)
+# How a turn began (own_turn's ``how`` bits): after a draw, a replacement draw from the tail, the dealer's first turn
+HOW_DREW, HOW_TAIL, HOW_DEALER_FIRST = 1, 2, 4
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Setup: shuffle, deal, 换三张, 定缺
 
 @njit(cache=True)
-def reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible) -> None:
+def reset(st) -> None:
+    wall, conc, mk, mt, nm, g, ps, score = st.wall, st.conc, st.mk, st.mt, st.nm, st.g, st.ps, st.score
+    kl, wins, wconc, wmk, wmt, visible = st.kl, st.wins, st.wconc, st.wmk, st.wmt, st.visible
     for k in range(state.N_TILES):
         wall[k] = k // 4
     # loops, not slice fills (x[:, :] = 0): each of those lowers numba's general slice assignment
@@ -282,8 +290,9 @@ def reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visib
 
 
 @njit(cache=True)
-def deal(wall, conc, g, events, dealer) -> None:
+def deal(st, dealer) -> None:
     """Seat dealer+i takes wall[13i : 13i+13]; the dealer also takes wall[52]. 55 tiles remain."""
+    wall, conc, g = st.wall, st.conc, st.g
     for i in range(N_SEATS):
         seat = (dealer + i) % N_SEATS
         for j in range(state.HAND):
@@ -292,14 +301,16 @@ def deal(wall, conc, g, events, dealer) -> None:
     g[G_HEAD] = 4 * state.HAND + 1
     g[G_TAIL] = state.N_TILES
     for s in range(N_SEATS):
-        log_event(events, g, EV_DEAL, s, -1, 0, 14 if s == dealer else 13, 0)
+        log_event(st, EV_DEAL, s, -1, 0, 14 if s == dealer else 13, 0)
 
 
 @njit(cache=True)
-def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
+def exchange_three(game, st) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
     opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
+    params, bots, io = game.params, game.bots, game.io
+    rngs, conc, g = st.rngs, st.conc, st.g
     d = params[P_EXCHANGE_THREE]
     if d == EX_RANDOM:
         d = 1 + randbelow(rngs[0:1], 3)
@@ -320,7 +331,7 @@ def exchange_three(params, rngs, bots, io, conc, g, events) -> None:
             t = give[s, i]
             conc[s, t] -= 1
             conc[to, t] += 1
-            log_event(events, g, EV_EXCHANGE, s, t, 0, to, 0)
+            log_event(st, EV_EXCHANGE, s, t, 0, to, 0)
 
 
 @njit(cache=True)
@@ -347,8 +358,10 @@ def ask_exchange(io, s, conc, out) -> bool:
 
 
 @njit(cache=True)
-def declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events) -> None:
+def declare_voids(game, st, bpar) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    rngs, conc, mk, mt, nm, g, ps = st.rngs, st.conc, st.mk, st.mt, st.nm, st.g, st.ps
     for s in range(N_SEATS):
         if void_rule(params) == VOID_NONE:
             ps[s, PS_VOID] = -1
@@ -361,22 +374,23 @@ def declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, 
             else:
                 ps[s, PS_VOID] = bot_void(bots[s], bpar[s], rngs[1 + s:2 + s], table, params, conc[s], mk[s], mt[s],
                                           nm[s])
-            log_event(events, g, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
+            log_event(st, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
         ps[s, PS_EVOID] = ps[s, PS_VOID]
         ps[s, PS_START_SH] = shanten(table, conc[s], mk[s], mt[s], nm[s], ps[s, PS_EVOID])
         if s != g[G_DEALER]:  # a dealt ready hand can win on the dealer's first discard
-            refresh_waits(table, ps, conc, mk, mt, nm, s)
+            refresh_waits(table, st, s)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Wins
 
 @njit(cache=True)
-def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, payer, n_payers, ctx,
-               res, take_tile) -> int:
+def record_win(st, w, tile, kind, payer, n_payers, ctx, res, take_tile) -> int:
     """Write win record for seat ``w`` (``conc[w]`` must already hold the winning tile) and take it out of
     play. ``take_tile`` False for a 一炮多响 partner: the physical tile went to the first winner, so it is
     removed again from this winner's live hand after the record is written."""
+    g, ps, conc, mk, mt, nm = st.g, st.ps, st.conc, st.mk, st.mt, st.nm
+    wins, wconc, wmk, wmt = st.wins, st.wconc, st.wmk, st.wmt
     i = g[G_NWINS]
     g[G_NWINS] = i + 1
     fan, capped, flags, gen, ht, pts = res
@@ -412,7 +426,7 @@ def record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, 
         g[G_NWON] += 1
     ps[w, PS_NWINS] += 1
     g[G_INTERRUPTED] = 1
-    log_event(events, g, EV_WIN, w, tile, pts, kind, i)
+    log_event(st, EV_WIN, w, tile, pts, kind, i)
     return i
 
 
@@ -433,20 +447,21 @@ def locked(params, ps, p) -> bool:
 
 
 @njit(cache=True)
-def play_on(table, ps, conc, mk, mt, nm, w, tile, physical) -> None:
+def play_on(table, st, w, tile, physical) -> None:
     """血流: winner ``w`` stays in play. The winning tile is set aside (``physical``: ``w`` holds the physical
     tile; a 一炮多响 partner's copy was already taken back by :func:`record_win`), which leaves the ready hand it
     had before the win; its waits are cached again (a 天胡 or 杠上花 hand had none cached)."""
     if physical:
-        conc[w, tile] -= 1
-    ps[w, PS_WON] = 0  # PS_WON means "out of play" to the loop and the bots; PS_NWINS counts the wins
-    refresh_waits(table, ps, conc, mk, mt, nm, w)
+        st.conc[w, tile] -= 1
+    st.ps[w, PS_WON] = 0  # PS_WON means "out of play" to the loop and the bots; PS_NWINS counts the wins
+    refresh_waits(table, st, w)
 
 
 @njit(cache=True)
-def keeps_waits(table, ps, conc, mk, mt, nm, p, k, n, kind) -> bool:
+def keeps_waits(table, st, p, k, n, kind) -> bool:
     """Would ``p`` keep exactly its cached waits after setting ``n`` tiles of kind ``k`` down as a kong of
     ``kind`` (the tiles of a 暗杠 including the one drawn, or three in hand for a 直杠)? Restores the hand."""
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
     conc[p, k] -= n
     mk[p, nm[p]] = kind
     mt[p, nm[p]] = k
@@ -460,12 +475,12 @@ def keeps_waits(table, ps, conc, mk, mt, nm, p, k, n, kind) -> bool:
 
 
 @njit(cache=True)
-def locked_kongs(table, ps, conc, mk, mt, nm, p, drawn, opts) -> int:
+def locked_kongs(table, st, p, drawn, opts) -> int:
     """The own-turn kongs a locked 血流 winner may make: only of the tile it just drew (a 加杠, or a 暗杠 that
     keeps its waits), so the rest of its hand never changes."""
     if drawn < 0 or not (opts >> drawn) & 1:
         return 0
-    if conc[p, drawn] == 4 and not keeps_waits(table, ps, conc, mk, mt, nm, p, drawn, 4, MELD_CKONG):
+    if st.conc[p, drawn] == 4 and not keeps_waits(table, st, p, drawn, 4, MELD_CKONG):
         return 0
     return np.int64(1) << drawn
 
@@ -504,9 +519,12 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
 
 @njit(cache=True)  # a call, not inlined: runs only when a seat has a legal win (a few times a hand); inlined at its
 # three sites it cost ~0.5-1 s of cold compile (own_turn with its callees: 10.5 -> 9-10 s CPU) for no measurable speed
-def takes_win(bots, bpar, io, q, capped, self_draw, left, tile, frm, table, params, ps, conc, mk, mt, nm) -> int:
-    """Seat ``q`` takes a legal win (1), declines it (0), or −1: an external seat's answer is pending.
-    ``conc, mk, mt, nm``: all seats' arrays (the expert prices the waits it would keep by declining)."""
+def takes_win(game, st, bpar, q, capped, self_draw, tile, frm) -> int:
+    """Seat ``q`` takes a legal win (1), declines it (0), or −1: an external seat's answer is pending. The bot
+    sees all seats' arrays (the expert prices the waits it would keep by declining)."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
+    left = tiles_left(st.g)
     if io[IO_EXT + q]:
         a = ask(io, q, D_TAKE_WIN, (1 << A_WIN) | (1 << A_PASS), tile, frm, capped)
         if a < 0:
@@ -517,10 +535,12 @@ def takes_win(bots, bpar, io, q, capped, self_draw, left, tile, frm, table, para
 
 
 @njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
-def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, src, tile, ctx, out) -> int:
+def claim_wins(game, st, bpar, src, tile, ctx) -> int:
     """Who wins on ``tile`` given up by ``src`` (a discard, or a robbed added kong): the seats in turn order
     after ``src`` that are still in, wait on it, are not pass-locked and take the win; only the first of them
-    unless ``multiple_ron``. Declines set the decliner's lock. Returns the count; winners go to ``out``."""
+    unless ``multiple_ron``. Declines set the decliner's lock. Returns the count; winners go to ``st.winners``."""
+    table, params = game.table, game.params
+    g, ps, conc, mk, mt, nm, out = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.winners
     n = 0
     for i in range(1, N_SEATS):
         q = (src + i) % N_SEATS
@@ -534,11 +554,10 @@ def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, s
             continue
         capped = res[1]
         if lock_blocks(params, ps, q, tile, capped):
-            log_event(events, g, EV_LOCKED, q, tile, capped, 0, 0)
+            log_event(st, EV_LOCKED, q, tile, capped, 0, 0)
             continue
         # np.bool_: a literal False would compile takes_win once more (own_turn passes True)
-        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, q, capped, np.bool_(False), tiles_left(g),
-                                                          tile, src, table, params, ps, conc, mk, mt, nm)
+        take = 1 if forced_win(params, g) else takes_win(game, st, bpar, q, capped, np.bool_(False), tile, src)
         if take < 0:
             return 0  # paused: the caller sees io[DP_STATUS] and rolls the step back
         if take:
@@ -553,16 +572,18 @@ def claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, s
             if capped > ps[q, PS_LOCK_FAN]:
                 ps[q, PS_LOCK_FAN] = capped
             kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
-            log_event(events, g, EV_DECLINE, q, tile, capped, kind, 0)
+            log_event(st, EV_DECLINE, q, tile, capped, kind, 0)
     return n
 
 
 @njit(cache=True)
-def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, src, tile,
-               ctx, winners, n) -> None:
-    """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each winner), then apply
-    ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns, ``transfer`` moves, the income of the last kong
-    ``src`` made this turn (the kong whose replacement draw preceded the discard; seed 000: 这一个杠)."""
+def settle_ron(game, st, src, tile, ctx, n) -> None:
+    """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each of the ``n`` winners
+    of ``st.winners``), then apply ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns, ``transfer``
+    moves, the income of the last kong ``src`` made this turn (the kong whose replacement draw preceded the discard;
+    seed 000: 这一个杠)."""
+    table, params = game.table, game.params
+    g, ps, conc, mk, mt, nm, kl, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.kl, st.winners
     kind = WK_ROB_KONG if ctx & CTX_ROB_KONG else WK_DISCARD
     g[G_WIN_EVENTS] += 1
     for j in range(n):
@@ -570,11 +591,10 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
         wctx = ctx | declared_ctx(ps, w)
         conc[w, tile] += 1
         res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, wctx, params)
-        record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, kind, src, 1, wctx, res,
-                   j == 0)
+        record_win(st, w, tile, kind, src, 1, wctx, res, j == 0)
         if params[P_MODE] == MODE_XUELIU:
-            play_on(table, ps, conc, mk, mt, nm, w, tile, j == 0)
-        pay(score, events, g, src, w, res[5], C_WIN)
+            play_on(table, st, w, tile, j == 0)
+        pay(st, src, w, res[5], C_WIN)
     if ctx & CTX_KONG_DISCARD:
         mode = params[P_AFTER_KONG_DEAL_IN]
         last = g[G_NKONGS] - 1  # the kong whose replacement draw preceded this discard
@@ -582,16 +602,16 @@ def settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, w
             if kl[i, KL_MAKER] != src or kl[i, KL_STATUS] != KS_LIVE:
                 continue
             if mode == DEAL_IN_REFUND and i == last:
-                return_kong(g, score, kl, events, i, KS_REFUNDED)
+                return_kong(st, i, KS_REFUNDED)
             elif mode == DEAL_IN_TRANSFER and i == last:
-                transfer_kong(g, score, kl, events, i, winners, n)
+                transfer_kong(st, i, n)
 
 
 @njit(cache=True)
-def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, w, tile,
-                     ctx, res) -> None:
+def settle_self_draw(game, st, w, tile, ctx, res) -> None:
     """自摸: every player still in pays ``points``; a 杠上花 on the replacement of a 直杠 is paid entirely by
     the feeder under ``kong_bloom_payer: feeder`` (the same total: points × players still in)."""
+    params, g, ps, kl = game.params, st.g, st.ps, st.kl
     payers = 0
     for q in range(N_SEATS):
         if q != w and not ps[q, PS_WON]:
@@ -603,24 +623,24 @@ def settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wc
         if last >= 0 and kl[last, KL_KIND] == KK_DIRECT and kl[last, KL_MAKER] == w:
             feeder = kl[last, KL_FEEDER]
     g[G_WIN_EVENTS] += 1
-    record_win(g, ps, conc, mk, mt, nm, wins, wconc, wmk, wmt, events, w, tile, WK_SELF_DRAW, feeder, payers,
-               ctx, res, True)
+    record_win(st, w, tile, WK_SELF_DRAW, feeder, payers, ctx, res, True)
     if params[P_MODE] == MODE_XUELIU:
-        play_on(table, ps, conc, mk, mt, nm, w, tile, True)
+        play_on(game.table, st, w, tile, True)
     if feeder >= 0:
-        pay(score, events, g, feeder, w, pts * payers, C_WIN)
+        pay(st, feeder, w, pts * payers, C_WIN)
     else:
         for q in range(N_SEATS):
             if q != w and not ps[q, PS_WON]:
-                pay(score, events, g, q, w, pts, C_WIN)
+                pay(st, q, w, pts, C_WIN)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Turn actions
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
+def draw_tile(st, p, from_tail) -> int:
     """Draw from the head (or the tail for a kong replacement); the draw ends ``p``'s pass lock."""
+    g, ps, conc, wall = st.g, st.ps, st.conc, st.wall
     if from_tail:
         g[G_TAIL] -= 1
         t = np.int64(wall[g[G_TAIL]])
@@ -635,13 +655,14 @@ def draw_tile(g, ps, conc, wall, events, p, from_tail) -> int:
     ps[p, PS_LOCK_MASK] = 0
     ps[p, PS_LOCK_FAN] = 0
     ps[p, PS_SAFE] = 0
-    log_event(events, g, EV_DRAW, p, t, 0, 1 if from_tail else 0, 0)
+    log_event(st, EV_DRAW, p, t, 0, 1 if from_tail else 0, 0)
     return t
 
 
 @njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
-def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
+def refresh_waits(table, st, p) -> None:
     """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
     ev = ps[p, PS_EVOID]
     if shanten(table, conc[p], mk[p], mt[p], nm[p], ev) == 0:
         ps[p, PS_WAITS] = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ev)
@@ -650,7 +671,8 @@ def refresh_waits(table, ps, conc, mk, mt, nm, p) -> None:
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t, why) -> None:
+def do_discard(table, st, p, t, why) -> None:
+    g, ps, conc, visible = st.g, st.ps, st.conc, st.visible
     conc[p, t] -= 1
     visible[t] += 1
     g[G_TURNS] += 1
@@ -658,12 +680,15 @@ def do_discard(table, g, ps, conc, mk, mt, nm, visible, events, p, t, why) -> No
     for q in range(N_SEATS):
         if q != p:
             ps[q, PS_SAFE] |= 1 << t
-    log_event(events, g, EV_DISCARD, p, t, 0, why, 0)
-    refresh_waits(table, ps, conc, mk, mt, nm, p)
+    log_event(st, EV_DISCARD, p, t, 0, why, 0)
+    refresh_waits(table, st, p)
 
 
 @njit(cache=True, inline="always")
-def self_draw_ctx(g, ps, p, dealer, drew, from_tail, dealer_first) -> int:
+def self_draw_ctx(st, p, how) -> int:
+    """The win context of ``p``'s self-draw: ``how`` says how its turn began (``HOW_*`` bits)."""
+    g, ps, dealer = st.g, st.ps, st.g[G_DEALER]
+    drew, from_tail, dealer_first = how & HOW_DREW, how & HOW_TAIL, how & HOW_DEALER_FIRST
     ctx = CTX_SELF_DRAW
     if from_tail:
         ctx |= CTX_AFTER_KONG
@@ -706,10 +731,12 @@ def declare_discard_mask(ps, cur, legal) -> int:
 
 
 @njit(cache=True)
-def offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) -> int:
+def offer_declare(game, st, bpar, cur) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
     declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says, while tiles
     remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
     if tiles_left(g) == 0:
         return 0
     waits = ps[cur, PS_WAITS]
@@ -729,34 +756,36 @@ def offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visibl
     ps[cur, PS_DECLARED] = kind
     if kind == DECL_DANCE:
         ps[cur, PS_SHOWN] = waits
-    log_event(events, g, EV_DECLARE, cur, -1, waits, kind, 0)
+    log_event(st, EV_DECLARE, cur, -1, waits, kind, 0)
     return 1
 
 
 @njit(cache=True)
-def locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts) -> int:
+def locked_kong_options(table, st, cur, drawn, opts) -> int:
     """The kongs a declared hand may make: a concealed kong of the tile it just drew (all four in hand) whose
     waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""
-    if drawn < 0 or not (opts >> drawn) & 1 or conc[cur, drawn] != 4:
+    if drawn < 0 or not (opts >> drawn) & 1 or st.conc[cur, drawn] != 4:
         return np.int64(0)
-    return np.int64(1) << drawn if keeps_waits(table, ps, conc, mk, mt, nm, cur, drawn, 4, MELD_CKONG) else np.int64(0)
+    return np.int64(1) << drawn if keeps_waits(table, st, cur, drawn, 4, MELD_CKONG) else np.int64(0)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # The hand loop
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
-             winners, cur, drawn, pv, strict):
+def own_kong(game, st, bpar, cur, drawn, pv):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
     (抢杠胡) before it pays anything. Returns ``(outcome, next seat)``."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    g, ps, conc, mk, mt, nm, visible, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible, st.winners
+    strict = void_rule(params) == VOID_DECLARED
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
     if opts and ps[cur, PS_DECLARED] != 0:
-        opts = locked_kong_options(table, ps, conc, mk, mt, nm, cur, drawn, opts)
+        opts = locked_kong_options(table, st, cur, drawn, opts)
     elif opts and locked(params, ps, cur):
-        opts = locked_kongs(table, ps, conc, mk, mt, nm, cur, drawn, opts)
+        opts = locked_kongs(table, st, cur, drawn, opts)
     if io[IO_EXT + cur]:
         k = -1
         if opts:
@@ -775,27 +804,26 @@ def own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, 
         mk[cur, nm[cur]] = MELD_CKONG
         mt[cur, nm[cur]] = k
         nm[cur] += 1  # a concealed kong is face down: its tiles do not become visible
-        kong_payment(params, g, ps, score, kl, events, cur, KK_CONCEALED, k, -1, True)
+        kong_payment(params, st, cur, KK_CONCEALED, k, -1, True)
     else:
         if params[P_ROB_KONG]:
             rob = np.int64(CTX_ROB_KONG)  # not a literal: evaluate_win is compiled once, for int64 contexts
-            n = claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, cur, k, rob, winners)
+            n = claim_wins(game, st, bpar, cur, k, rob)
             if io[DP_STATUS]:
                 return HAND_OVER, cur
             if n > 0:
                 conc[cur, k] -= 1
                 visible[k] += 1
-                log_event(events, g, EV_ROBBED, cur, k, 0, 0, 0)
-                refresh_waits(table, ps, conc, mk, mt, nm, cur)
-                settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur,
-                           k, rob, winners, n)
+                log_event(st, EV_ROBBED, cur, k, 0, 0, 0)
+                refresh_waits(table, st, cur)
+                settle_ron(game, st, cur, k, rob, n)
                 return after_win(params, g, ps, winners[n - 1])
         conc[cur, k] -= 1
         for i in range(nm[cur]):
             if mt[cur, i] == k:
                 mk[cur, i] = MELD_KONG
         visible[k] += 1
-        kong_payment(params, g, ps, score, kl, events, cur, KK_ADDED, k, -1, drawn == k)
+        kong_payment(params, st, cur, KK_ADDED, k, -1, drawn == k)
     ps[cur, PS_NKONGS] += 1
     return KONG_DRAW, cur
 
@@ -809,37 +837,39 @@ def after_win(params, g, ps, last_winner):
 
 
 @njit(cache=True)  # once per turn: a call (compiled on its own, in parallel on a cold start)
-def own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible, events,
-             wall, winners, cur, dealer, drawn, drew, from_tail, dealer_first, pv, strict):
-    """The start of ``cur``'s turn after a draw (or the dealer's first turn): self-draw win, else a kong.
-    Returns ``(outcome, next seat)``."""
+def own_turn(game, st, bpar, cur, drawn, how, pv):
+    """The start of ``cur``'s turn after a draw (or the dealer's first turn; ``how``: ``HOW_*`` bits): self-draw
+    win, else a kong. Returns ``(outcome, next seat)``."""
+    table, params = game.table, game.params
+    g, ps, conc, mk, mt, nm = st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     ev = ps[cur, PS_EVOID]
-    win_tile = drawn if drawn >= 0 else first_held(conc, cur, wall[4 * state.HAND])
-    ctx = self_draw_ctx(g, ps, cur, dealer, drew, from_tail, dealer_first) | declared_ctx(ps, cur)
+    win_tile = drawn if drawn >= 0 else first_held(conc, cur, st.wall[4 * state.HAND])
+    ctx = self_draw_ctx(st, cur, how) | declared_ctx(ps, cur)
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
         res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
-        take = 1 if forced_win(params, g) else takes_win(bots, bpar, io, cur, res[1], np.bool_(True), tiles_left(g),
-                                                          win_tile, np.int64(-1), table, params, ps, conc, mk, mt, nm)
+        take = 1 if forced_win(params, g) else takes_win(game, st, bpar, cur, res[1], np.bool_(True), win_tile,
+                                                          np.int64(-1))
         if take < 0:
             return HAND_OVER, cur
         if take:
-            settle_self_draw(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events,
-                             cur, win_tile, ctx, res)
+            settle_self_draw(game, st, cur, win_tile, ctx, res)
             if params[P_MODE] == MODE_XUELIU:
-                visible[win_tile] += 1  # set aside face up
+                st.visible[win_tile] += 1  # set aside face up
             return after_win(params, g, ps, cur)
         ps[cur, PS_DECLINED] += 1
-        log_event(events, g, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
-    return own_kong(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, visible,
-                    events, winners, cur, drawn, pv, strict)
+        log_event(st, EV_DECLINE, cur, win_tile, res[1], WK_SELF_DRAW, 0)
+    return own_kong(game, st, bpar, cur, drawn, pv)
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
-def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t, strict):
+def claim_meld(game, st, bpar, cur, t):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
     ``last_discard_claims: win_only`` the final discard (wall empty) can only be won, never punged."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
+    strict = void_rule(params) == VOID_DECLARED
     if tiles_left(g) == 0 and params[P_LAST_DISCARD_CLAIMS] == LAST_WIN_ONLY:
         return NEXT_DRAW, next_in(ps, cur)
     for i in range(1, N_SEATS):
@@ -849,7 +879,7 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
         can_kong = conc[q, t] == 3 and tiles_left(g) > 0
         can_pung = not locked(params, ps, q)  # 血流: a winner's locked hand only kongs, keeping its waits
         if not can_pung:
-            can_kong = can_kong and keeps_waits(table, ps, conc, mk, mt, nm, q, t, 3, MELD_KONG)
+            can_kong = can_kong and keeps_waits(table, st, q, t, 3, MELD_KONG)
             if not can_kong:
                 continue
         qv = planning_void(params, ps[q, PS_VOID], table, conc[q], mk[q], mt[q], nm[q])
@@ -874,19 +904,22 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
         ps[q, PS_WAITS] = 0
         g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
         if c == 2:
-            kong_payment(params, g, ps, score, kl, events, q, KK_DIRECT, t, cur, True)
+            kong_payment(params, st, q, KK_DIRECT, t, cur, True)
             ps[q, PS_NKONGS] += 1
             return KONG_DRAW, q
-        log_event(events, g, EV_PUNG, q, t, 0, cur, 0)
+        log_event(st, EV_PUNG, q, t, 0, cur, 0)
         return PUNG_DISCARD, q
     return NEXT_DRAW, next_in(ps, cur)
 
 
 @njit(cache=True)  # once per turn: a call (compiled on its own, in parallel on a cold start)
-def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt,
-                 visible, events, winners, sh_buf, cur, drawn, pv, strict):
+def discard_turn(game, st, bpar, cur, drawn, pv):
     """``cur`` discards (a locked 血流 winner: the tile it drew, ``drawn``); others may win on it (first), else
     pung or kong it. Returns ``(outcome, next seat)``."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    rngs, g, ps, conc, mk, mt, nm, visible = st.rngs, st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
+    winners = st.winners
+    strict = void_rule(params) == VOID_DECLARED
     legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
     if params[P_DECLARE_READY]:
         legal = declare_discard_mask(ps, cur, legal)
@@ -901,43 +934,40 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
             return HAND_OVER, cur
     else:
         t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
-                        mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
+                        mk[cur], mt[cur], nm[cur], pv, legal, visible, st.sh_buf, tiles_left(g))
         why, t = t >> REASON_SHIFT, t & ((1 << REASON_SHIFT) - 1)
-    do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t, why)
-    if (params[P_DECLARE_READY] and not ps[cur, PS_DECLARED]
-            and offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) < 0):
+    do_discard(table, st, cur, t, why)
+    if params[P_DECLARE_READY] and not ps[cur, PS_DECLARED] and offer_declare(game, st, bpar, cur) < 0:
         return HAND_OVER, cur
     ctx = 0
     if g[G_NKONGS] > g[G_CHAIN]:
         ctx |= CTX_KONG_DISCARD
     if tiles_left(g) == 0:
         ctx |= CTX_LAST_TILE
-    n = claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
+    n = claim_wins(game, st, bpar, cur, t, ctx)
     if io[DP_STATUS]:
         return HAND_OVER, cur
     if n > 0:
         if params[P_MODE] != MODE_XUELIU:  # 血流 sets it aside face up: still seen
             visible[t] -= 1  # the tile left the discards for the winner's hand
-        settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t, ctx,
-                   winners, n)
+        settle_ron(game, st, cur, t, ctx, n)
         return after_win(params, g, ps, winners[n - 1])
-    return claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, visible, events, cur, t,
-                      strict)
+    return claim_meld(game, st, bpar, cur, t)
 
 
 @njit(cache=True)
-def start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-               wconc, wmk, wmt, visible, events, dealt) -> None:
-    """Reset the state arrays, seed the streams (``rngs: uint64[5]``: wall, then one per seat), shuffle and deal;
-    ``dealt: uint8[4, 27]`` receives the deal before 换三张. ``bots: int64[4]`` are the bot ids logged per seat."""
-    reset(wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible)
+def start_hand(game, st, wall_seed, bot_seed, dealer) -> None:
+    """Reset the state, seed the streams (``st.rngs``: wall, then one per seat), shuffle and deal; ``st.dealt``
+    receives the deal before 换三张. ``game.bots`` are the bot ids logged per seat."""
+    bots, rngs, pc, wall, conc, g, ps, dealt = game.bots, st.rngs, st.pc, st.wall, st.conc, st.g, st.ps, st.dealt
+    reset(st)
     rngs[0] = wall_seed
     for s in range(N_SEATS):
         rngs[1 + s] = derive(bot_seed, s)
         ps[s, PS_BOT] = bots[s]
     shuffle_int8(wall, rngs[0:1])
     g[G_DEALER] = dealer
-    deal(wall, conc, g, events, dealer)
+    deal(st, dealer)
     for s in range(N_SEATS):  # a loop, not dealt[:, :] = conc: that compiles a shape check (~1 s cold)
         for k in range(N_KINDS):
             dealt[s, k] = conc[s, k]
@@ -964,49 +994,52 @@ def restore_snapshot(snap, live) -> None:
 
 
 @njit(cache=True)
-def copy_state(src, dst) -> None:
-    """Copy the mutable state arrays (conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, rngs):
-    the snapshot a paused step rolls back to. The wall never changes after the deal; events past g[G_NEV] are
-    simply overwritten by the replay."""
-    dst[0][...] = src[0]
-    dst[1][...] = src[1]
-    dst[2][...] = src[2]
-    dst[3][...] = src[3]
-    dst[4][...] = src[4]
-    dst[5][...] = src[5]
-    dst[6][...] = src[6]
-    dst[7][...] = src[7]
-    dst[8][...] = src[8]
-    dst[9][...] = src[9]
-    dst[10][...] = src[10]
-    dst[11][...] = src[11]
-    dst[12][...] = src[12]
-    dst[13][...] = src[13]
+def copy_state(source, target) -> None:
+    """Copy the fields of :data:`SNAPSHOT_FIELDS` from one :class:`~simulator.state.HandState` to another: the
+    snapshot a paused step rolls back to. The wall never changes after the deal, events past g[G_NEV] are simply
+    overwritten by the replay, ``pc`` is the caller's and the rest is scratch."""
+    target.conc[...] = source.conc
+    target.mk[...] = source.mk
+    target.mt[...] = source.mt
+    target.nm[...] = source.nm
+    target.g[...] = source.g
+    target.ps[...] = source.ps
+    target.score[...] = source.score
+    target.kl[...] = source.kl
+    target.wins[...] = source.wins
+    target.wconc[...] = source.wconc
+    target.wmk[...] = source.wmk
+    target.wmt[...] = source.wmt
+    target.visible[...] = source.visible
+    target.rngs[...] = source.rngs
 
 
-def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-              wconc, wmk, wmt, visible, events, snap) -> bool:
+SNAPSHOT_FIELDS = ("conc", "mk", "mt", "nm", "g", "ps", "score", "kl", "wins", "wconc", "wmk", "wmt", "visible", "rngs")
+
+
+def _run_hand(game, st, bpar, snap) -> bool:
     """Play the hand from where ``pc`` says until it ends (True) or an external seat (``io[IO_EXT + s] = 1``)
     must decide (False; ``io`` holds the decision point, the state shows its moment, and the next call first
     rolls back to ``snap``, the start of the step, and replays it with the queued answers: see simulator.state).
     With no external seat this runs the whole hand without ever copying the state: the batch path, which passes
     ``snap=None`` (it never pauses)."""
+    table, params, io = game.table, game.params, game.io
+    pc, g, ps, conc, mk, mt, nm = st.pc, st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     stepping = False
     for s in range(N_SEATS):
         if io[IO_EXT + s]:
             stepping = True
-    live = (conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, rngs)
     io[DP_STATUS] = 0
     io[ANS_USED] = 0
     if pc[PC_PAUSED]:
-        restore_snapshot(snap, live)
+        restore_snapshot(snap, st)
         pc[PC_PAUSED] = 0
     if pc[PC_STAGE] == STAGE_SETUP:
         if stepping:
-            save_snapshot(live, snap)
-        exchange_three(params, rngs, bots, io, conc, g, events)
+            save_snapshot(st, snap)
+        exchange_three(game, st)
         if not io[DP_STATUS]:
-            declare_voids(table, params, rngs, bots, bpar, io, conc, mk, mt, nm, g, ps, events)
+            declare_voids(game, st, bpar)
         if io[DP_STATUS]:
             pc[PC_PAUSED] = 1
             return False
@@ -1017,11 +1050,6 @@ def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g
         pc[PC_DREW] = 0
         pc[PC_FROM_TAIL] = 0
         pc[PC_DEALER_FIRST] = 1
-    dealer = g[G_DEALER]
-    strict = void_rule(params) == VOID_DECLARED
-    winners = np.zeros(N_SEATS, np.int64)
-    sh_buf = np.zeros(N_KINDS, np.int64)
-
     cur = pc[PC_CUR]
     outcome = pc[PC_OUTCOME]
     # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
@@ -1033,7 +1061,7 @@ def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g
         if pc[PC_STEPS] > MAX_STEPS:
             raise RuntimeError("engine: the turn loop did not end (a bug)")
         if stepping:
-            save_snapshot(live, snap)
+            save_snapshot(st, snap)
             pc[PC_CUR] = cur
             pc[PC_OUTCOME] = outcome
             pc[PC_DREW] = drew
@@ -1044,16 +1072,13 @@ def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g
             if tiles_left(g) == 0:
                 g[G_EXHAUSTIVE] = 1
                 break
-            drawn = draw_tile(g, ps, conc, wall, events, cur, from_tail)
+            drawn = draw_tile(st, cur, from_tail)
         pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
         if outcome != PUNG_DISCARD:
-            outcome, nxt = own_turn(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl, wins,
-                                    wconc, wmk, wmt, visible, events, wall, winners, cur, dealer, drawn, drew,
-                                    from_tail, dealer_first, pv, strict)
+            how = (HOW_DREW if drew else 0) | (HOW_TAIL if from_tail else 0) | (HOW_DEALER_FIRST if dealer_first else 0)
+            outcome, nxt = own_turn(game, st, bpar, cur, drawn, np.int64(how), pv)
         if outcome in (GO_DISCARD, PUNG_DISCARD) and not io[DP_STATUS]:
-            outcome, nxt = discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, score,
-                                        kl, wins, wconc, wmk, wmt, visible, events, winners, sh_buf, cur, drawn, pv,
-                                        strict)
+            outcome, nxt = discard_turn(game, st, bpar, cur, drawn, pv)
         if io[DP_STATUS]:
             pc[PC_PAUSED] = 1
             pc[PC_STEPS] -= 1
@@ -1066,7 +1091,7 @@ def _run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g
         drew = outcome != PUNG_DISCARD
         from_tail = outcome == KONG_DRAW
         dealer_first = np.bool_(False)
-    finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
+    finish(table, params, st)
     pc[PC_STAGE] = STAGE_DONE
     return True
 
@@ -1080,61 +1105,45 @@ run_hand_inline = njit(cache=True, inline="always")(_run_hand)
 
 
 @njit(cache=True)
-def play_hand(table, params, bots, bpar, io, pc, rngs, wall_seed, bot_seed, dealer, wall, conc, mk, mt, nm,
-              g, ps, score, kl, wins, wconc, wmk, wmt, visible, events, dealt, snap) -> None:
-    """Play one whole hand of compiled seats (no external seat in ``io``) into the state arrays: the batch path."""
-    start_hand(params, bots, wall_seed, bot_seed, dealer, rngs, pc, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-               wconc, wmk, wmt, visible, events, dealt)
-    run_hand(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-             wconc, wmk, wmt, visible, events, snap)
-
-
-@njit(cache=True)
-def finish(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
+def finish(table, params, st) -> None:
     """End of hand (logged first, so that settlement events follow it): readiness of the players still in, and
     the exhaustive-draw settlement."""
+    g, ps = st.g, st.ps
     g[G_ENDED] = 1
-    log_event(events, g, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
+    log_event(st, EV_END, -1, -1, tiles_left(g), g[G_EXHAUSTIVE], 0)
     for p in range(N_SEATS):
         if ps[p, PS_NWINS] == 0:
-            mark_ready(table, ps, conc, mk, mt, nm, p)
+            mark_ready(table, st, p)
     if g[G_EXHAUSTIVE]:
-        settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
+        settle_exhaustive(table, params, st)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Batches
 
 @njit(cache=True)
-def play_batch(table, params, bot_ids, bot_par, bpar, wall_seeds, bot_seeds, dealers, rotations, record, h_out,
-               p_out, dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out, ev_out):
-    """Play ``len(wall_seeds)`` hands into preallocated outputs; returns ``(win rows, event rows)`` written.
+def play_batch(table, params, bot_ids, bot_par, bpar, deals, record, out):
+    """Play ``len(deals.wall_seeds)`` hands (:class:`~simulator.state.Deals`) into the preallocated ``out``
+    (:class:`~simulator.state.BatchOut`); returns ``(win rows, event rows)`` written.
 
-    Seat s of hand i is played by bot spec ``(s + rotations[i]) % 4``; ``bot_par`` holds the specs' parameter
-    rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are ``None``
-    for a line-up without parameterised bots (see :func:`lineup_params`). Outputs: ``h_out int64[n, H_N]``,
-    ``p_out int64[4n, PL_N]``, ``dealt_out uint8[4n, 27]``, ``w_out int64[rows, W_N]`` with ``w_hand`` (row of
-    the hand) and the winning hands ``wconc_out/wmk_out/wmt_out``; with ``record`` the events go to ``ev_out``
-    (``int32[cap, 1 + EV_W]``, column 0 = row of the hand) — the win or event row count returned may exceed
-    ``rows`` or ``cap`` (血流 hands have many wins), in which case the caller retries with larger buffers."""
-    nwin = win_slots(params)
-    (wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events) = alloc(record, nwin)
-    rngs, io, pc = alloc_step()
-    bots = np.empty(N_SEATS, np.int64)
-    dealt = np.empty((N_SEATS, N_KINDS), np.uint8)
+    Seat s of hand i is played by bot spec ``(s + deals.rotations[i]) % 4``; ``bot_par`` holds the specs'
+    parameter rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are
+    ``None`` for a line-up without parameterised bots (see :func:`lineup_params`). With ``record`` the events go to
+    ``out.events``. The win or event row count returned may exceed the rows of ``out.w`` or ``out.events`` (血流
+    hands have many wins), in which case the caller retries with larger buffers."""
+    st = alloc(record, win_slots(params))
+    game = Game(table, params, np.empty(N_SEATS, np.int64), alloc_io())
+    bots, g, events, ev_out = game.bots, st.g, st.events, out.events
     nw = np.int64(0)  # not a literal 0: write_outputs would be compiled once more for it
     ne = 0
-    for i in range(wall_seeds.shape[0]):
+    for i in range(deals.wall_seeds.shape[0]):
         for s in range(N_SEATS):
-            b = (s + rotations[i]) % N_SEATS
+            b = (s + deals.rotations[i]) % N_SEATS
             bots[s] = bot_ids[b]
             seat_params(bot_par, bpar, s, b)
-        start_hand(params, bots, wall_seeds[i], bot_seeds[i], dealers[i], rngs, pc, wall, conc, mk, mt, nm, g, ps,
-                   score, kl, wins, wconc, wmk, wmt, visible, events, dealt)
-        run_hand_inline(table, params, bots, bpar, io, pc, rngs, wall, conc, mk, mt, nm, g, ps, score, kl, wins,
-                        wconc, wmk, wmt, visible, events, None)
-        nw = write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
-                           wconc_out, wmk_out, wmt_out)
+        start_hand(game, st, deals.wall_seeds[i], deals.bot_seeds[i], deals.dealers[i])
+        run_hand_inline(game, st, bpar, None)
+        nw = write_outputs(i, nw, st, out)
         if record:
             for j in range(g[state.G_NEV]):
                 if ne < ev_out.shape[0]:
@@ -1172,43 +1181,36 @@ def win_slots(params) -> int:
 
 @njit(cache=True)
 def alloc(record, n_wins=state.MAX_WINS):
-    """A hand's state arrays (see :mod:`simulator.state`), with ``n_wins`` win records (:func:`win_slots`; the
-    default suits every mode but ``xueliu``)."""
+    """A hand's :class:`~simulator.state.HandState` (shapes in :mod:`simulator.state`), with ``n_wins`` win
+    records (:func:`win_slots`; the default suits every mode but ``xueliu``) and an event log of ``E_MAX`` rows
+    when ``record`` (else one row: not recording). A snapshot for :func:`copy_state` is one more of these."""
     e = state.E_MAX if record else 1
-    return (np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
-            np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64),
-            np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
-            np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
-            np.zeros((n_wins, state.W_N), np.int64), np.zeros((n_wins, N_KINDS), np.uint8),
-            np.zeros((n_wins, 4), np.int8), np.zeros((n_wins, 4), np.int8),
-            np.zeros(N_KINDS, np.int8), np.zeros((e, state.EV_W), np.int32))
+    return HandState(np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
+                     np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64),
+                     np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
+                     np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
+                     np.zeros((n_wins, state.W_N), np.int64), np.zeros((n_wins, N_KINDS), np.uint8),
+                     np.zeros((n_wins, 4), np.int8), np.zeros((n_wins, 4), np.int8),
+                     np.zeros(N_KINDS, np.int8), np.zeros((e, state.EV_W), np.int32),
+                     np.zeros(1 + N_SEATS, np.uint64), np.zeros(state.PC_N, np.int64),
+                     np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros(N_SEATS, np.int64), np.zeros(N_KINDS, np.int64))
 
 
 @njit(cache=True)
-def alloc_step():
-    """``(rngs uint64[5], io int64[IO_N], pc int64[PC_N])``: the streams and the step interface (simulator.state)."""
-    return np.zeros(1 + N_SEATS, np.uint64), np.zeros(state.IO_N, np.int64), np.zeros(state.PC_N, np.int64)
+def alloc_io():
+    """``int64[IO_N]``: the step interface (simulator.state), no seat external."""
+    return np.zeros(state.IO_N, np.int64)
 
 
 @njit(cache=True)
-def alloc_snapshot(n_wins=state.MAX_WINS):
-    """Arrays for :func:`copy_state`'s snapshot, shaped like the live state it copies."""
-    return (np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8),
-            np.zeros(N_SEATS, np.int64), np.zeros(state.G_N, np.int64), np.zeros((N_SEATS, state.PS_N), np.int64),
-            np.zeros((N_SEATS, state.N_COMP), np.int64), np.zeros((state.K_MAX, state.KL_N), np.int64),
-            np.zeros((n_wins, state.W_N), np.int64), np.zeros((n_wins, N_KINDS), np.uint8),
-            np.zeros((n_wins, 4), np.int8), np.zeros((n_wins, 4), np.int8),
-            np.zeros(N_KINDS, np.int8), np.zeros(1 + N_SEATS, np.uint64))
-
-
-@njit(cache=True)
-def write_outputs(i, nw, g, ps, score, wins, wconc, wmk, wmt, dealt, h_out, p_out, dealt_out, w_out, w_hand,
-                  wconc_out, wmk_out, wmt_out) -> int:
-    """Write the finished hand as row ``i`` of the batch outputs (see :func:`play_batch`); its win records go
-    from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``w_out``)."""
-    write_hand(i, g, h_out)
+def write_outputs(i, nw, st, out) -> int:
+    """Write the finished hand as row ``i`` of the batch outputs ``out`` (see :func:`play_batch`); its win records
+    go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
+    g, wins, wconc, wmk, wmt, dealt = st.g, st.wins, st.wconc, st.wmk, st.wmt, st.dealt
+    dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out = out.dealt, out.w, out.w_hand, out.wconc, out.wmk, out.wmt
+    write_hand(i, g, out.h)
     for s in range(N_SEATS):
-        write_player(4 * i + s, s, g, ps, score, wins, p_out)
+        write_player(4 * i + s, s, st, out.p)
         for k in range(N_KINDS):  # loops, not slice copies: each shaped copy adds a compiled shape check
             dealt_out[4 * i + s, k] = dealt[s, k]
     for j in range(g[G_NWINS]):
@@ -1241,7 +1243,8 @@ def write_hand(i, g, h_out) -> None:
 
 
 @njit(cache=True)
-def write_player(row, s, g, ps, score, wins, p_out) -> None:
+def write_player(row, s, st, p_out) -> None:
+    ps, score, wins = st.ps, st.score, st.wins
     won = 1 if ps[s, PS_NWINS] > 0 else 0
     w = ps[s, PS_WIN_IDX]
     p_out[row, PL_SEAT] = s
@@ -1321,6 +1324,15 @@ def grow_wins(raw: dict, rows: int) -> None:
         raw[key] = arr
 
 
+def batch_out(raw: dict, events: np.ndarray | None = None) -> BatchOut:
+    """The output arrays of :func:`empty_raw` (and an event buffer: by default a one-row one, no events) as the
+    :class:`~simulator.state.BatchOut` the compiled code writes into."""
+    if events is None:
+        events = np.zeros((1, 1 + state.EV_W), np.int32)
+    return BatchOut(raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"],
+                    events)
+
+
 def trim_raw(raw: dict, nw: int) -> None:
     """Cut the win arrays of :func:`empty_raw` to the ``nw`` rows written."""
     for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
@@ -1353,11 +1365,11 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
     raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
     cap = EVENTS_PER_HAND * n if record else 1
+    deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, wall_seeds,
-                            bot_seeds, dealers, rotations, record, raw["h"], raw["p"], raw["dealt"], raw["w"],
-                            raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"], events)
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, deals, record,
+                            batch_out(raw, events))
         if ne <= cap and nw <= raw["w"].shape[0]:
             break
         cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)

@@ -122,7 +122,7 @@ class XuezhanEnv(AECEnv):
         self._advance()
 
     def _net(self) -> np.ndarray:
-        return self.hand.arrays[7].sum(axis=1).copy()
+        return self.hand.st.score.sum(axis=1).copy()
 
     def _advance(self) -> None:
         self.decision = self.hand.advance()
@@ -152,7 +152,7 @@ class XuezhanEnv(AECEnv):
         if obs is None:  # not this agent's decision: its own hand and nothing to do
             seat = self._seat_of[agent]
             v = np.zeros(OBS_LEN, np.int8)
-            v[:N_KINDS] = self.hand.arrays[1][seat]
+            v[:N_KINDS] = self.hand.st.conc[seat]
             return {"observation": v, "action_mask": np.zeros(N_ACTIONS, np.int8)}
         return {"observation": encode(obs), "action_mask": obs.action_mask.copy()}
 

@@ -71,31 +71,28 @@ class Hand:
 
         precompile.pin_signatures(unless_cached=(engine.run_hand, False))
         self.rules = rules
-        self.params = rules.to_arrays()
-        self.table = suit_table()
-        self.bots = np.ascontiguousarray(bot_ids, dtype=np.int64).copy()
+        params = rules.to_arrays()
+        self.game = state.Game(suit_table(), params, np.ascontiguousarray(bot_ids, dtype=np.int64).copy(),
+                               engine.alloc_io())
         self.bpar = np.ascontiguousarray(bot_par, dtype=np.int64).copy()
-        slots = engine.win_slots(self.params)
-        self.arrays = engine.alloc(record, slots)
-        self.rngs, self.io, self.pc = engine.alloc_step()
-        self.snap = engine.alloc_snapshot(slots)
-        self.dealt = np.zeros((state.N_SEATS, state.N_KINDS), np.uint8)
+        slots = engine.win_slots(params)
+        self.st = engine.alloc(record, slots)  # the live state (simulator.state.HandState), read by field name
+        self.snap = engine.alloc(False, slots)  # the start of the current step (engine.copy_state)
         self.set_external(external)
         self.pending: Decision | None = None
         self.answers: list[tuple[int, str, int]] = []  # (seat, decision, action) queued in the current step
         self.hand_label = ""
 
     def set_external(self, external) -> None:
-        self.io[state.IO_EXT:state.IO_EXT + state.N_SEATS] = 0
+        io = self.game.io
+        io[state.IO_EXT:state.IO_EXT + state.N_SEATS] = 0
         for s in external:
-            self.io[state.IO_EXT + s] = 1
+            io[state.IO_EXT + s] = 1
 
     def deal(self, wall_seed: int, bot_seed: int, dealer: int, label: str = "") -> None:
         """Start a hand from its two seeds (see :func:`engine.deal_seeds`); ``label`` names it in errors."""
-        a = self.arrays
-        engine.start_hand(self.params, self.bots, np.uint64(wall_seed), np.uint64(bot_seed), np.int64(dealer),
-                          self.rngs, self.pc, *a, self.dealt)
-        self.io[ANS_COUNT] = 0
+        engine.start_hand(self.game, self.st, np.uint64(wall_seed), np.uint64(bot_seed), np.int64(dealer))
+        self.game.io[ANS_COUNT] = 0
         self.answers = []
         self.pending = None
         self.hand_label = label
@@ -104,18 +101,17 @@ class Hand:
         """Run compiled play until an external seat must decide (returned) or the hand is over (None)."""
         if self.pending is not None:
             return self.pending
-        done = engine.run_hand(self.table, self.params, self.bots, self.bpar, self.io, self.pc,
-                               self.rngs, *self.arrays, self.snap)
+        done = engine.run_hand(self.game, self.st, self.bpar, self.snap)
         if done:
             return None
-        if self.io[ANS_COUNT] == 0:
+        dp = self.game.io
+        if dp[ANS_COUNT] == 0:
             self.answers = []  # a new step: the answers of the last one were used
-        dp = self.io
         d = Decision(int(dp[DP_SEAT]), DECISIONS[dp[DP_KIND]], int(dp[DP_LEGAL]), int(dp[DP_TILE]),
                      int(dp[DP_FROM]), int(dp[DP_FAN]))
         if dp[DP_STATUS] == ST_ILLEGAL:
             bad = int(dp[DP_ACTION])
-            self.io[ANS_COUNT] -= 1  # drop the bad answer: the state is as before it
+            dp[ANS_COUNT] -= 1  # drop the bad answer: the state is as before it
             self.answers.pop()
             raise IllegalActionError(
                 f"hand {self.hand_label or '?'}: seat {d.seat} answered {d.kind} with illegal action {bad};"
@@ -127,11 +123,12 @@ class Hand:
         """Answer the pending decision; checked against the legal set when play resumes (``advance``)."""
         if self.pending is None:
             raise RuntimeError("no decision is pending (call advance() first)")
-        n = int(self.io[ANS_COUNT])
+        io = self.game.io
+        n = int(io[ANS_COUNT])
         if n >= ANS_MAX:
             raise RuntimeError("too many answers within one step (a bug)")
-        self.io[ANS_N0 + n] = int(action)
-        self.io[ANS_COUNT] = n + 1
+        io[ANS_N0 + n] = int(action)
+        io[ANS_COUNT] = n + 1
         self.answers.append((self.pending.seat, self.pending.kind, int(action)))
         self.pending = None
 
@@ -141,7 +138,7 @@ class Hand:
 
     @property
     def over(self) -> bool:
-        return self.pc[state.PC_STAGE] == state.STAGE_DONE
+        return self.st.pc[state.PC_STAGE] == state.STAGE_DONE
 
 
 def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,
@@ -167,13 +164,13 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     raw = engine.empty_raw(hand_ids, deal_ids, rotations, engine.win_rows_per_hand(rules))
     ev_rows = []
     nw = 0
-    g, ps, score, wins = hand.arrays[5], hand.arrays[6], hand.arrays[7], hand.arrays[9]
+    st = hand.st
     seat_agent: list = [None] * state.N_SEATS
     for i in range(n):
         rot = int(rotations[i])
         for s in range(state.N_SEATS):
             b = (s + rot) % state.N_SEATS
-            hand.bots[s] = log_ids[b]
+            hand.game.bots[s] = log_ids[b]
             hand.bpar[s] = bot_par[b]
             seat_agent[s] = agents.get(b)
         hand.set_external(s for s in range(state.N_SEATS) if seat_agent[s] is not None)
@@ -181,17 +178,15 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
         for s in range(state.N_SEATS):
             new_hand = getattr(seat_agent[s], "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
-                new_hand(int(hand.rngs[1 + s]))
+                new_hand(int(st.rngs[1 + s]))
         while (d := hand.advance()) is not None:
             hand.apply(seat_agent[d.seat].act(observe(hand, d)))
-        need = nw + int(g[state.G_NWINS])
+        need = nw + int(st.g[state.G_NWINS])
         if need > raw["w"].shape[0]:  # 血流: more wins than the buffers hold so far
             engine.grow_wins(raw, max(need, 2 * raw["w"].shape[0]))
-        nw = engine.write_outputs(i, nw, g, ps, score, wins, hand.arrays[10], hand.arrays[11], hand.arrays[12],
-                                  hand.dealt, raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"],
-                                  raw["wmk"], raw["wmt"])
+        nw = engine.write_outputs(i, nw, st, engine.batch_out(raw))
         if record:
-            ev = hand.arrays[14][:g[state.G_NEV]]
+            ev = st.events[:st.g[state.G_NEV]]
             ev_rows.append(np.column_stack([np.full(ev.shape[0], i, np.int32), ev]))
     engine.trim_raw(raw, nw)
     if record and raw["h"][:, state.H_EV_OVERFLOW].any():

@@ -22,10 +22,10 @@ from numba import types as nt
 from simulator import engine, numba_cache, records, settlement, state
 from simulator.bots import bot_claim, bot_discard, bot_exchange, bot_self_kong, bot_void, planning_void
 from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
-from simulator.state import BOOL, I64, M_I8, M_I64, M_U8, N_KINDS, N_SEATS, V_I8, V_I64, V_U8, V_U64
+from simulator.state import BOOL, I64, M_I8, M_I64, M_U8, N_SEATS, V_I8, V_I64, V_U8, V_U64
 
 # Scalar arguments by name (everything else is an array or tuple named in arg_types).
-_INT = ("cur", "dealer", "drawn", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
+_INT = ("cur", "dealer", "drawn", "how", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
         "opts", "prefer", "w", "ctx", "row", "s", "n_wins", "typ", "amount", "a", "b", "payer", "payee", "comp",
         "maker", "feeder", "status", "n_payers", "src")
 _BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "fresh", "take_tile")
@@ -34,22 +34,15 @@ _BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "f
 def arg_types(simple: bool) -> dict:
     """numba type of every engine argument name, as :func:`simulator.engine.play_batch` passes it for a simple
     line-up (``None`` parameter rows) or a full one (see :func:`simulator.engine.lineup_params`)."""
-    names = ("wall", "conc", "mk", "mt", "nm", "g", "ps", "score", "kl", "wins", "wconc", "wmk", "wmt", "visible",
-             "events")
-    arrays = dict(zip(names, engine.alloc.py_func(True), strict=True))
-    arrays.update(zip(("rngs", "io", "pc"), engine.alloc_step.py_func(), strict=True))
     one = np.zeros(1, np.int64)
-    raw = engine.empty_raw(one, one, one)
-    arrays.update(h_out=raw["h"], p_out=raw["p"], dealt_out=raw["dealt"], w_out=raw["w"], w_hand=raw["w_hand"],
-                  wconc_out=raw["wconc"], wmk_out=raw["wmk"], wmt_out=raw["wmt"])
-    arrays.update(table=np.zeros((1, 10), np.uint8), params=np.zeros(N_PARAMS, np.int64),
-                  bots=np.zeros(N_SEATS, np.int64), winners=np.zeros(N_SEATS, np.int64),
-                  sh_buf=np.zeros(N_KINDS, np.int64), dealt=np.zeros((N_SEATS, N_KINDS), np.uint8),
+    table, params = np.zeros((1, 10), np.uint8), np.zeros(N_PARAMS, np.int64)
+    arrays = dict(st=engine.alloc.py_func(True), table=table, params=params, io=engine.alloc_io.py_func(),
+                  game=state.Game(table, params, np.zeros(N_SEATS, np.int64), engine.alloc_io.py_func()),
                   bpar=engine.lineup_params(np.full(N_SEATS, BOT_INDEX["greedy" if simple else "expert"]),
                                             np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))[1],
-                  bot_ids=np.zeros(N_SEATS, np.int64), wall_seeds=np.zeros(1, np.uint64),
-                  bot_seeds=np.zeros(1, np.uint64), dealers=one, rotations=one,
-                  ev_out=np.zeros((1, 1 + state.EV_W), np.int32))  # play_batch's own arguments (run_batch)
+                  # play_batch's own arguments (run_batch)
+                  bot_ids=np.zeros(N_SEATS, np.int64), out=engine.batch_out(engine.empty_raw(one, one, one)),
+                  deals=state.Deals(np.zeros(1, np.uint64), np.zeros(1, np.uint64), one, one))
     types = {name: typeof(a) for name, a in arrays.items()}
     types["bot_par"] = nt.none if simple else M_I64
     types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
@@ -90,7 +83,7 @@ def _bots(simple: bool):
 _SIDE_FIRST = (engine.exchange_three, engine.declare_voids)
 _SIDE_THEN = (engine.discard_turn, engine.finish)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options, engine.own_turn,
-         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_step)
+         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_io)
 READY = "precompile: the loop's callees are cached"
 
 

@@ -66,12 +66,13 @@ _NO_FAN_LIMIT = 1 << 20  # above any cap
 
 
 @njit(cache=True)
-def kong_payment(params, g, ps, score, kl, events, maker, kind, tile, feeder, fresh) -> int:
+def kong_payment(params, st, maker, kind, tile, feeder, fresh) -> int:
     """Record a kong in the ledger and collect its payment from the players still in; returns its index.
 
     直杠: the feeder pays ``discard_kong.discarder``, every other player still in ``discard_kong.others``;
     加杠: each player still in pays ``added_kong.each`` (nothing under ``added_kong_fresh_only`` unless the
     fourth tile was just drawn); 暗杠: each player still in pays ``concealed_kong.each``."""
+    g, ps, kl = st.g, st.ps, st.kl
     i = g[G_NKONGS]
     g[G_NKONGS] = i + 1
     kl[i, KL_MAKER] = maker
@@ -79,7 +80,7 @@ def kong_payment(params, g, ps, score, kl, events, maker, kind, tile, feeder, fr
     kl[i, KL_TILE] = tile
     kl[i, KL_STATUS] = KS_LIVE
     kl[i, KL_FEEDER] = feeder
-    log_event(events, g, EV_KONG, maker, tile, 0, kind, feeder)
+    log_event(st, EV_KONG, maker, tile, 0, kind, feeder)
     for q in range(N_SEATS):
         kl[i, KL_PAID + q] = 0
         if q == maker or ps[q, PS_WON]:
@@ -91,23 +92,25 @@ def kong_payment(params, g, ps, score, kl, events, maker, kind, tile, feeder, fr
         else:
             amt = params[P_CONCEALED_KONG_EACH]
         kl[i, KL_PAID + q] = amt
-        pay(score, events, g, q, maker, amt, C_KONG)
+        pay(st, q, maker, amt, C_KONG)
     return i
 
 
 @njit(cache=True)
-def return_kong(g, score, kl, events, i, status) -> None:
+def return_kong(st, i, status) -> None:
     """Give kong ``i``'s income back to the seats that paid it (杠上炮 refund or 退税)."""
+    kl = st.kl
     maker = kl[i, KL_MAKER]
     for q in range(N_SEATS):
-        pay(score, events, g, maker, q, kl[i, KL_PAID + q], C_REFUND)
+        pay(st, maker, q, kl[i, KL_PAID + q], C_REFUND)
     kl[i, KL_STATUS] = status
 
 
 @njit(cache=True)
-def transfer_kong(g, score, kl, events, i, winners, n_winners) -> None:
-    """呼叫转移: kong ``i``'s income goes from its maker to the winner(s) of the 杠上炮. Split evenly; the
-    remainder of the integer division goes one unit each to the first winners in turn order."""
+def transfer_kong(st, i, n_winners) -> None:
+    """呼叫转移: kong ``i``'s income goes from its maker to the winner(s) of the 杠上炮 (``st.winners[:n_winners]``).
+    Split evenly; the remainder of the integer division goes one unit each to the first winners in turn order."""
+    kl, winners = st.kl, st.winners
     maker = kl[i, KL_MAKER]
     total = 0
     for q in range(N_SEATS):
@@ -115,7 +118,7 @@ def transfer_kong(g, score, kl, events, i, winners, n_winners) -> None:
     share = total // n_winners
     extra = total - share * n_winners
     for j in range(n_winners):
-        pay(score, events, g, maker, winners[j], share + (1 if j < extra else 0), C_TRANSFER)
+        pay(st, maker, winners[j], share + (1 if j < extra else 0), C_TRANSFER)
     kl[i, KL_STATUS] = KS_TRANSFERRED
 
 
@@ -148,8 +151,9 @@ def is_huazhu(params, ps, conc, mk, mt, nm, p) -> bool:
 
 
 @njit(cache=True)
-def mark_ready(table, ps, conc, mk, mt, nm, p) -> bool:
+def mark_ready(table, st, p) -> bool:
     """Ready (下叫): some tile of a kind not already held four times completes a legal hand."""
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
     w = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ps[p, PS_EVOID])
     w &= ~held4_mask(conc[p], mk[p], mt[p], nm[p])
     ps[p, PS_READY] = 1 if w != 0 else 0
@@ -157,19 +161,20 @@ def mark_ready(table, ps, conc, mk, mt, nm, p) -> bool:
 
 
 @njit(cache=True)
-def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events) -> None:
+def settle_exhaustive(table, params, st) -> None:
     """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5): those who have
     not won (血流: a seat that won and played on is outside this settlement, as in 血战; docs/rules.md)."""
+    g, ps, conc, mk, mt, nm, kl = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.kl
     for p in range(N_SEATS):
         if not ps[p, PS_NWINS] and is_huazhu(params, ps, conc, mk, mt, nm, p):
             ps[p, PS_HUAZHU] = 1
-            log_event(events, g, EV_HUAZHU, p, -1, 0, 0, 0)
+            log_event(st, EV_HUAZHU, p, -1, 0, 0, 0)
     # 退税: every not-ready player still in (a 花猪 is never ready) returns all its live kong income
     if params[P_REFUND_KONGS_IF_NOT_READY]:
         for i in range(g[G_NKONGS]):
             m = kl[i, KL_MAKER]
             if kl[i, KL_STATUS] == KS_LIVE and not ps[m, PS_NWINS] and not ps[m, PS_READY]:
-                return_kong(g, score, kl, events, i, KS_RETURNED)
+                return_kong(st, i, KS_RETURNED)
     # 查花猪: each 花猪 pays each other non-花猪 player still in (or every non-花猪 player under "all")
     pen = huazhu_penalty(params)
     for h in range(N_SEATS):
@@ -180,15 +185,15 @@ def settle_exhaustive(table, params, g, ps, conc, mk, mt, nm, score, kl, events)
                 continue
             if ps[q, PS_NWINS] and params[P_HUAZHU_PAYS] != HUAZHU_ALL:
                 continue
-            pay(score, events, g, h, q, pen, C_HUAZHU)
+            pay(st, h, q, pen, C_HUAZHU)
     # 查大叫: every not-ready, non-花猪 player still in pays every ready player still in its best hand
     if params[P_CHADAJIAO]:
         for r in range(N_SEATS):
             if ps[r, PS_NWINS] or not ps[r, PS_READY]:
                 continue
             pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], params)
-            log_event(events, g, EV_READY, r, -1, pts, 0, 0)
+            log_event(st, EV_READY, r, -1, pts, 0, 0)
             for q in range(N_SEATS):
                 if q != r and not ps[q, PS_NWINS] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:
-                    pay(score, events, g, q, r, pts, C_CHADAJIAO)
+                    pay(st, q, r, pts, C_CHADAJIAO)
 

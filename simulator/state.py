@@ -19,6 +19,9 @@ One hand's state is a handful of arrays allocated once per batch and reset per h
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
 from numba import njit
 from numba import types as nt
 
@@ -126,9 +129,77 @@ def tiles_left(g) -> int:
     return g[G_TAIL] - g[G_HEAD]
 
 
+class HandState(NamedTuple):
+    """One hand's mutable state, allocated once per batch (or per :class:`simulator.game.Hand`) and reset per hand
+    (``engine.alloc``; shapes and dtypes in the module docstring). Compiled code takes it whole as ``st`` and reads
+    fields by name. ``rngs: uint64[5]`` (the wall's stream, then one per seat), ``pc: int64[PC_N]`` (where a paused
+    hand resumes), ``dealt: uint8[4, 27]`` (the deal before 换三张), and two scratch buffers of the turn loop:
+    ``winners: int64[4]`` (the seats winning on a tile) and ``sh_buf: int64[27]`` (the bots' shanten per discard)."""
+
+    wall: np.ndarray
+    conc: np.ndarray
+    mk: np.ndarray
+    mt: np.ndarray
+    nm: np.ndarray
+    g: np.ndarray
+    ps: np.ndarray
+    score: np.ndarray
+    kl: np.ndarray
+    wins: np.ndarray
+    wconc: np.ndarray
+    wmk: np.ndarray
+    wmt: np.ndarray
+    visible: np.ndarray
+    events: np.ndarray
+    rngs: np.ndarray
+    pc: np.ndarray
+    dealt: np.ndarray
+    winners: np.ndarray
+    sh_buf: np.ndarray
+
+
+class Game(NamedTuple):
+    """What a hand is played under, built once per batch: the suit table (``uint8[n, 10]``, simulator.tables), the
+    rule parameters (``int64[N_PARAMS]``, ``RuleSet.to_arrays``), the bot id of each seat (``int64[4]``, set per
+    hand) and the step interface ``io: int64[IO_N]`` (which seats are external, the decision point, the answers)."""
+
+    table: np.ndarray
+    params: np.ndarray
+    bots: np.ndarray
+    io: np.ndarray
+
+
+class BatchOut(NamedTuple):
+    """The outputs a batch of n hands is played into (``engine.play_batch``): ``h int64[n, H_N]``, ``p int64[4n,
+    PL_N]``, ``dealt uint8[4n, 27]``, the win rows ``w int64[rows, W_N]`` with ``w_hand int64[rows]`` (row of the
+    hand) and the winning hands ``wconc uint8[rows, 27]``, ``wmk, wmt int8[rows, 4]``, and ``events int32[cap, 1 +
+    EV_W]`` (column 0 = row of the hand; one row when not recording)."""
+
+    h: np.ndarray
+    p: np.ndarray
+    dealt: np.ndarray
+    w: np.ndarray
+    w_hand: np.ndarray
+    wconc: np.ndarray
+    wmk: np.ndarray
+    wmt: np.ndarray
+    events: np.ndarray
+
+
+class Deals(NamedTuple):
+    """Per-hand inputs of a batch, ``n`` rows each: ``wall_seeds, bot_seeds uint64[n]`` (engine.deal_seeds),
+    ``dealers int64[n]`` (seat 0-3) and ``rotations int64[n]`` (seat s plays bot spec ``(s + rotation) % 4``)."""
+
+    wall_seeds: np.ndarray
+    bot_seeds: np.ndarray
+    dealers: np.ndarray
+    rotations: np.ndarray
+
+
 @njit(cache=True)
-def log_event(events, g, typ, seat, tile, amount, a, b) -> None:
+def log_event(st, typ, seat, tile, amount, a, b) -> None:
     """Append one event when recording (``events`` has more than one row); overflow is flagged, not fatal."""
+    events, g = st.events, st.g
     if events.shape[0] <= 1:
         return
     i = g[G_NEV]
@@ -145,13 +216,14 @@ def log_event(events, g, typ, seat, tile, amount, a, b) -> None:
 
 
 @njit(cache=True)
-def pay(score, events, g, payer, payee, amount, comp) -> None:
+def pay(st, payer, payee, amount, comp) -> None:
     """Move ``amount`` base units from ``payer`` to ``payee`` under component ``comp`` (zero-sum by design)."""
     if amount == 0 or payer == payee:
         return
+    score = st.score
     score[payer, comp] -= amount
     score[payee, comp] += amount
-    log_event(events, g, EV_PAY, payer, -1, amount, payee, comp)
+    log_event(st, EV_PAY, payer, -1, amount, payee, comp)
 
 
 @njit(cache=True)

@@ -60,8 +60,8 @@ def test_a_concealed_kong_is_not_counted_as_seen():
     # the step API runs the batch's compiled hand loop (calling engine internals from Python here would compile
     # extra copies of them into the shared disk cache)
     hand = Hand(rules, bots, bpar, external=[], record=False)
-    visible = hand.arrays[13]
-    mk, mt, nm = hand.arrays[2], hand.arrays[3], hand.arrays[4]
+    visible = hand.st.visible
+    mk, mt, nm = hand.st.mk, hand.st.mt, hand.st.nm
     ids = np.arange(600, dtype=np.int64)
     walls, bseeds = engine.deal_seeds(5, ids)
     seen = 0

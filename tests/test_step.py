@@ -78,14 +78,14 @@ def test_an_illegal_action_is_a_clear_error_and_changes_nothing():
     hand.deal(wall[0], bots[0], 1, label="77")
     while (d := hand.advance()).kind != "discard":
         hand.apply(d.legal_actions[0])
-    before = [a.copy() for a in hand.arrays]
+    before = [a.copy() for a in hand.st]
     bad = next(a for a in range(27) if not (d.legal >> a) & 1)
     hand.apply(bad)
     with pytest.raises(game.IllegalActionError, match=rf"hand 77: seat 2 answered discard with illegal action {bad}"):
         hand.advance()
     again = hand.advance()  # the same decision again, the state untouched
     assert again == d
-    for x, y in zip(before, hand.arrays, strict=True):
+    for x, y in zip(before, hand.st, strict=True):
         assert np.array_equal(x, y)
     hand.apply(d.legal_actions[0])
     while (d := hand.advance()) is not None:
@@ -109,7 +109,7 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
                 for i, (kind, tile) in enumerate(melds):
                     if kind == "concealed_kong" and q != 0:
                         assert tile == -1
-                        kind_in_kong = int(hand.arrays[3][q][i])  # the engine's meld tiles (not public)
+                        kind_in_kong = int(hand.st.mt[q][i])  # the engine's meld tiles (not public)
                         assert obs.visible[kind_in_kong] == 0  # all four copies are face down in the kong
                         seen_hidden = True
             hand.apply(agents.GreedyBot().act(obs))

@@ -140,11 +140,8 @@ def test_first_wins_are_those_of_xuezhan_on_the_same_walls():
 def test_locked_kongs_keep_the_waits():
     """A locked winner may kong only the tile it drew, and a concealed kong only when its waits stay the same."""
     table = suit_table()
-    ps = np.zeros((4, S.PS_N), np.int64)
-    conc = np.zeros((4, 27), np.uint8)
-    mk = np.zeros((4, 4), np.int8)
-    mt = np.zeros((4, 4), np.int8)
-    nm = np.zeros(4, np.int64)
+    st = engine.alloc(False)
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
     ps[0, S.PS_EVOID] = 2
     # 111m 234m 567p 88p 45p: ready on 3p/6p; it draws the fourth 1m
     conc[0] = counts_from_str("111m234m567p88p45p")
@@ -152,20 +149,20 @@ def test_locked_kongs_keep_the_waits():
     assert ps[0, S.PS_WAITS] == (1 << 11) | (1 << 14)
     conc[0, 0] += 1  # draws 1m: the kong keeps 3p/6p
     opts = 1 << 0
-    assert engine.locked_kongs(table, ps, conc, mk, mt, nm, 0, 0, opts) == 1
-    assert engine.locked_kongs(table, ps, conc, mk, mt, nm, 0, -1, opts) == 0  # not the drawn tile
+    assert engine.locked_kongs(table, st, 0, 0, opts) == 1
+    assert engine.locked_kongs(table, st, 0, -1, opts) == 0  # not the drawn tile
     # 111m 23m 567p 888p 99p waits on 1m/4m and (as 11m 123m … 99p) on 9p: a kong of 1m loses the 9p wait
     conc[0] = counts_from_str("111m23m567p888p99p")
     ps[0, S.PS_WAITS] = wait_mask(table, conc[0], mk[0], mt[0], 0, 2)
     assert (ps[0, S.PS_WAITS] >> 17) & 1
     conc[0, 0] += 1
-    assert engine.locked_kongs(table, ps, conc, mk, mt, nm, 0, 0, opts) == 0
+    assert engine.locked_kongs(table, st, 0, 0, opts) == 0
     assert conc[0, 0] == 4 and nm[0] == 0  # the hand is restored
     # an added kong of the drawn tile never changes the concealed tiles
     conc[0] = counts_from_str("234m567p88p45p")
     mk[0, 0], mt[0, 0], nm[0] = MELD_PUNG, 0, 1
     conc[0, 0] = 1  # the drawn 1m
-    assert engine.locked_kongs(table, ps, conc, mk, mt, nm, 0, 0, opts) == 1
+    assert engine.locked_kongs(table, st, 0, 0, opts) == 1
 
 
 def test_win_buffers_regrow_without_changing_a_byte(monkeypatch):
