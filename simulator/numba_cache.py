@@ -9,16 +9,36 @@ the engine embeds has changed since they were written.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from pathlib import Path
 
 from numba.core import types
 
-_COMPILED_SOURCES = ("rules", "tiles", "tables", "scoring", "evaluate", "rng", "state", "settlement", "engine",
-                     "records")  # + bots/*: every module whose compiled code (or constants) the engine embeds
-
-
 _checked = False
+
+
+def compiled_sources(root: Path | None = None) -> list[Path]:
+    """Every source file whose code or constants compiled engine code can embed: the package's modules that define
+    compiled functions (``njit`` in their text), and every module of the package they import at module level,
+    transitively (a function-level import is Python-side code, never compiled in).
+    Found by walking the package and reading imports, so a new or split module is never forgotten."""
+    root = root or Path(__file__).resolve().parent
+    files = {p.relative_to(root.parent).with_suffix("").as_posix().replace("/", "."): p for p in root.rglob("*.py")}
+    files = {m.removesuffix(".__init__"): p for m, p in files.items()}
+    todo = [m for m, p in files.items() if "njit" in p.read_text(encoding="utf-8")]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        for node in ast.parse(files[m].read_text(encoding="utf-8")).body:  # module-level imports: what it embeds
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+                     if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            todo.extend(n for n in names if n in files and n not in seen)
+    return sorted(files[m] for m in seen)
 
 
 def is_cached(dispatcher, arg: int | None = None, none: bool = False) -> bool:
@@ -53,8 +73,8 @@ def drop_stale_caches() -> None:
     _checked = True
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for src in sorted([*(root / f"{m}.py" for m in _COMPILED_SOURCES), *(root / "bots").glob("*.py")]):
-        digest.update(src.name.encode())
+    for src in compiled_sources(root):
+        digest.update(src.relative_to(root).as_posix().encode())
         digest.update(src.read_bytes())
     stamp = root / "__pycache__" / "numba_sources.sha256"
     try:

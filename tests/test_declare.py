@@ -142,15 +142,14 @@ def test_the_audit_catches_a_declared_hand_that_changes(played, change):
 
 
 def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits():
-    from simulator.engine import locked_kong_options
+    from simulator.engine import alloc, locked_kong_options
     from simulator.evaluate import wait_mask
     from simulator.tables import suit_table
 
     table = suit_table()
-    mk, mt, nm = np.zeros((4, 4), np.int8), np.zeros((4, 4), np.int8), np.zeros(4, np.int64)
-    ps = np.zeros((4, S.PS_N), np.int64)
+    st = alloc(False)
+    mk, mt, nm, ps, conc = st.mk, st.mt, st.nm, st.ps, st.conc
     ps[0, S.PS_EVOID] = 2
-    conc = np.zeros((4, 27), np.uint8)
 
     def kong_allowed(hand13: str, drawn: str) -> bool:
         conc[0] = counts_from_str(hand13)
@@ -158,7 +157,7 @@ def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits():
         k = int(np.flatnonzero(counts_from_str(drawn))[0])
         conc[0, k] += 1
         before = conc[0].copy()
-        allowed = locked_kong_options(table, ps, conc, mk, mt, nm, 0, k, 1 << k) == 1 << k
+        allowed = locked_kong_options(table, st, 0, k, 1 << k) == 1 << k
         assert np.array_equal(conc[0], before) and nm[0] == 0  # the check leaves the hand as it was
         return allowed
 

@@ -403,24 +403,25 @@ def test_forced_win_last_tiles():
 # ---- situational context (天胡/地胡 are too rare to meet in simulation: checked on the compiled rule) -----
 
 def test_self_draw_context_bits():
-    from simulator.engine import self_draw_ctx
+    from simulator.engine import HOW_DEALER_FIRST, HOW_DREW, HOW_TAIL, alloc, self_draw_ctx
     from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_LAST_TILE, CTX_SELF_DRAW
 
-    g = np.zeros(S.G_N, np.int64)
-    ps = np.zeros((4, S.PS_N), np.int64)
+    st = alloc(False)
+    g, ps = st.g, st.ps
     g[S.G_HEAD], g[S.G_TAIL] = 60, 100
     dealer = 2
-    assert self_draw_ctx(g, ps, dealer, dealer, False, False, True) == CTX_SELF_DRAW | CTX_FIRST_DRAW | CTX_DEALER
+    g[S.G_DEALER] = dealer
+    assert self_draw_ctx(st, dealer, HOW_DEALER_FIRST) == CTX_SELF_DRAW | CTX_FIRST_DRAW | CTX_DEALER
     ps[3, S.PS_NDRAWS] = 1
-    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW | CTX_FIRST_DRAW  # 地胡
-    assert self_draw_ctx(g, ps, 3, dealer, True, True, False) == CTX_SELF_DRAW | CTX_AFTER_KONG
+    assert self_draw_ctx(st, 3, HOW_DREW) == CTX_SELF_DRAW | CTX_FIRST_DRAW  # 地胡
+    assert self_draw_ctx(st, 3, HOW_DREW | HOW_TAIL) == CTX_SELF_DRAW | CTX_AFTER_KONG
     g[S.G_INTERRUPTED] = 1  # a pung, kong or win happened before: no 地胡
-    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW
+    assert self_draw_ctx(st, 3, HOW_DREW) == CTX_SELF_DRAW
     g[S.G_INTERRUPTED] = 0
     ps[3, S.PS_NDRAWS] = 2
-    assert self_draw_ctx(g, ps, 3, dealer, True, False, False) == CTX_SELF_DRAW
+    assert self_draw_ctx(st, 3, HOW_DREW) == CTX_SELF_DRAW
     g[S.G_HEAD] = 100
-    assert self_draw_ctx(g, ps, 3, dealer, True, True, False) == CTX_SELF_DRAW | CTX_AFTER_KONG | CTX_LAST_TILE
+    assert self_draw_ctx(st, 3, HOW_DREW | HOW_TAIL) == CTX_SELF_DRAW | CTX_AFTER_KONG | CTX_LAST_TILE
 
 
 def test_situational_wins_occur_with_their_context():

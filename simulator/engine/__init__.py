@@ -1,0 +1,67 @@
+"""The compiled hand engine: one hand from seeds, dealer, rules and bots to result arrays; batches of hands.
+
+The whole hand loop is ``@njit(cache=True)`` over one :class:`~simulator.state.HandState` (named arrays, see
+:mod:`simulator.state`); there is no Python object per tile or per turn. Compiled functions take the hand's
+:class:`~simulator.state.Game` (suit table, rule parameters, bot ids, step interface), its state ``st``, the seats'
+bot parameter rows ``bpar`` (kept apart: ``None`` for a simple line-up, which numba prunes) and a few scalars.
+
+Flow of a hand (RULES.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
+shuffle (wall stream) → deal (dealer 14, others 13) → 换三张 → 定缺 → dealer's first turn (天胡, 暗杠, discard)
+→ [draw → self-draw win? → kong? → discard → claims: win > kong/pung] … until three have won (``xuezhan``), the
+first win event (``single``) or the wall is empty (exhaustive draw → 退税, 查花猪, 查大叫). Under ``xueliu`` (血流成河)
+a winner sets its winning tile aside and plays on with its hand locked (:func:`locked`) until the wall is empty.
+
+Modules, each importing only those before it: :mod:`~simulator.engine.common` (rule indices, cached waits, small
+predicates) < :mod:`~simulator.engine.setup` (deal, 换三张, 定缺), :mod:`~simulator.engine.wins` (who wins on a
+tile, recording and paying wins), :mod:`~simulator.engine.declare` (唱歌/跳舞) < :mod:`~simulator.engine.turn`
+(draw, own turn, discard, claims) < :mod:`~simulator.engine.loop` (one hand, pausable; the state's allocation)
+< :mod:`~simulator.engine.batch` (many hands into preallocated outputs) < :mod:`~simulator.engine.boundary` (the
+Python side: seeds, buffers, :func:`run_batch`, :func:`play_hands`). This package re-exports the names other
+modules and tests use.
+"""
+
+from simulator.engine.batch import lineup_params, play_batch, seat_params, write_outputs, write_player
+from simulator.engine.boundary import (
+    EVENTS_PER_HAND,
+    batch_out,
+    deal_seeds,
+    empty_raw,
+    grow_wins,
+    play_hands,
+    run_batch,
+    split_ids,
+    trim_raw,
+    win_rows_per_hand,
+)
+from simulator.engine.common import (
+    HOW_DEALER_FIRST,
+    HOW_DREW,
+    HOW_TAIL,
+    MAX_STEPS,
+    keeps_waits,
+    locked,
+    refresh_waits,
+)
+from simulator.engine.declare import locked_kong_options, offer_declare
+from simulator.engine.loop import (
+    SNAPSHOT_FIELDS,
+    alloc,
+    alloc_io,
+    copy_state,
+    finish,
+    run_hand,
+    start_hand,
+    win_slots,
+)
+from simulator.engine.setup import declare_voids, exchange_three
+from simulator.engine.turn import discard_turn, own_turn, self_draw_ctx
+from simulator.engine.wins import locked_kongs, play_on, record_win, settle_ron, settle_self_draw
+
+__all__ = [
+    "EVENTS_PER_HAND", "HOW_DEALER_FIRST", "HOW_DREW", "HOW_TAIL", "MAX_STEPS", "SNAPSHOT_FIELDS", "alloc",
+    "alloc_io", "batch_out", "copy_state", "deal_seeds", "declare_voids", "discard_turn", "empty_raw",
+    "exchange_three", "finish", "grow_wins", "keeps_waits", "lineup_params", "locked", "locked_kong_options",
+    "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_hands", "play_on", "record_win",
+    "refresh_waits", "run_batch", "run_hand", "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw",
+    "split_ids", "start_hand", "trim_raw", "win_rows_per_hand", "win_slots", "write_outputs", "write_player",
+]

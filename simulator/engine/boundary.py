@@ -1,0 +1,144 @@
+"""The Python boundary of the engine: seeds, output buffers and :func:`run_batch` / :func:`play_hands`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator import records, state
+from simulator.engine.batch import lineup_params, play_batch
+from simulator.rng import seed_words, spawn_states
+from simulator.rules import (
+    RuleSet,
+)
+from simulator.state import (
+    H_EV_OVERFLOW,
+    H_N,
+    N_KINDS,
+    PL_N,
+    BatchOut,
+    Deals,
+)
+
+XUELIU_ROWS_PER_HAND = 16  # win rows per hand the batch outputs start with under xueliu (regrown when short)
+EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
+
+
+def deal_seeds(seed: int, deal_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(wall seeds, bot seeds)``, ``uint64[n]`` each: ``SeedSequence(seed, spawn_key=(deal_id,))
+    .generate_state(2, uint64)`` for every deal, computed by the compiled copy in :mod:`simulator.rng`."""
+    ids = np.ascontiguousarray(deal_ids, dtype=np.int64)
+    if ids.size and ids.min() < 0:
+        raise ValueError("hand ids must be non-negative")
+    wall, bots = np.empty(ids.shape[0], np.uint64), np.empty(ids.shape[0], np.uint64)
+    spawn_states(seed_words(seed), ids, wall, bots)
+    return wall, bots
+
+
+def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(deal_id, rotation)`` of each hand id: hand_id = 4·deal_id + rotation under ``duplicate``."""
+    if duplicate:
+        return hand_ids // 4, hand_ids % 4
+    return hand_ids.copy(), np.zeros_like(hand_ids)
+
+
+def win_rows_per_hand(rules: RuleSet) -> int:
+    """Win rows per hand the batch outputs start with: the maximum (3), or under ``xueliu`` a generous typical
+    count (the buffers grow when a batch needs more, see :func:`grow_wins`)."""
+    return XUELIU_ROWS_PER_HAND if rules.mode == "xueliu" else state.MAX_WINS
+
+
+def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray,
+              rows_per_hand: int = state.MAX_WINS) -> dict:
+    """The output arrays of a batch of ``len(hand_ids)`` hands, with ``rows_per_hand`` win rows per hand (see
+    :func:`trim_raw`, :func:`grow_wins`)."""
+    n = hand_ids.shape[0]
+    raw = {
+        "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
+        "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
+        "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
+    }
+    grow_wins(raw, rows_per_hand * n)
+    return raw
+
+
+def grow_wins(raw: dict, rows: int) -> None:
+    """Give the win arrays of ``raw`` at least ``rows`` rows, keeping the rows already written."""
+    old = raw.get("w")
+    if old is not None and old.shape[0] >= rows:
+        return
+    new = {"w": np.zeros((rows, state.W_N), np.int64), "w_hand": np.zeros(rows, np.int64),
+           "wconc": np.zeros((rows, N_KINDS), np.uint8), "wmk": np.zeros((rows, 4), np.int8),
+           "wmt": np.zeros((rows, 4), np.int8)}
+    for key, arr in new.items():
+        if old is not None:
+            arr[:raw[key].shape[0]] = raw[key]
+        raw[key] = arr
+
+
+def batch_out(raw: dict, events: np.ndarray | None = None) -> BatchOut:
+    """The output arrays of :func:`empty_raw` (and an event buffer: by default a one-row one, no events) as the
+    :class:`~simulator.state.BatchOut` the compiled code writes into."""
+    if events is None:
+        events = np.zeros((1, 1 + state.EV_W), np.int32)
+    return BatchOut(raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"],
+                    events)
+
+
+def trim_raw(raw: dict, nw: int) -> None:
+    """Cut the win arrays of :func:`empty_raw` to the ``nw`` rows written."""
+    for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
+        raw[key] = raw[key][:nw]
+
+
+def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
+              dealers=None) -> dict:
+    """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
+    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them).
+    ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.sessions); default
+    deal_id % 4."""
+    from simulator.tables import suit_table
+
+    if rules.python_seats():
+        from simulator import game
+
+        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
+
+    from simulator import precompile  # the compile plan of this module's functions (it imports them)
+
+    bot_ids, bot_par = rules.bot_arrays()
+    bot_par, bpar = lineup_params(bot_ids, bot_par)
+    precompile.pin_signatures(unless_cached=(play_batch, bot_par is None))
+    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
+    n = hand_ids.shape[0]
+    deal_ids, rotations = split_ids(hand_ids, duplicate)
+    wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
+    dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
+    raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
+    cap = EVENTS_PER_HAND * n if record else 1
+    deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
+    while True:
+        events = np.zeros((cap, 1 + state.EV_W), np.int32)
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, deals, record,
+                            batch_out(raw, events))
+        if ne <= cap and nw <= raw["w"].shape[0]:
+            break
+        cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)
+        grow_wins(raw, nw)
+    if record and raw["h"][:, H_EV_OVERFLOW].any():
+        raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
+    trim_raw(raw, nw)
+    raw["events"] = events[:ne] if record else events[:0]
+    return raw
+
+
+def play_hands(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False,
+               record: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """Play hands and return the columns of the ``hands``, ``players`` and ``wins`` tables (schema names,
+    without ``variant``). ``hand_ids``: int64[n]; dealer = deal_id % 4. With ``record`` the result also has
+    ``"events"``: ``{"hand_row": int64[m], "type", "seat", "tile", "amount", "a", "b"}`` (see simulator.state)."""
+    raw = run_batch(rules, hand_ids, seed, duplicate=duplicate, record=record)
+    out = records.to_columns(raw)
+    if record:
+        out["events"] = records.event_columns(raw)
+    return out

@@ -1,0 +1,116 @@
+"""Shared pieces of the compiled engine: rule-value indices, the turn-loop outcomes, cached waits and the small
+predicates every part asks (is the hand over, is a seat locked, must a seat win)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator import numba_cache
+from simulator.evaluate import (
+    CTX_DANCE,
+    CTX_SING,
+    shanten,
+    wait_mask,
+)
+from simulator.rules import (
+    BLOOM_PAYERS,
+    DEAL_INS,
+    DECLARES,
+    EXCHANGES,
+    LAST_DISCARD_CLAIMS,
+    MODES,
+    P_FORCED_WIN_LAST_TILES,
+    P_MODE,
+    PASS_LOCKS,
+)
+from simulator.state import (
+    G_NWON,
+    N_SEATS,
+    PS_DECLARED,
+    PS_EVOID,
+    PS_NWINS,
+    PS_WAITS,
+    tiles_left,
+)
+
+numba_cache.drop_stale_caches()  # before anything compiled is loaded (simulator.numba_cache)
+
+# Rule values the compiled code compares against (indices into the rule vocabularies of simulator.rules)
+EX_RANDOM = EXCHANGES.index("random")
+EX_CLOCKWISE = EXCHANGES.index("clockwise")
+EX_COUNTER = EXCHANGES.index("counterclockwise")
+MODE_SINGLE = MODES.index("single")
+MODE_XUELIU = MODES.index("xueliu")
+LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
+DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
+BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
+LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
+DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
+MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
+# What a step of the turn loop leads to
+GO_DISCARD, NEXT_DRAW, KONG_DRAW, PUNG_DISCARD, HAND_OVER = range(5)
+# How a turn began (own_turn's ``how`` bits): after a draw, a replacement draw from the tail, the dealer's first turn
+HOW_DREW, HOW_TAIL, HOW_DEALER_FIRST = 1, 2, 4
+
+
+@njit(cache=True, inline="always")
+def hand_over(params, g) -> bool:
+    """After a win event: ``single`` ends at the first; ``xuezhan`` when three have won; ``xueliu`` never (the
+    wall ends it)."""
+    mode = params[P_MODE]
+    return mode == MODE_SINGLE or (mode != MODE_XUELIU and g[G_NWON] >= N_SEATS - 1)
+
+
+@njit(cache=True, inline="always")
+def locked(params, ps, p) -> bool:
+    """血流: a seat that has won plays on with its hand locked (docs/rules.md): it may win again, make a kong
+    that keeps its waits (of the tile it drew, or a discard with three in hand), and otherwise discards the tile
+    it drew; it never pungs. So every bot plays a winner's hand correctly without knowing the mode."""
+    return params[P_MODE] == MODE_XUELIU and ps[p, PS_NWINS] > 0
+
+
+@njit(cache=True)
+def keeps_waits(table, st, p, k, n, kind) -> bool:
+    """Would ``p`` keep exactly its cached waits after setting ``n`` tiles of kind ``k`` down as a kong of
+    ``kind`` (the tiles of a 暗杠 including the one drawn, or three in hand for a 直杠)? Restores the hand."""
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
+    conc[p, k] -= n
+    mk[p, nm[p]] = kind
+    mt[p, nm[p]] = k
+    nm[p] += 1
+    w = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ps[p, PS_EVOID])
+    nm[p] -= 1
+    mk[p, nm[p]] = 0
+    mt[p, nm[p]] = 0
+    conc[p, k] += n
+    return w == ps[p, PS_WAITS]
+
+
+@njit(cache=True, inline="always")
+def forced_win(params, g) -> bool:
+    """最后N张必胡: with at most N tiles in the wall a player who can win must."""
+    n = params[P_FORCED_WIN_LAST_TILES]
+    return n > 0 and tiles_left(g) <= n
+
+
+@njit(cache=True, inline="always")
+def declared_ctx(ps, q) -> int:
+    """The 唱歌/跳舞 context bit of seat ``q``'s win (0 when it has not declared)."""
+    d = ps[q, PS_DECLARED]
+    if d == DECL_SING:
+        return np.int64(CTX_SING)
+    if d == DECL_DANCE:
+        return np.int64(CTX_DANCE)
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)
+def refresh_waits(table, st, p) -> None:
+    """Cache ``p``'s waits after its discard, so a ron check on a later discard is a bit test."""
+    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
+    ev = ps[p, PS_EVOID]
+    if shanten(table, conc[p], mk[p], mt[p], nm[p], ev) == 0:
+        ps[p, PS_WAITS] = wait_mask(table, conc[p], mk[p], mt[p], nm[p], ev)
+    else:
+        ps[p, PS_WAITS] = 0

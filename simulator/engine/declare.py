@@ -1,0 +1,89 @@
+"""唱歌/跳舞 (``declare_ready``): the offer to declare after a discard and what a declared hand may do."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots import (
+    bot_declares,
+)
+from simulator.engine.common import DECL_DANCE, keeps_waits
+from simulator.evaluate import (
+    MELD_CKONG,
+    held4_mask,
+)
+from simulator.rules import (
+    P_DECLARE_READY,
+)
+from simulator.state import (
+    A_DECLARE,
+    A_PASS,
+    D_DECLARE,
+    EV_DECLARE,
+    IO_EXT,
+    N_SEATS,
+    PS_DECLARED,
+    PS_DRAWN,
+    PS_EVOID,
+    PS_SHOWN,
+    PS_WAITS,
+    PS_WON,
+    ask,
+    log_event,
+    tiles_left,
+)
+
+
+@njit(cache=True)
+def declare_discard_mask(ps, cur, legal) -> int:
+    """The discards ``cur`` may make under ``declare_ready``: a declared hand only the tile it drew; under 跳舞 a
+    player who has not declared none of the waits shown by a dancer still in, unless that leaves no legal
+    discard (then every legal one: RULES.md §2.10, "unless it is their only legal discard")."""
+    if ps[cur, PS_DECLARED]:
+        return np.int64(1) << ps[cur, PS_DRAWN]
+    shown = np.int64(0)
+    for q in range(N_SEATS):
+        if q != cur and not ps[q, PS_WON]:
+            shown |= ps[q, PS_SHOWN]
+    left = legal & ~shown
+    return left if left else legal
+
+
+@njit(cache=True)
+def offer_declare(game, st, bpar, cur) -> int:
+    """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
+    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says, while tiles
+    remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
+    table, params, bots, io = game.table, game.params, game.bots, game.io
+    g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
+    if tiles_left(g) == 0:
+        return 0
+    waits = ps[cur, PS_WAITS]
+    if waits & ~held4_mask(conc[cur], mk[cur], mt[cur], nm[cur]) == 0:
+        return 0
+    if io[IO_EXT + cur]:
+        a = ask(io, cur, D_DECLARE, (1 << A_DECLARE) | (1 << A_PASS), -1, -1, 0)
+        if a < 0:
+            return -1
+        yes = a == A_DECLARE
+    else:
+        yes = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
+                           ps[cur, PS_EVOID], waits, visible, tiles_left(g))
+    if not yes:
+        return 0
+    kind = params[P_DECLARE_READY]
+    ps[cur, PS_DECLARED] = kind
+    if kind == DECL_DANCE:
+        ps[cur, PS_SHOWN] = waits
+    log_event(st, EV_DECLARE, cur, -1, waits, kind, 0)
+    return 1
+
+
+@njit(cache=True)
+def locked_kong_options(table, st, cur, drawn, opts) -> int:
+    """The kongs a declared hand may make: a concealed kong of the tile it just drew (all four in hand) whose
+    waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""
+    if drawn < 0 or not (opts >> drawn) & 1 or st.conc[cur, drawn] != 4:
+        return np.int64(0)
+    return np.int64(1) << drawn if keeps_waits(table, st, cur, drawn, 4, MELD_CKONG) else np.int64(0)
