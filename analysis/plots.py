@@ -54,7 +54,7 @@ def zh_label(key: str) -> str:
     """A hand type / flag for a figure: ``qingyise 清一色`` with a CJK font, ``qingyise`` without one."""
     if cjk_font() is None:
         return key
-    from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH  # plain dicts; imported late (scoring loads numba)
+    from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH
 
     zh = {**FLAG_ZH, **HAND_TYPE_ZH}.get(key)
     return f"{key} {zh}" if zh else key

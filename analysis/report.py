@@ -218,7 +218,7 @@ def glance_table(shape_df: pl.DataFrame, variants: tuple[str, ...], unit: str = 
 
 def zh_names() -> dict[str, str]:
     """Chinese names of hand types and pattern flags, by pinyin key."""
-    from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH  # pure dicts; imported late (scoring loads numba)
+    from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH
 
     return {**FLAG_ZH, **HAND_TYPE_ZH}
 

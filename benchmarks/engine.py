@@ -34,7 +34,8 @@ from collections import defaultdict
 import numpy as np
 
 from simulator import records
-from simulator.engine import deal_seeds, play_hands, run_batch
+from simulator.engine import deal_seeds
+from simulator.hands import play_hands, run_batch
 from simulator.rules import load_rules
 
 MIXES = {

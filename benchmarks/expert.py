@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from simulator import records
-from simulator.engine import run_batch
+from simulator.hands import run_batch
 from simulator.rules import load_rules
 
 

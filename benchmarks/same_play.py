@@ -6,7 +6,7 @@
 
 Plays each case (a rule set, a seating and a few overrides) with events recorded, and hashes every array the
 engine returns (scores, wins, the event log with the expert's reason codes …) per case, through each of the three
-ways hands are played: the compiled batch (``engine.run_batch``), the step API with Python agents at some seats
+ways hands are played: the compiled batch (``hands.run_batch``), the step API with Python agents at some seats
 (``game.play_hands``) and chained sessions (``sessions.run_sessions``). Same seed, same code behaviour ⇒ same
 digests; a speed-up or a refactor that changes one decision anywhere changes a digest. ``--runs`` instead runs
 four small studies (quickstart, sessions, xueliu, declare) through the runner and hashes every Parquet file they
@@ -23,10 +23,10 @@ import sys
 
 import numpy as np
 
-from simulator.engine import run_batch
+from simulator.hands import run_batch
 from simulator.rules import load_rules
 
-# Batch cases: (rule set, overrides) played by engine.run_batch
+# Batch cases: (rule set, overrides) played by hands.run_batch
 CASES = {
     "expert4_chengdu": ("chengdu", ["seats=[expert, expert, expert, expert]"]),
     "greedy4_chengdu": ("chengdu", ["seats=[greedy, greedy, greedy, greedy]"]),

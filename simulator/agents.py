@@ -21,10 +21,10 @@ import numpy as np
 from simulator import state
 from simulator.rules import BOT_INDEX
 from simulator.state import A_DECLARE, A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
+from simulator.vocab import MELD_API_NAMES
 
 PASS, PUNG, KONG, WIN, DECLARE = A_PASS, A_PUNG, A_KONG, A_WIN, A_DECLARE
 VOID_ACTIONS = (A_VOID0, A_VOID0 + 1, A_VOID0 + 2)
-MELD_NAMES = ("", "pung", "kong", "concealed_kong")
 
 
 @runtime_checkable
@@ -166,7 +166,7 @@ def _legal(legal: int) -> tuple[tuple[int, ...], np.ndarray]:
 
 def _melds(kinds: list, tiles: list, n: int, other: bool) -> tuple[tuple[str, int], ...]:
     """``(kind name, tile)`` of one seat's melds; another seat's concealed kong (kind 3) is face down (−1)."""
-    return tuple((MELD_NAMES[kinds[i]], -1 if other and kinds[i] == 3 else tiles[i]) for i in range(n))
+    return tuple((MELD_API_NAMES[kinds[i]], -1 if other and kinds[i] == 3 else tiles[i]) for i in range(n))
 
 
 def observe(hand, d) -> Observation:

@@ -72,7 +72,7 @@ def score(
     import json
 
     from simulator.rules import load_rules
-    from simulator.scoring import breakdown, check_vectors, score_hand
+    from simulator.score import breakdown, check_vectors, score_hand
 
     if vectors is not None:
         results = check_vectors(vectors)

@@ -3,7 +3,7 @@
 This is the same compiled hand loop as the batch path (:func:`simulator.engine.run_hand`); seats marked external
 are asked through the step interface of :mod:`simulator.state` instead of a compiled bot. :class:`Hand` is one
 hand (``advance`` → decision point, ``apply`` → action); :func:`play_hands` plays a batch with some seats played
-by Python agents (:mod:`simulator.agents`) and returns the same raw arrays as :func:`simulator.engine.run_batch`.
+by Python agents (:mod:`simulator.agents`) and returns the same raw arrays as :func:`simulator.hands.run_batch`.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
                record: bool = False, dealers=None) -> dict:
     """Play hands with the seat specs listed in ``agents`` (``{spec index: agent}``, spec index = position in
     ``rules.seats``) played by Python agents and the others by their compiled bots. Returns the raw arrays of
-    :func:`engine.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
+    :func:`hands.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
     bytes). Agents follow :class:`simulator.agents.Agent`. ``dealers``: int64[n] dealer seats, default
     deal_id % 4."""
     from simulator.agents import observe

@@ -82,7 +82,7 @@ class Human(agents.Bot):
 
 def play(rules: RuleSet, seed: int, hand_id: int, seat: int, human: Human) -> dict:
     """Play one hand with the person at ``seat`` (the seat's spec is replaced; the others are as in ``rules``).
-    Returns the raw arrays of the hand (as :func:`engine.run_batch`)."""
+    Returns the raw arrays of the hand (as :func:`hands.run_batch`)."""
     return game.play_hands(rules, np.array([hand_id], np.int64), seed, {seat: human}, record=True)
 
 

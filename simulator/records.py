@@ -31,8 +31,8 @@ from simulator.evaluate import (
 )
 from simulator.rules import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
 from simulator.tiles import N_KINDS, SUITS, tile_str
+from simulator.vocab import MELD_NAMES, WIN_KINDS
 
-MELD_NAMES = ("", "pung", "kong", "ckong")  # evaluate.MELD_PUNG/KONG/CKONG
 CONTEXT_NAMES = ((CTX_AFTER_KONG, "after_kong"), (CTX_KONG_DISCARD, "after_own_kong_discard"),
                  (CTX_LAST_TILE, "last_tile"), (CTX_FIRST_DRAW, "first_draw"), (CTX_DEALER, "dealer"),
                  (CTX_SING, "sing"), (CTX_DANCE, "dance"))
@@ -168,7 +168,7 @@ _FLAG_SHIFTS = np.arange(len(FLAGS), dtype=np.int64)
 
 
 def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
-    """The three tables' columns (schema names without ``variant``) from :func:`engine.run_batch` output.
+    """The three tables' columns (schema names without ``variant``) from :func:`hands.run_batch` output.
 
     Text and categorical columns are object arrays of ``str`` (None = not applicable); with ``encoded``, text
     columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`runner.encode_tables`).
@@ -197,7 +197,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),
         "won": won,
         "win_order": p[:, S.PL_WIN_ORDER].astype(np.int8),
-        "win_kind": Coded(p[:, S.PL_WIN_KIND], S.WIN_KINDS),
+        "win_kind": Coded(p[:, S.PL_WIN_KIND], WIN_KINDS),
         "win_turn": p[:, S.PL_WIN_TURN].astype(np.int16),
         "hand_type": Coded(p[:, S.PL_HAND_TYPE], HAND_TYPES),
         **_flag_columns(p[:, S.PL_FLAGS]),
@@ -220,7 +220,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "winner": w[:, S.W_WINNER].astype(np.int8),
         "payer": w[:, S.W_PAYER].astype(np.int8),
         "n_payers": w[:, S.W_NPAYERS].astype(np.int8),
-        "kind": Coded(w[:, S.W_KIND], S.WIN_KINDS),
+        "kind": Coded(w[:, S.W_KIND], WIN_KINDS),
         "tile": Coded(w[:, S.W_TILE], TILE_NAMES),
         "hand": notation_array(raw["wconc"]),
         "melds": _string_array(*_melds_utf8(raw["wmk"], raw["wmt"], w[:, S.W_NMELDS], _SUIT_BYTES, _MELD_BYTES,

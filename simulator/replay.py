@@ -21,11 +21,10 @@ from simulator import state as S
 from simulator.errors import UserError
 from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules, validate
 from simulator.schema import SCORE_COMPONENTS
-from simulator.scoring import FLAG_ZH, HAND_TYPE_ZH
 from simulator.tiles import SUIT_NAMES_ZH, counts_from_str, format_counts, names_zh, parse_tile, tile_name_zh, tile_str
+from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH, MELD_EN, MELD_ZH
 
 KONG_ZH = {1: "直杠", 2: "加杠", 3: "暗杠"}
-MELD_ZH = {"pung": "碰", "kong": "明杠", "ckong": "暗杠"}
 COMP_ZH = ("胡牌", "刮风下雨", "呼叫转移", "查花猪", "查大叫", "退税")
 WIN_ZH = {"discard": "点炮", "self_draw": "自摸", "rob_kong": "抢杠胡"}
 EXCHANGE_ZH = {"clockwise": "顺时针", "counterclockwise": "逆时针", "opposite": "对家"}
@@ -64,7 +63,7 @@ def _rows(cols: dict, mask: np.ndarray) -> list[dict]:
 
 
 def split_logs(rules: RuleSet, seed: int, out: dict) -> list[HandLog]:
-    """The per-hand logs of a recorded :func:`simulator.engine.play_hands` result."""
+    """The per-hand logs of a recorded :func:`simulator.hands.play_hands` result."""
     ev = out["events"]
     fields = ("type", "seat", "tile", "amount", "a", "b")
     logs = []
@@ -81,7 +80,7 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
                 dealer: int | None = None) -> HandLog:
     """Play hand ``hand_id`` of ``seed`` with the event log on; ``dealer``: the dealer seat when it does not
     follow from the hand id (a hand of a session, whose dealer came from the previous hand: read from its log)."""
-    from simulator.engine import run_batch
+    from simulator.hands import run_batch
     from simulator.records import event_columns, to_columns
 
     if seed < 0:
@@ -90,7 +89,7 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
         raise ReplayError(f"--hand must be a non-negative integer, got {hand_id}")
     dealers = None if dealer is None else np.array([dealer], np.int64)
     raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers)
-    out = to_columns(raw)  # engine.play_hands, with the dealer given
+    out = to_columns(raw)  # hands.play_hands, with the dealer given
     out["events"] = event_columns(raw)
     return split_logs(rules, seed, out)[0]
 
@@ -316,7 +315,6 @@ def audit(log: HandLog) -> HandState:
 LANGS = ("zh", "en")
 SUIT_NAMES_EN = ("characters (m)", "dots (p)", "bamboo (s)")
 KONG_EN = {1: "kongs (exposed)", 2: "adds to a kong", 3: "kongs (concealed)"}
-MELD_EN = {"pung": "pung", "kong": "kong", "ckong": "concealed kong"}
 COMP_EN = ("win", "kong money", "kong transfer", "flower pig", "not ready", "refund")
 WIN_EN = {"discard": "on a discard", "self_draw": "self-draw", "rob_kong": "robbing a kong"}
 TEXT = {

@@ -51,6 +51,7 @@ from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rul
 from simulator.schema import NULL_IF_NO_WIN, TABLES
 from simulator.schema import tables as tables_schema
 from simulator.tiles import N_KINDS, tile_str
+from simulator.vocab import WIN_KINDS
 
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
@@ -62,7 +63,6 @@ PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd", "compression_level": 3, "version": "2.6", "data_page_version": "1.0",
     "use_dictionary": True, "write_statistics": True, "row_group_size": 1 << 20,
 }
-WIN_KINDS = ("discard", "self_draw", "rob_kong")
 # Fixed dictionaries of the categorical columns: every file carries the same dictionary in the same order, so
 # files concatenate without re-encoding, and a value outside it is an engine bug caught at write time.
 VOCABULARIES: dict[str, tuple[str, ...]] = {
@@ -294,7 +294,7 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
 
     ``parent``: pid of the local process that submitted the task; the worker exits when it dies (a killed
     ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers."""
-    from simulator.engine import run_batch  # imported in the worker: numba-compiled, heavy
+    from simulator.hands import run_batch  # imported in the worker: numba-compiled, heavy
     from simulator.records import to_columns
 
     if parent is not None:
@@ -775,7 +775,7 @@ def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
     alone: the parent compiles it, once (``simulator.warmup``)."""
     if parent is not None:
         watch_parent(parent)
-    from simulator.engine import run_batch
+    from simulator.hands import run_batch
     from simulator.records import to_columns
     from simulator.warmup import cache_is_warm, lineup_of
 

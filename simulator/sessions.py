@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator import engine
+from simulator import engine, hands
 from simulator import state as S
 from simulator.rules import RuleSet, SessionRules
 
@@ -104,7 +104,7 @@ def _grid(hand_ids: np.ndarray, sess: SessionRules, duplicate: bool) -> tuple[np
 
 
 def run_sessions(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
-    """Play whole sessions and return :func:`engine.run_batch`'s raw arrays for the hands played, in hand-id
+    """Play whole sessions and return :func:`hands.run_batch`'s raw arrays for the hands played, in hand-id
     order, plus ``session_id``, ``hand_in_session`` (int64[n]) and ``bankroll`` (float64[4n], seat order: each
     seat's balance after the hand). With ``stop_when_broke`` the hands after a session's stop are not played
     (absent from the output)."""
@@ -124,7 +124,7 @@ def run_sessions(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False
         if not len(idx):
             break
         ids = grid[idx, k]
-        raw = engine.run_batch(rules, ids, seed, duplicate=duplicate, record=record, dealers=dealers[idx])
+        raw = hands.run_batch(rules, ids, seed, duplicate=duplicate, record=record, dealers=dealers[idx])
         n = len(ids)
         scores = raw["p"][:, S.PL_SCORE:S.PL_SCORE + S.N_COMP].sum(axis=1).reshape(n, N_SEATS)
         balance[idx] += money(rules, scores)

@@ -76,9 +76,8 @@ KL_MAKER, KL_KIND, KL_TILE, KL_STATUS, KL_FEEDER, KL_PAID = range(6)   # KL_PAID
 KL_N = KL_PAID + N_SEATS
 KS_LIVE, KS_TRANSFERRED, KS_REFUNDED, KS_RETURNED = range(4)  # RETURNED = 退税 at the exhaustive draw
 
-# Win kinds (schema "kind"/"win_kind"), in WIN_KINDS order
+# Win kinds (schema "kind"/"win_kind"), in simulator.vocab.WIN_KINDS order
 WK_DISCARD, WK_SELF_DRAW, WK_ROB_KONG = range(3)
-WIN_KINDS = ("discard", "self_draw", "rob_kong")
 
 # Win records wins[i, ...]
 (W_ORDER, W_WINNER, W_PAYER, W_NPAYERS, W_KIND, W_TILE, W_CTX, W_HAND_TYPE, W_FLAGS, W_GEN, W_FAN, W_CAPPED,

@@ -92,7 +92,7 @@ def _run_once(engine, tables, simple: bool = True) -> None:
     the functions the loop calls with constants, the settlement, the own turn and the deal (``precompile_core``);
     when the child says its half is cached this one compiles the batch (loading the child's half from the cache)
     while the child compiles the log columns and the seeds. If the child fails, this one compiles everything."""
-    from simulator import precompile
+    from simulator import hands, precompile
     from simulator.rules import load_rules
 
     root = str(Path(__file__).resolve().parent.parent)
@@ -114,7 +114,7 @@ def _run_once(engine, tables, simple: bool = True) -> None:
     tables.suit_table()
     seats = ["greedy"] * 4 if simple else ["expert", "value", "defensive", "greedy"]
     rules = load_rules("chengdu", {"seats": seats})
-    engine.play_hands(rules, np.zeros(1, np.int64), 0, record=True)
+    hands.play_hands(rules, np.zeros(1, np.int64), 0, record=True)
     sys.stderr.flush()
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from simulator import records
 from simulator import state as S
-from simulator.engine import run_batch
+from simulator.hands import run_batch
 from simulator.replay import split_logs
 from simulator.rules import CONFIG_DIR, RuleSet, load_rules
 

@@ -13,7 +13,7 @@ from simulator.agents import DECLARE, PASS, Bot, ValueBot
 from simulator.cli import app
 from simulator.replay import audit, lines
 from simulator.rules import DECLARE_FAN, RulesError, load_rules
-from simulator.scoring import score_hand
+from simulator.score import score_hand
 from simulator.tiles import counts_from_str
 
 N = 300  # hands per variant: value seats declare in about two hands out of three

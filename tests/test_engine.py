@@ -2,7 +2,7 @@
 
 Each config is simulated once (20,000 hands, cached) and read by several tests; a few hundred hands per config
 are also replayed event by event (simulator.replay.audit) and a few hundred wins re-scored through the Python
-path (simulator.scoring.score_hand).
+path (simulator.score.score_hand).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from numba import njit
 
 from simulator import engine, numba_cache, precompile, records
 from simulator import state as S
-from simulator.engine import play_hands
 from simulator.evaluate import is_complete
+from simulator.hands import play_hands
 from simulator.replay import audit
 from simulator.rules import FLAGS, HAND_TYPES, load_rules
 from simulator.schema import SCORE_COMPONENTS, TABLES
-from simulator.scoring import score_hand
+from simulator.score import score_hand
 from simulator.tables import suit_table
 from simulator.tiles import SUITS, format_counts, tile_str
 

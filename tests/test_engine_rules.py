@@ -502,7 +502,7 @@ def test_gangshangpao_transfer_moves_only_that_kongs_income():
     """呼叫转移 moves the income of the kong whose replacement draw preceded the discard, not of every kong the
     discarder made in that turn (a 直杠 → replacement → 暗杠 → discard chain keeps the first kong's income)."""
     from simulator import records
-    from simulator.engine import run_batch
+    from simulator.hands import run_batch
 
     rules = rules_of()
     _, cols = play(rules, 4000)

@@ -9,7 +9,7 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test  # noqa: E402
 
-from simulator import agents, engine  # noqa: E402
+from simulator import agents, hands  # noqa: E402
 from simulator.env import XuezhanEnv  # noqa: E402
 from simulator.rules import load_rules  # noqa: E402
 
@@ -39,7 +39,7 @@ def test_greedy_agents_reproduce_the_simulated_hand_and_rewards_sum_to_the_score
     for hand_id in range(6):
         e.reset(seed=21, options={"hand_id": hand_id})
         totals = play(e, lambda env, agent, obs: bot.act(env.observation_object(agent)))
-        raw = engine.run_batch(rules, np.array([hand_id]), 21)
+        raw = hands.run_batch(rules, np.array([hand_id]), 21)
         net = raw["p"][:, -6:].sum(axis=1)  # the PL_SCORE components
         assert totals == {"seat_0": net[0], "seat_2": net[2]}
 

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from cli_helpers import cli_run
 
-from simulator import agents, engine, replay
+from simulator import agents, hands, replay
 from simulator.game import IllegalActionError
 from simulator.rules import RulesError, load_rules
 from simulator.study import run_study
@@ -50,7 +50,7 @@ def botdir(tmp_path: Path, monkeypatch):
 
 def test_a_python_bot_plays_in_a_batch_and_is_logged_as_python(botdir):
     rules = load_rules("chengdu", {"seats": ["mybots:NeverPung", "greedy", "greedy", "greedy"]})
-    out = engine.play_hands(rules, np.arange(40), 5, duplicate=True)
+    out = hands.play_hands(rules, np.arange(40), 5, duplicate=True)
     p = out["players"]
     bots = np.array(p["bot"], dtype=object)
     rot = np.repeat(out["hands"]["rotation"], 4)
@@ -58,7 +58,7 @@ def test_a_python_bot_plays_in_a_batch_and_is_logged_as_python(botdir):
     assert set(bots[(seat + rot) % 4 == 0]) == {"python"}
     assert set(bots[(seat + rot) % 4 != 0]) == {"greedy"}
     # it never pungs: no claim by the python seat in the recorded events
-    rec = engine.play_hands(rules, np.arange(8), 5, record=True)
+    rec = hands.play_hands(rules, np.arange(8), 5, record=True)
     ev = rec["events"]
     py_seats = {i: int(s) for i, s in enumerate(rec["players"]["seat"]) if rec["players"]["bot"][i] == "python"}
     pungs = [(h, s) for h, t, s in zip(ev["hand_row"], ev["type"], ev["seat"], strict=True) if t == 5]
@@ -89,7 +89,7 @@ def test_an_illegal_action_names_hand_seat_decision_and_legal_set(botdir, tmp_pa
     rules = load_rules(str(cfg))
     with pytest.raises(IllegalActionError, match=r"hand 0: seat 0 answered void with illegal action 33; legal:"
                                                  r" \[27, 28, 29\]"):
-        engine.play_hands(rules, np.arange(1), 1)
+        hands.play_hands(rules, np.arange(1), 1)
     cfg.write_text("extends: chengdu\nseats: ['mybots:Cheat', greedy, greedy, greedy]\n")
     code, out, err = cli_run(["simulate", str(cfg), "--hands", "4", "--out", str(tmp_path / "o")], capsys)
     last = err.strip().splitlines()[-1]
@@ -128,8 +128,8 @@ def test_simulate_study_duplicate_with_two_workers_and_replay(botdir, tmp_path, 
 
 def test_python_random_bot_depends_on_the_hand_only():
     rules = load_rules("chengdu", {"seats": ["simulator.agents:RandomBot", "greedy", "greedy", "greedy"]})
-    a = engine.run_batch(rules, np.arange(8, 16), 3)
-    b = engine.run_batch(rules, np.arange(0, 16), 3)
+    a = hands.run_batch(rules, np.arange(8, 16), 3)
+    b = hands.run_batch(rules, np.arange(0, 16), 3)
     assert np.array_equal(a["p"], b["p"][32:])
     assert agents.RandomBot is not None
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from simulator import state as S
 from simulator.cli import app
-from simulator.engine import play_hands
+from simulator.hands import play_hands
 from simulator.replay import ReplayError, audit, lines, record_hand
 from simulator.rules import RulesError, load_rules
 

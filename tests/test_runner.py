@@ -22,6 +22,7 @@ from simulator import runner
 from simulator.records import Coded
 from simulator.rules import EXCHANGES, load_rules
 from simulator.schema import NULL_IF_NO_WIN, TABLES
+from simulator.vocab import WIN_KINDS
 
 HANDS = 6000      # reference run: enough chunks to interleave, and long enough (~1 s) to interrupt
 CHUNK = 200
@@ -64,7 +65,7 @@ def test_categorical_outside_vocabulary_is_an_error():
 
 
 def test_categorical_codes_encode_like_their_strings():
-    for name, names in (("kind", runner.WIN_KINDS), ("hand_type", runner.VOCABULARIES["hand_type"])):
+    for name, names in (("kind", WIN_KINDS), ("hand_type", runner.VOCABULARIES["hand_type"])):
         fld = TABLES["wins"].field(name)
         codes = np.array([-1, 0, len(names) - 1, 1, -1])
         coded = runner._categorical(Coded(codes, tuple(names)), fld, runner.VOCABULARIES[name])

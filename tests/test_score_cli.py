@@ -140,7 +140,7 @@ def test_logged_wins_rescore_from_their_logged_strings():
     """A logged win's hand / melds / context columns paste straight into `xuezhan score` and give its fan."""
     import numpy as np
 
-    from simulator.engine import play_hands
+    from simulator.hands import play_hands
     from simulator.rules import load_rules
 
     rules = load_rules("chengdu", ["seats=[greedy, value, defensive, greedy]"])

@@ -12,7 +12,7 @@ from simulator import rules as R
 from simulator import scoring as S
 from simulator import state as ST
 from simulator.rules import load_rules
-from simulator.scoring import HandError, score_hand
+from simulator.score import MELD_VALUES, HandError, score_hand
 
 CHENGDU = load_rules("chengdu")
 QQ = load_rules("qq_sichuan")
@@ -28,7 +28,7 @@ def table_rules(hand_types: dict, **scoring) -> R.RuleSet:
 
 
 def test_meld_constants_agree():
-    assert S.MELD_NAMES == {"pung": E.MELD_PUNG, "kong": E.MELD_KONG, "ckong": E.MELD_CKONG}
+    assert MELD_VALUES == {"pung": E.MELD_PUNG, "kong": E.MELD_KONG, "ckong": E.MELD_CKONG}
 
 
 # ---- errors -------------------------------------------------------------------------------------------------

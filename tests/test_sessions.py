@@ -322,7 +322,7 @@ def test_session_analysis(tmp_path: Path):
 
 
 def test_recorded_sessions_replay_hand_by_hand_with_their_dealers():
-    from simulator.engine import run_batch
+    from simulator.hands import run_batch
 
     r = rules("session.dealer=first_winner")
     raw = run_sessions(r, np.arange(2 * K), SEED, record=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator import agents, engine, game, records, state
+from simulator import agents, engine, game, hands, records, state
 from simulator.rules import load_rules
 
 MIXES = [
@@ -27,7 +27,7 @@ def _same(a: dict, b: dict) -> None:
 def test_python_wrappers_of_compiled_bots_give_the_same_log_byte_for_byte(config, seats, wrapped):
     rules = load_rules(config, {"seats": seats})
     ids = np.arange(48)
-    batch = engine.run_batch(rules, ids, 11, duplicate=True, record=True)
+    batch = hands.run_batch(rules, ids, 11, duplicate=True, record=True)
     step = game.play_hands(rules, ids, 11, wrapped, duplicate=True, record=True)
     _same(batch, step)
     cols_a, cols_b = records.to_columns(batch, encoded=True), records.to_columns(step, encoded=True)

@@ -8,7 +8,7 @@ import pytest
 from engine_helpers import logs, per_hand, play, rules_of
 from typer.testing import CliRunner
 
-from simulator import agents, engine, game
+from simulator import agents, engine, game, hands
 from simulator import state as S
 from simulator.cli import app
 from simulator.errors import UserError
@@ -168,9 +168,9 @@ def test_locked_kongs_keep_the_waits():
 def test_win_buffers_regrow_without_changing_a_byte(monkeypatch):
     rules = load_rules("xueliu")
     ids = np.arange(40)
-    ref = engine.run_batch(rules, ids, SEED)
+    ref = hands.run_batch(rules, ids, SEED)
     monkeypatch.setattr(engine, "XUELIU_ROWS_PER_HAND", 1)
-    small = engine.run_batch(rules, ids, SEED)
+    small = hands.run_batch(rules, ids, SEED)
     step = game.play_hands(rules, ids[:12], SEED, {0: agents.GreedyBot()})  # a Python seat: the step path
     for key in ("h", "p", "w", "w_hand", "wconc", "wmk", "wmt"):
         assert np.array_equal(ref[key], small[key]), key

@@ -22,7 +22,7 @@ from simulator import __version__
 API: dict[str, str] = {
     # rules and scoring
     "RuleSet": "simulator.rules", "BotSpec": "simulator.rules", "load_rules": "simulator.rules",
-    "score_hand": "simulator.scoring", "UserError": "simulator.errors",
+    "score_hand": "simulator.score", "UserError": "simulator.errors",
     # simulation
     "play_hands": "simulator.engine", "Variant": "simulator.runner", "RunSpec": "simulator.runner",
     "simulate": "simulator.runner", "run_variants": "simulator.runner",

@@ -15,20 +15,19 @@ Modules, each importing only those before it: :mod:`~simulator.engine.common` (r
 predicates) < :mod:`~simulator.engine.setup` (deal, 换三张, 定缺), :mod:`~simulator.engine.wins` (who wins on a
 tile, recording and paying wins), :mod:`~simulator.engine.declare` (唱歌/跳舞) < :mod:`~simulator.engine.turn`
 (draw, own turn, discard, claims) < :mod:`~simulator.engine.loop` (one hand, pausable; the state's allocation)
-< :mod:`~simulator.engine.batch` (many hands into preallocated outputs) < :mod:`~simulator.engine.boundary` (the
-Python side: seeds, buffers, :func:`run_batch`, :func:`play_hands`). This package re-exports the names other
-modules and tests use.
+< :mod:`~simulator.engine.batch` (many hands into preallocated outputs) < :mod:`~simulator.engine.buffers` (the
+Python side: seeds, output buffers). This package re-exports the names other modules and tests use. Playing hands
+from Python (:func:`simulator.hands.run_batch`, :func:`simulator.hands.play_hands`) sits above it, the compile plan
+(:mod:`simulator.precompile`) and the step path (:mod:`simulator.game`).
 """
 
 from simulator.engine.batch import lineup_params, play_batch, seat_params, write_outputs, write_player
-from simulator.engine.boundary import (
+from simulator.engine.buffers import (
     EVENTS_PER_HAND,
     batch_out,
     deal_seeds,
     empty_raw,
     grow_wins,
-    play_hands,
-    run_batch,
     split_ids,
     trim_raw,
     win_rows_per_hand,
@@ -61,7 +60,7 @@ __all__ = [
     "EVENTS_PER_HAND", "HOW_DEALER_FIRST", "HOW_DREW", "HOW_TAIL", "MAX_STEPS", "SNAPSHOT_FIELDS", "alloc",
     "alloc_io", "batch_out", "copy_state", "deal_seeds", "declare_voids", "discard_turn", "empty_raw",
     "exchange_three", "finish", "grow_wins", "keeps_waits", "lineup_params", "locked", "locked_kong_options",
-    "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_hands", "play_on", "record_win",
-    "refresh_waits", "run_batch", "run_hand", "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw",
-    "split_ids", "start_hand", "trim_raw", "win_rows_per_hand", "win_slots", "write_outputs", "write_player",
+    "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_on", "record_win", "refresh_waits", "run_hand",
+    "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw", "split_ids", "start_hand", "trim_raw",
+    "win_rows_per_hand", "win_slots", "write_outputs", "write_player"
 ]

@@ -1,0 +1,75 @@
+"""Play hands from Python: the compiled batch, or the step path when a seat is a Python bot.
+
+:func:`run_batch` returns the raw arrays of a batch (what :mod:`simulator.records` turns into log columns);
+:func:`play_hands` returns the log columns directly. Above the engine and its compile plan
+(:mod:`simulator.precompile`) and the step path (:mod:`simulator.game`), which it dispatches to.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator import game, precompile, records, state
+from simulator.engine import (
+    EVENTS_PER_HAND,
+    batch_out,
+    deal_seeds,
+    empty_raw,
+    grow_wins,
+    lineup_params,
+    play_batch,
+    split_ids,
+    trim_raw,
+    win_rows_per_hand,
+)
+from simulator.rules import RuleSet
+from simulator.state import H_EV_OVERFLOW, Deals
+from simulator.tables import suit_table
+
+
+def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
+              dealers=None) -> dict:
+    """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
+    bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them).
+    ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.sessions); default
+    deal_id % 4."""
+    if rules.python_seats():
+        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
+
+    bot_ids, bot_par = rules.bot_arrays()
+    bot_par, bpar = lineup_params(bot_ids, bot_par)
+    precompile.pin_signatures(unless_cached=(play_batch, bot_par is None))
+    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
+    n = hand_ids.shape[0]
+    deal_ids, rotations = split_ids(hand_ids, duplicate)
+    wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
+    dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
+    raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
+    cap = EVENTS_PER_HAND * n if record else 1
+    deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
+    while True:
+        events = np.zeros((cap, 1 + state.EV_W), np.int32)
+        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, deals, record,
+                            batch_out(raw, events))
+        if ne <= cap and nw <= raw["w"].shape[0]:
+            break
+        cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)
+        grow_wins(raw, nw)
+    if record and raw["h"][:, H_EV_OVERFLOW].any():
+        raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
+    trim_raw(raw, nw)
+    raw["events"] = events[:ne] if record else events[:0]
+    return raw
+
+
+def play_hands(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False,
+               record: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """Play hands and return the columns of the ``hands``, ``players`` and ``wins`` tables (schema names,
+    without ``variant``). ``hand_ids``: int64[n]; dealer = deal_id % 4. With ``record`` the result also has
+    ``"events"``: ``{"hand_row": int64[m], "type", "seat", "tile", "amount", "a", "b"}`` (see simulator.state)."""
+    raw = run_batch(rules, hand_ids, seed, duplicate=duplicate, record=record)
+    out = records.to_columns(raw)
+    if record:
+        out["events"] = records.event_columns(raw)
+    return out
