@@ -120,7 +120,7 @@ def _parse_context(context) -> set[str]:
 def _check_context(ctx: set[str], win: str, melds: list[_Meld], conc: np.ndarray, win_tile: int) -> None:
     """Reject contexts that cannot happen (RULES.md §8 invalid_input)."""
     bad = None
-    has_kong = any(m.kind != MELD_NAMES["pung"] for m in melds)
+    has_kong = any(m.kind != MELD_VALUES["pung"] for m in melds)
     if "after_kong" in ctx and win != "self_draw":
         bad = "after_kong (杠上花) needs a self-draw"
     elif "after_kong" in ctx and not has_kong:
@@ -156,7 +156,7 @@ def _check_counts(conc: np.ndarray, melds: list[_Meld], win_tile: int, hand: str
         raise HandError(INVALID_INPUT, f"hand {hand!r} has {total} tiles counting melds (kongs as three); need 14")
     held = conc.astype(np.int64)
     for m in melds:
-        held[m.tile] += 3 if m.kind == MELD_NAMES["pung"] else 4
+        held[m.tile] += 3 if m.kind == MELD_VALUES["pung"] else 4
     over = np.flatnonzero(held > 4)
     if over.size:
         k = int(over[0])

@@ -393,5 +393,5 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
     ids = np.array([BOT_INDEX[b] for b in seats])
     _, rows = engine.lineup_params(ids, np.zeros((4, 8), np.int64))
     sigs = {fn.py_func.__name__: sig for fn, sig in precompile.side_plan(simple)}
-    assert sigs["declare_voids"][4] == typeof(rows)
+    assert sigs["declare_voids"][2] == typeof(rows)  # (game, st, bpar)
     assert sigs["bot_discard"][1] == typeof(rows[0])

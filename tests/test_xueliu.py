@@ -169,7 +169,7 @@ def test_win_buffers_regrow_without_changing_a_byte(monkeypatch):
     rules = load_rules("xueliu")
     ids = np.arange(40)
     ref = hands.run_batch(rules, ids, SEED)
-    monkeypatch.setattr(engine, "XUELIU_ROWS_PER_HAND", 1)
+    monkeypatch.setattr(engine.buffers, "XUELIU_ROWS_PER_HAND", 1)
     small = hands.run_batch(rules, ids, SEED)
     step = game.play_hands(rules, ids[:12], SEED, {0: agents.GreedyBot()})  # a Python seat: the step path
     for key in ("h", "p", "w", "w_hand", "wconc", "wmk", "wmt"):

@@ -24,7 +24,7 @@ API: dict[str, str] = {
     "RuleSet": "simulator.rules", "BotSpec": "simulator.rules", "load_rules": "simulator.rules",
     "score_hand": "simulator.score", "UserError": "simulator.errors",
     # simulation
-    "play_hands": "simulator.engine", "Variant": "simulator.runner", "RunSpec": "simulator.runner",
+    "play_hands": "simulator.hands", "Variant": "simulator.runner", "RunSpec": "simulator.runner",
     "simulate": "simulator.runner", "run_variants": "simulator.runner",
     "load_study": "simulator.study", "run_study": "simulator.study",
     "record_hand": "simulator.replay", "record_logged_hand": "simulator.replay",
