@@ -33,14 +33,12 @@ from simulator.bots import (
 from simulator.bots.common import legal_discard_mask, self_kong_options
 from simulator.evaluate import (
     CTX_AFTER_KONG,
-    CTX_DANCE,
     CTX_DEALER,
     CTX_FIRST_DRAW,
     CTX_KONG_DISCARD,
     CTX_LAST_TILE,
     CTX_ROB_KONG,
     CTX_SELF_DRAW,
-    CTX_SING,
     MELD_CKONG,
     MELD_KONG,
     MELD_PUNG,
@@ -75,6 +73,7 @@ from simulator.settlement import (
     KK_ADDED,
     KK_CONCEALED,
     KK_DIRECT,
+    declared_ctx,
     kong_payment,
     mark_ready,
     return_kong,
@@ -82,6 +81,7 @@ from simulator.settlement import (
     transfer_kong,
 )
 from simulator.state import (
+    A_DANCE,
     A_DECLARE,
     A_KONG,
     A_PASS,
@@ -238,7 +238,7 @@ LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
 LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
-DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
+DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
@@ -478,17 +478,6 @@ def forced_win(params, g) -> bool:
 
 
 @njit(cache=True, inline="always")
-def declared_ctx(ps, q) -> int:
-    """The 唱歌/跳舞 context bit of seat ``q``'s win (0 when it has not declared)."""
-    d = ps[q, PS_DECLARED]
-    if d == DECL_SING:
-        return np.int64(CTX_SING)
-    if d == DECL_DANCE:
-        return np.int64(CTX_DANCE)
-    return np.int64(0)
-
-
-@njit(cache=True, inline="always")
 def lock_blocks(params, ps, q, tile, capped) -> bool:
     """过水不胡: does seat q's pass lock (set by a declined discard win, cleared by its next draw) forbid this
     win on another player's tile?"""
@@ -708,24 +697,25 @@ def declare_discard_mask(ps, cur, legal) -> int:
 @njit(cache=True)
 def offer_declare(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, visible, events, cur) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
-    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says, while tiles
-    remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
+    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
+    its choice), while tiles remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
     if tiles_left(g) == 0:
         return 0
     waits = ps[cur, PS_WAITS]
     if waits & ~held4_mask(conc[cur], mk[cur], mt[cur], nm[cur]) == 0:
         return 0
+    rule = params[P_DECLARE_READY]
     if io[IO_EXT + cur]:
-        a = ask(io, cur, D_DECLARE, (1 << A_DECLARE) | (1 << A_PASS), -1, -1, 0)
+        legal = (1 << A_DECLARE) | (1 << A_PASS) | ((1 << A_DANCE) if rule == DECL_BOTH else 0)
+        a = ask(io, cur, D_DECLARE, legal, -1, -1, 0)
         if a < 0:
             return -1
-        yes = a == A_DECLARE
+        kind = 0 if a == A_PASS else (DECL_DANCE if a == A_DANCE else (DECL_SING if rule == DECL_BOTH else rule))
     else:
-        yes = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
-                           ps[cur, PS_EVOID], waits, visible, tiles_left(g))
-    if not yes:
+        kind = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
+                            ps[cur, PS_EVOID], waits, visible, tiles_left(g))
+    if kind == 0:
         return 0
-    kind = params[P_DECLARE_READY]
     ps[cur, PS_DECLARED] = kind
     if kind == DECL_DANCE:
         ps[cur, PS_SHOWN] = waits
@@ -871,7 +861,8 @@ def claim_meld(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, score, kl
         mt[q, nm[q]] = t
         nm[q] += 1
         visible[t] += take
-        ps[q, PS_WAITS] = 0
+        if can_pung:  # a locked 血流 winner's kong kept its waits (checked above): its cache stays right
+            ps[q, PS_WAITS] = 0
         g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
         if c == 2:
             kong_payment(params, g, ps, score, kl, events, q, KK_DIRECT, t, cur, True)
