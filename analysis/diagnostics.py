@@ -249,9 +249,9 @@ def _declare_fan(kind: str) -> Check:
     def check(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
         if None in change:  # filled in with its default because declare_ready changed: that key's check covers it
             return None
-        if all(r.get("declare_ready") != kind for r in arms.rules()):
-            return _Silent(f"{key} is read only under declare_ready: {kind}", 0, "wins",
-                           f"set declare_ready: {kind} in the variant")
+        if all(r.get("declare_ready") not in (kind, "both") for r in arms.rules()):
+            return _Silent(f"{key} is read only under declare_ready: {kind} or both", 0, "wins",
+                           f"set declare_ready: {kind} (or both) in the variant")
         return flag(arms, key, change)
     return check
 

@@ -20,10 +20,10 @@ import numpy as np
 
 from simulator import state
 from simulator.rules import BOT_INDEX
-from simulator.state import A_DECLARE, A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
+from simulator.state import A_DANCE, A_DECLARE, A_KONG, A_PASS, A_PUNG, A_TILE0, A_VOID0, A_WIN, N_ACTIONS
 from simulator.vocab import MELD_API_NAMES
 
-PASS, PUNG, KONG, WIN, DECLARE = A_PASS, A_PUNG, A_KONG, A_WIN, A_DECLARE
+PASS, PUNG, KONG, WIN, DECLARE, DANCE = A_PASS, A_PUNG, A_KONG, A_WIN, A_DECLARE, A_DANCE
 VOID_ACTIONS = (A_VOID0, A_VOID0 + 1, A_VOID0 + 2)
 
 
@@ -41,7 +41,7 @@ class Observation:
     only ``legal_actions`` pays for nothing else).
 
     - ``seat``, ``decision`` (``exchange`` / ``void`` / ``discard`` / ``claim`` / ``self_kong`` / ``take_win`` /
-      ``declare``), ``legal_actions`` (tuple) and ``action_mask`` (``int8[35]``);
+      ``declare``), ``legal_actions`` (tuple) and ``action_mask`` (``int8[36]``);
     - ``tile``: the tile on offer (the discard to claim or win on, the robbed kong, one's own winning tile; −1
       otherwise), ``from_seat`` who gave it (−1: one's own), ``fan`` the capped fan of the win on offer;
     - ``hand``: ``uint8[27]`` own concealed counts; ``picked``: 换三张 tiles chosen so far (exchange only);
@@ -329,9 +329,9 @@ class ValueBot(GreedyBot):
 
         r, ps = obs._raw, obs._s["ps"]
         waits = int(ps[obs.seat, state.PS_WAITS])
-        yes = declare_by_value(r["table"], r["params"], ps, obs.seat, r["conc"], r["mk"], r["mt"], r["nm"],
-                               int(ps[obs.seat, state.PS_EVOID]), waits, r["visible"])
-        return DECLARE if yes else PASS
+        kind = declare_by_value(r["table"], r["params"], ps, obs.seat, r["conc"], r["mk"], r["mt"], r["nm"],
+                                int(ps[obs.seat, state.PS_EVOID]), waits, r["visible"])
+        return PASS if not kind else (DANCE if kind == 2 and DANCE in obs.legal_actions else DECLARE)
 
     def take_win(self, obs: Observation) -> int:
         from simulator.bots.value import value_takes_win

@@ -2,8 +2,8 @@
 
 Optional extra ``[rl]`` (``pip install xuezhan[rl]``: pettingzoo, gymnasium). Agents ``seat_0`` … ``seat_3``;
 seats given a compiled bot name in ``seats`` play inline and never appear as the agent to move. Actions are the
-integers of :mod:`simulator.state` (``Discrete(35)``); the observation is ``{"observation": int8[414],
-"action_mask": int8[35]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
+integers of :mod:`simulator.state` (``Discrete(36)``); the observation is ``{"observation": int8[414],
+"action_mask": int8[36]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
 each seat's change of net score (base units) caused by the step, for every seat.
 
 Reproducible against ``simulate``: ``reset(seed=S, options={"hand_id": H})`` deals hand H of master seed S, so

@@ -532,20 +532,20 @@ def win_points_both(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, 
 
 
 @njit(cache=True)
-def max_ready_points(table, conc, meld_kind, meld_tile, n_melds, void, params):
+def max_ready_points(table, conc, meld_kind, meld_tile, n_melds, void, ctx, params):
     """查大叫: best points (base units) over the waits of a 13-tile hand, as a discard win with no situational
-    context, capped; 0 when not ready. Waits on a kind already held four times do not count."""
+    context but ``ctx`` (int64: the hand's ``CTX_SING``/``CTX_DANCE`` when it declared, else 0), capped; 0 when
+    not ready. Waits on a kind already held four times do not count."""
     waits = wait_mask(table, conc, meld_kind, meld_tile, n_melds, void)
     waits &= ~held4_mask(conc, meld_kind, meld_tile, n_melds)
     if waits == 0:
         return 0
     hand = conc.copy()
     best = 0
-    no_ctx = np.int64(0)  # not the literal 0: one compiled evaluate_win for every caller
     for k in range(27):
         if (waits >> k) & 1:
             hand[k] += 1
-            res = evaluate_win(table, hand, meld_kind, meld_tile, n_melds, void, k, no_ctx, params)
+            res = evaluate_win(table, hand, meld_kind, meld_tile, n_melds, void, k, ctx, params)
             hand[k] -= 1
             if res[5] > best:
                 best = res[5]

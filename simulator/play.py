@@ -10,10 +10,11 @@ import numpy as np
 from simulator import agents, game
 from simulator.errors import UserError
 from simulator.rules import RuleSet
-from simulator.state import A_DECLARE, A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN
+from simulator.state import A_DANCE, A_DECLARE, A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN
 from simulator.tiles import SUITS, format_counts, parse_tile, tile_str
 
-WORDS = {"pass": A_PASS, "p": A_PASS, "pung": A_PUNG, "kong": A_KONG, "win": A_WIN, "hu": A_WIN, "declare": A_DECLARE}
+WORDS = {"pass": A_PASS, "p": A_PASS, "pung": A_PUNG, "kong": A_KONG, "win": A_WIN, "hu": A_WIN, "declare": A_DECLARE,
+         "dance": A_DANCE}
 
 
 def action_name(a: int) -> str:
@@ -21,12 +22,12 @@ def action_name(a: int) -> str:
         return tile_str(a)
     if a < A_PASS:
         return f"void {SUITS[a - A_VOID0]}"
-    return {A_PASS: "pass", A_PUNG: "pung", A_KONG: "kong", A_WIN: "win", A_DECLARE: "declare"}[a]
+    return {A_PASS: "pass", A_PUNG: "pung", A_KONG: "kong", A_WIN: "win", A_DECLARE: "declare", A_DANCE: "dance"}[a]
 
 
 def parse_action(text: str, obs: agents.Observation) -> int | None:
-    """A typed answer (``5m``, ``pass``, ``pung``, ``kong``, ``win``, ``declare``, a suit letter at 定缺, or nothing =
-    the first legal action) as an action, or None if it is not legal here."""
+    """A typed answer (``5m``, ``pass``, ``pung``, ``kong``, ``win``, ``declare``, ``dance``, a suit letter at 定缺, or
+    nothing = the first legal action) as an action, or None if it is not legal here."""
     text = text.strip().lower()
     if not text:
         return obs.legal_actions[0]

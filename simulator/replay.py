@@ -222,10 +222,42 @@ class HandState:
         declared = bool(self.declared[seat])
         of_draw = self.last_draw == (seat, tile)
         if (of_draw and (kind == 3 or not declared)) or (kind == 1 and not declared):
+            self._check_waits_kept(seat, tile, kind, why)
             return
         allowed = ("a concealed kong of the tile it drew" if declared
                    else "a kong of the tile it drew or of a discard")
         self._fail(f"seat {seat} konged {tile} from its locked hand ({why}), which allows only {allowed}")
+
+    def _check_waits_kept(self, seat: int, tile: int, kind: int, why: str) -> None:
+        """A locked hand's kong must leave its waits exactly as they were (docs/rules.md): the wait mask of the
+        13-tile shape before (without the tile just drawn for a 加杠/暗杠) and after the kong (kind 1 直杠 of a
+        discard with three in hand, 2 加杠, 3 暗杠; called before the kong is applied)."""
+        from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
+        from simulator.tables import suit_table
+
+        codes = {"pung": MELD_PUNG, "kong": MELD_KONG, "ckong": MELD_CKONG}
+
+        def waits(conc: np.ndarray, melds: list[tuple[str, int]]) -> int:
+            mk, mt = np.zeros(4, np.int8), np.zeros(4, np.int8)
+            for i, (k, t) in enumerate(melds):
+                mk[i], mt[i] = codes[k], t
+            void = self.void[seat] if self.log.rules.void_suit != "none" else -1
+            return int(wait_mask(suit_table(), conc.astype(np.uint8), mk, mt, len(melds), void))
+
+        before = self.conc[seat].copy()
+        if kind != 1:
+            before[tile] -= 1  # the tile just drawn
+        melds = list(self.melds[seat])
+        after = before.copy()
+        if kind == 2:
+            melds[melds.index(("pung", tile))] = ("kong", tile)
+        else:
+            after[tile] -= 3
+            melds.append(("kong", tile) if kind == 1 else ("ckong", tile))
+        old, new = waits(before, self.melds[seat]), waits(after, melds)
+        if old != new:
+            self._fail(f"seat {seat}'s kong of {tile} (kind {kind}) changed the waits of its locked hand ({why}) "
+                       f"from {old:#x} to {new:#x}")
 
     def _check_claim(self, seat: int, tile: int, src: int) -> None:
         if self.last_discard != (src, tile):

@@ -102,9 +102,9 @@ SELF_DRAW_BONUSES = ("none", "add_base", "add_fan")
 DEAL_INS = ("keep", "refund", "transfer")
 HUAZHU_PAYERS = ("unwon", "all")
 LAST_DISCARD_CLAIMS = ("win_only", "any")
-DECLARES = ("none", "sing", "dance")
+DECLARES = ("none", "sing", "dance", "both")  # both: a ready player may sing or dance (seed 000 lists both)
 # Fan of 唱歌/跳舞 when the rule file does not set scoring.extras.sing/dance (docs/rules.md: no seed gives one).
-# Filled into the extras only under declare_ready sing/dance, so rule sets without it keep their digests.
+# Filled into the extras only under declare_ready sing/dance/both, so rule sets without it keep their digests.
 DECLARE_FAN = {"sing": 1, "dance": 2}
 
 
@@ -339,7 +339,7 @@ class RuleSet(_Frozen):
     rob_kong: bool = True
     pass_ron_lock: Literal["off", "same_tile", "all_tiles", "higher_fan"] = "higher_fan"
     forced_win_last_tiles: Annotated[int, Field(ge=0, le=55)] = 0
-    declare_ready: Literal["none", "sing", "dance"] = "none"
+    declare_ready: Literal["none", "sing", "dance", "both"] = "none"
     kong_bloom_payer: Literal["self_draw", "feeder"] = "self_draw"
     scoring: ScoringRules = ScoringRules()
     kongs: KongRules = KongRules()
@@ -362,7 +362,7 @@ class RuleSet(_Frozen):
     @model_validator(mode="before")
     @classmethod
     def _declare_fans(cls, data: Any) -> Any:
-        """Under declare_ready sing/dance, scoring.extras gets the default 唱歌/跳舞 fans it does not set (so the
+        """Under declare_ready sing/dance/both, scoring.extras gets the default 唱歌/跳舞 fans it does not set (so the
         manifest records the fan in force); otherwise nothing is added (existing digests stay the same)."""
         if not isinstance(data, dict) or data.get("declare_ready", "none") == "none":
             return data

@@ -132,7 +132,7 @@ def _check_context(ctx: set[str], win: str, melds: list[_Meld], conc: np.ndarray
     elif "first_draw" in ctx and melds:
         bad = "first_draw (天胡/地胡) cannot have melds set down"
     elif "sing" in ctx and "dance" in ctx:
-        bad = "sing and dance cannot both hold (a rule set has one declare_ready)"
+        bad = "sing and dance cannot both hold (a player declares one of them)"
     elif "first_draw" in ctx and ("sing" in ctx or "dance" in ctx):
         bad = "first_draw (天胡/地胡) comes before any declaration"
     elif "first_draw" in ctx and "last_tile" in ctx:

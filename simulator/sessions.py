@@ -49,25 +49,43 @@ def first_win(w: np.ndarray, w_hand: np.ndarray, n: int) -> tuple[np.ndarray, np
     """Of each of ``n`` hands, from its win records (``w: int64[m, W_N]``, ``w_hand: int64[m]`` its hand row):
     ``(winner, feeder, count)`` of the first win event. ``winner``: of several winners on one discard
     (一炮多响), the first after the discarder in turn order; −1 when nobody won. ``feeder``: the discarder (or
-    the robbed player), −1 for a self-draw or no win. ``count``: winners of that event (0 = nobody won)."""
+    the robbed player), −1 for a self-draw or no win — read from the win's kind, not its payer: a 杠上花 paid in
+    full by the feeder of the kong (``kong_bloom_payer: feeder``) is still its winner's self-draw.
+    ``count``: winners of that event (0 = nobody won)."""
     winner = np.full(n, -1, np.int64)
     feeder = np.full(n, -1, np.int64)
     count = np.zeros(n, np.int64)
     first = np.flatnonzero(w[:, S.W_ORDER] == 1)
-    rows, who, payer = w_hand[first], w[first, S.W_WINNER], w[first, S.W_PAYER]
+    rows, who = w_hand[first], w[first, S.W_WINNER]
+    fed = np.where(w[first, S.W_KIND] == S.WK_SELF_DRAW, -1, w[first, S.W_PAYER])
     np.add.at(count, rows, 1)
     # nearest after the discarder wins the seat: visit far ones first so that nearer ones overwrite them
-    distance = np.where(payer >= 0, (who - payer) % N_SEATS, 0)
+    distance = np.where(fed >= 0, (who - fed) % N_SEATS, 0)
     order = np.argsort(-distance, kind="stable")
     winner[rows[order]] = who[order]
-    feeder[rows] = payer
+    feeder[rows] = fed
     return winner, feeder, count
 
 
+def multi_ron_feeder(w: np.ndarray, w_hand: np.ndarray, n: int) -> np.ndarray:
+    """int64[n]: of each of ``n`` hands (win records as in :func:`first_win`), the discarder (or robbed player) of
+    its first win event with two or more winners (一炮多响, at any point of the hand); −1 when there was none."""
+    out = np.full(n, -1, np.int64)
+    if not len(w):
+        return out
+    events, inv, size = np.unique(np.stack([w_hand, w[:, S.W_ORDER]], axis=1), axis=0, return_inverse=True,
+                                  return_counts=True)
+    multi = np.flatnonzero(size[inv.reshape(-1)] > 1)
+    multi = multi[np.argsort(-w[multi, S.W_ORDER], kind="stable")]  # the earliest event of a hand written last
+    out[w_hand[multi]] = w[multi, S.W_PAYER]
+    return out
+
+
 def next_dealers(rule: str, dealers: np.ndarray, winner: np.ndarray, feeder: np.ndarray, count: np.ndarray,
-                 die: np.ndarray) -> np.ndarray:
+                 die: np.ndarray | None, multi: np.ndarray | None = None) -> np.ndarray:
     """int64[n]: the dealer of each session's next hand under ``session.dealer`` = ``rule``, from this hand's
-    ``dealers`` and :func:`first_win` (``die``: the next hands' dice, used by ``dice`` only)."""
+    ``dealers`` and :func:`first_win` (``die``: the next hands' dice, used by ``dice`` only; ``multi``:
+    :func:`multi_ron_feeder`, used by ``feeder_on_multi_ron`` only)."""
     nobody = count == 0
     if rule == "rotate":
         return (dealers + 1) % N_SEATS
@@ -76,7 +94,9 @@ def next_dealers(rule: str, dealers: np.ndarray, winner: np.ndarray, feeder: np.
     if rule == "first_winner":
         return np.where(nobody, dealers, winner)
     if rule == "feeder_on_multi_ron":
-        return np.where(nobody, dealers, np.where(count > 1, feeder, winner))
+        if multi is None:
+            raise ValueError("session.dealer feeder_on_multi_ron needs multi (sessions.multi_ron_feeder)")
+        return np.where(multi >= 0, multi, np.where(nobody, dealers, winner))
     if rule == "feeder_keeps_on_draw":
         return np.where(nobody, dealers, np.where(feeder >= 0, feeder, winner))
     raise ValueError(f"session.dealer: unknown rule {rule!r}")
@@ -135,7 +155,8 @@ def run_sessions(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False
         if k + 1 < sess.hands:
             winner, feeder, count = first_win(raw["w"], raw["w_hand"], n)
             die = dice(seed, engine.split_ids(grid[idx, k + 1], duplicate)[0]) if sess.dealer == "dice" else None
-            dealers[idx] = next_dealers(sess.dealer, dealers[idx], winner, feeder, count, die)
+            multi = multi_ron_feeder(raw["w"], raw["w_hand"], n) if sess.dealer == "feeder_on_multi_ron" else None
+            dealers[idx] = next_dealers(sess.dealer, dealers[idx], winner, feeder, count, die, multi)
         if sess.stop_when_broke:
             live[idx] &= ~(balance[idx] <= 0).any(axis=1)
     return _merge(layers, record)

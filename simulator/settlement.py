@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.evaluate import held4_mask, max_ready_points, wait_mask
+from simulator.evaluate import CTX_DANCE, CTX_SING, held4_mask, max_ready_points, wait_mask
 from simulator.rules import (
+    DECLARES,
     HUAZHU_CAP,
     HUAZHU_PAYERS,
     P_ADDED_KONG_EACH,
@@ -47,6 +48,7 @@ from simulator.state import (
     KS_RETURNED,
     KS_TRANSFERRED,
     N_SEATS,
+    PS_DECLARED,
     PS_EVOID,
     PS_HUAZHU,
     PS_NWINS,
@@ -62,7 +64,19 @@ from simulator.state import (
 # Kong kinds in the ledger (KL_KIND) and in EV_KONG events
 KK_DIRECT, KK_ADDED, KK_CONCEALED = 1, 2, 3
 HUAZHU_ALL = HUAZHU_PAYERS.index("all")
+DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
 _NO_FAN_LIMIT = 1 << 20  # above any cap
+
+
+@njit(cache=True, inline="always")
+def declared_ctx(ps, q) -> int:
+    """The 唱歌/跳舞 context bit of seat ``q``'s wins and of its 查大叫 (0 when it has not declared)."""
+    d = ps[q, PS_DECLARED]
+    if d == DECL_SING:
+        return np.int64(CTX_SING)
+    if d == DECL_DANCE:
+        return np.int64(CTX_DANCE)
+    return np.int64(0)
 
 
 @njit(cache=True)
@@ -186,12 +200,14 @@ def settle_exhaustive(table, params, st) -> None:
             if ps[q, PS_NWINS] and params[P_HUAZHU_PAYS] != HUAZHU_ALL:
                 continue
             pay(st, h, q, pen, C_HUAZHU)
-    # 查大叫: every not-ready, non-花猪 player still in pays every ready player still in its best hand
+    # 查大叫: every not-ready, non-花猪 player still in pays every ready player still in its best hand, a declared
+    # hand's with the fan of its 唱歌/跳舞 (seed 001: 最大的可能番)
     if params[P_CHADAJIAO]:
         for r in range(N_SEATS):
             if ps[r, PS_NWINS] or not ps[r, PS_READY]:
                 continue
-            pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], params)
+            pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], declared_ctx(ps, r),
+                                   params)
             log_event(st, EV_READY, r, -1, pts, 0, 0)
             for q in range(N_SEATS):
                 if q != r and not ps[q, PS_NWINS] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:

@@ -64,7 +64,7 @@ PS_N = 24
 # PS_NWINS: wins of this seat in the hand (血流: several); PS_WON = 1 only once it has left play
 # PS_VOID: declared void suit (−1 none); PS_EVOID: the void passed to evaluate (−1 under void_suit: none)
 # PS_SAFE: kinds discarded by someone else since this seat's last draw (this seat passed on them)
-# PS_DECLARED: 0, or the declare_ready value (1 sing, 2 dance) this seat declared; PS_SHOWN: a dancer's waits
+# PS_DECLARED: 0, or what this seat declared (1 sing, 2 dance: the declare_ready values); PS_SHOWN: a dancer's waits
 # (bit mask, shown to all); PS_DRAWN: the tile this seat drew last (a declared hand must discard it)
 
 # Score components (the players table's score_* columns, in schema.SCORE_COMPONENTS order)
@@ -249,8 +249,9 @@ def next_in(ps, seat) -> int:
 A_TILE0 = 0        # 0..26: the tile kind to discard, to pass at 换三张 (one pick at a time) or to kong
 A_VOID0 = 27       # 27..29: the void suit (characters, dots, bamboo)
 A_PASS, A_PUNG, A_KONG, A_WIN = 30, 31, 32, 33
-A_DECLARE = 34     # declare ready (唱歌 or 跳舞, whichever declare_ready the rule set has)
-N_ACTIONS = 35
+A_DECLARE = 34     # declare ready: 唱歌 or 跳舞, whichever declare_ready the rule set has (唱歌 under both)
+A_DANCE = 35       # 跳舞, under declare_ready: both only
+N_ACTIONS = 36
 
 # Decision kinds
 D_EXCHANGE, D_VOID, D_DISCARD, D_CLAIM, D_SELF_KONG, D_TAKE_WIN, D_DECLARE = range(7)

@@ -261,7 +261,7 @@ def test_held4_and_waits_with_pung():
     assert waits == 1 << 4  # the shape waits on 5m ...
     assert E.held4_mask(conc, mk, mt, 1) == 1 << 4  # ... which is all held: not ready
     params = load_rules("chengdu").to_arrays()
-    assert E.max_ready_points(TABLE, conc, mk, mt, 1, -1, params) == 0
+    assert E.max_ready_points(TABLE, conc, mk, mt, 1, -1, 0, params) == 0
 
 
 # ---- properties ---------------------------------------------------------------------------------------------
@@ -376,6 +376,6 @@ def test_max_ready_points_picks_the_best_wait():
         h = conc.copy()
         h[k] += 1
         best = max(best, E.evaluate_win(TABLE, h, *NO_MELDS, 0, -1, k, 0, params)[5])
-    got = E.max_ready_points(TABLE, conc, *NO_MELDS, 0, -1, params)
+    got = E.max_ready_points(TABLE, conc, *NO_MELDS, 0, -1, 0, params)
     assert got == best == 8  # 清一色 (2) + 根 on 1m or 9m (1) = 3 fan
-    assert E.max_ready_points(TABLE, counts_from_str("111234567899m5p"), *NO_MELDS, 0, -1, params) == 0
+    assert E.max_ready_points(TABLE, counts_from_str("111234567899m5p"), *NO_MELDS, 0, -1, 0, params) == 0

@@ -20,7 +20,7 @@ from simulator.records import to_columns
 from simulator.replay import record_logged_hand
 from simulator.rules import RulesError, load_rules
 from simulator.schema import SESSION_FIELDS, TABLES
-from simulator.sessions import DICE_KEY, dice, first_win, layout, next_dealers, run_sessions
+from simulator.sessions import DICE_KEY, dice, first_win, layout, multi_ron_feeder, next_dealers, run_sessions
 from simulator.tiles import counts_from_str
 
 K = 6  # hands per session in these tests
@@ -109,8 +109,9 @@ def test_dealer_rules_on_constructed_outcomes():
         "feeder_keeps_on_draw": [2, 3, 3, 1],   # seed 001: the feeder deals, a self-draw's winner, 流局 stays
         "dice": [3, 3, 1, 2],
     }
+    multi = multi_ron_feeder(w, w_hand, 4)
     for rule, want in expect.items():
-        assert next_dealers(rule, dealers, winner, feeder, count, die).tolist() == want, rule
+        assert next_dealers(rule, dealers, winner, feeder, count, die, multi).tolist() == want, rule
 
 
 @pytest.mark.parametrize("rule", ["rotate", "first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw", "dice"])
@@ -121,10 +122,13 @@ def test_played_sessions_chain_the_dealer(rule):
     dealers = h["dealer"].to_numpy().astype(np.int64)
     w = np.zeros((wins.height, S.W_N), np.int64)
     w[:, S.W_ORDER], w[:, S.W_WINNER], w[:, S.W_PAYER] = wins["win_order"], wins["winner"], wins["payer"]
+    w[:, S.W_KIND] = np.where((wins["kind"] == "self_draw").to_numpy(), S.WK_SELF_DRAW, S.WK_DISCARD)
     row = {hid: i for i, hid in enumerate(h["hand_id"].to_list())}
-    winner, feeder, count = first_win(w, np.array([row[x] for x in wins["hand_id"]], np.int64), h.height)
+    w_hand = np.array([row[x] for x in wins["hand_id"]], np.int64)
+    winner, feeder, count = first_win(w, w_hand, h.height)
     die = dice(SEED, h["deal_id"].to_numpy())
-    nxt = next_dealers(rule, dealers, winner, feeder, np.asarray(count), np.roll(die, -1))
+    nxt = next_dealers(rule, dealers, winner, feeder, np.asarray(count), np.roll(die, -1),
+                       multi_ron_feeder(w, w_hand, h.height))
     k = h["hand_in_session"].to_numpy()
     assert (dealers[1:][k[1:] > 0] == nxt[:-1][k[1:] > 0]).all()
     assert (dealers[k == 0] == die[k == 0]).all()  # a session's first dealer: the die

@@ -211,14 +211,15 @@ def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params,
 
 
 @njit(cache=True)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
-def bot_declares(bot, bpar, table, params, g, ps, seat, conc, mk, mt, nm, void, waits, visible, tiles_left) -> bool:
-    """唱歌/跳舞 after the seat's discard (it is ready): ``random`` and ``greedy`` never declare (the baselines);
-    ``value``, ``defensive`` and ``expert`` declare by :func:`simulator.bots.declare.declare_by_value`."""
+def bot_declares(bot, bpar, table, params, g, ps, seat, conc, mk, mt, nm, void, waits, visible, tiles_left) -> int:
+    """唱歌/跳舞 after the seat's discard (it is ready): 0 = no, else what it declares (1 唱歌, 2 跳舞). ``random``
+    and ``greedy`` never declare (the baselines); ``value``, ``defensive`` and ``expert`` declare by
+    :func:`simulator.bots.declare.declare_by_value`."""
     if bpar is None:  # a simple line-up: the rest is pruned (see the module docstring)
-        return False
+        return 0
     if bot in (BOT_RANDOM, BOT_GREEDY):
-        return False
+        return 0
     own_ckongs(visible, mk, mt, nm, 1)
-    yes = declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible)
+    kind = declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible)
     own_ckongs(visible, mk, mt, nm, -1)
-    return yes
+    return kind

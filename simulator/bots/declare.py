@@ -10,6 +10,7 @@ copies: not in its hand, not discarded, not in an exposed meld), each wait score
 - 唱歌: ``n·S1 + n·D1`` (the same chances, each win worth the extra fan);
 - 跳舞: ``n·S1 + m·D1``, ``m`` = opponents still in who have declared (the others will not discard a shown wait).
 
+Under ``declare_ready: both`` it weighs both declarations (each with its own extra fan) and picks the better.
 It declares when the declared income, discounted by ``FLEX_COST`` for the flexibility it gives up (it can no
 longer improve its wait, change shape or fold), is larger. A hand with no live wait never declares (locking a dead
 wait only loses). ``S``/``D`` are averages over the waits weighted by their unseen copies, so a capped hand (the
@@ -26,16 +27,21 @@ from simulator.rules import DECLARES, P_DECLARE_READY
 from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
 
 FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility
-DECL_DANCE = DECLARES.index("dance")
+DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
 
 
 @njit(cache=True)
-def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible) -> bool:
+def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible) -> int:
     """``conc``/``mk``/``mt``/``nm``: the seat's 13-tile-shaped hand after its discard; ``waits``: its wait mask;
-    ``visible``: kinds seen face up (int8[27]). True = declare."""
-    dance = params[P_DECLARE_READY] == DECL_DANCE
-    bit = np.int64(CTX_DANCE if dance else CTX_SING)
-    s0 = s1 = d0 = d1 = 0.0
+    ``visible``: kinds seen face up (int8[27]). Returns what to declare: 0 nothing, ``DECL_SING`` (1) or
+    ``DECL_DANCE`` (2), among those ``declare_ready`` allows."""
+    rule = params[P_DECLARE_READY]
+    sing = rule in (DECL_SING, DECL_BOTH)
+    dance = rule in (DECL_DANCE, DECL_BOTH)
+    sb = np.int64(CTX_SING)
+    db = np.int64(CTX_DANCE)
+    s0 = s1 = d0 = d1 = 0.0  # without declaring, and 唱歌 (self-draw / discard income)
+    s2 = d2 = 0.0  # 跳舞
     live = 0
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
@@ -45,13 +51,19 @@ def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, vis
             continue
         conc[k] += 1
         s0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW), params)[5]
-        s1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | bit, params)[5]
+        if sing:
+            s1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | sb, params)[5]
+        if dance:
+            s2 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | db, params)[5]
         d0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(0), params)[5]
-        d1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, bit, params)[5]
+        if sing:
+            d1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, sb, params)[5]
+        if dance:
+            d2 += u * evaluate_win(table, conc, mk, mt, nm, void, k, db, params)[5]
         conc[k] -= 1
         live += u
     if live == 0:
-        return False
+        return 0
     n = 0
     m = 0
     for q in range(N_SEATS):
@@ -60,5 +72,14 @@ def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, vis
             if ps[q, PS_DECLARED]:
                 m += 1
     keep = n * (s0 + d0)
-    declared = n * s1 + (m if dance else n) * d1
-    return declared * (1.0 - FLEX_COST) > keep
+    best = 0
+    top = keep  # a declaration must beat it, and under both the other declaration
+    if sing:
+        v = (n * s1 + n * d1) * (1.0 - FLEX_COST)
+        if v > top:
+            best, top = DECL_SING, v
+    if dance:
+        v = (n * s2 + m * d2) * (1.0 - FLEX_COST)
+        if v > top:
+            best = DECL_DANCE
+    return best

@@ -3,13 +3,10 @@ predicates every part asks (is the hand over, is a seat locked, must a seat win)
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from simulator import numba_cache
 from simulator.evaluate import (
-    CTX_DANCE,
-    CTX_SING,
     shanten,
     wait_mask,
 )
@@ -27,7 +24,6 @@ from simulator.rules import (
 from simulator.state import (
     G_NWON,
     N_SEATS,
-    PS_DECLARED,
     PS_EVOID,
     PS_NWINS,
     PS_WAITS,
@@ -46,7 +42,7 @@ LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile
 DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
 BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
 LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
-DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
+DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
 GO_DISCARD, NEXT_DRAW, KONG_DRAW, PUNG_DISCARD, HAND_OVER = range(5)
@@ -92,17 +88,6 @@ def forced_win(params, g) -> bool:
     """最后N张必胡: with at most N tiles in the wall a player who can win must."""
     n = params[P_FORCED_WIN_LAST_TILES]
     return n > 0 and tiles_left(g) <= n
-
-
-@njit(cache=True, inline="always")
-def declared_ctx(ps, q) -> int:
-    """The 唱歌/跳舞 context bit of seat ``q``'s win (0 when it has not declared)."""
-    d = ps[q, PS_DECLARED]
-    if d == DECL_SING:
-        return np.int64(CTX_SING)
-    if d == DECL_DANCE:
-        return np.int64(CTX_DANCE)
-    return np.int64(0)
 
 
 @njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)

@@ -8,7 +8,7 @@ from numba import njit
 from simulator.bots import (
     bot_declares,
 )
-from simulator.engine.common import DECL_DANCE, keeps_waits
+from simulator.engine.common import DECL_BOTH, DECL_DANCE, DECL_SING, keeps_waits
 from simulator.evaluate import (
     MELD_CKONG,
     held4_mask,
@@ -17,6 +17,7 @@ from simulator.rules import (
     P_DECLARE_READY,
 )
 from simulator.state import (
+    A_DANCE,
     A_DECLARE,
     A_PASS,
     D_DECLARE,
@@ -53,8 +54,8 @@ def declare_discard_mask(ps, cur, legal) -> int:
 @njit(cache=True)
 def offer_declare(game, st, bpar, cur) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
-    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says, while tiles
-    remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
+    declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
+    its choice), while tiles remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
     table, params, bots, io = game.table, game.params, game.bots, game.io
     g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
     if tiles_left(g) == 0:
@@ -62,17 +63,18 @@ def offer_declare(game, st, bpar, cur) -> int:
     waits = ps[cur, PS_WAITS]
     if waits & ~held4_mask(conc[cur], mk[cur], mt[cur], nm[cur]) == 0:
         return 0
+    rule = params[P_DECLARE_READY]
     if io[IO_EXT + cur]:
-        a = ask(io, cur, D_DECLARE, (1 << A_DECLARE) | (1 << A_PASS), -1, -1, 0)
+        legal = (1 << A_DECLARE) | (1 << A_PASS) | ((1 << A_DANCE) if rule == DECL_BOTH else 0)
+        a = ask(io, cur, D_DECLARE, legal, -1, -1, 0)
         if a < 0:
             return -1
-        yes = a == A_DECLARE
+        kind = 0 if a == A_PASS else (DECL_DANCE if a == A_DANCE else (DECL_SING if rule == DECL_BOTH else rule))
     else:
-        yes = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
-                           ps[cur, PS_EVOID], waits, visible, tiles_left(g))
-    if not yes:
+        kind = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
+                            ps[cur, PS_EVOID], waits, visible, tiles_left(g))
+    if kind == 0:
         return 0
-    kind = params[P_DECLARE_READY]
     ps[cur, PS_DECLARED] = kind
     if kind == DECL_DANCE:
         ps[cur, PS_SHOWN] = waits

@@ -25,7 +25,6 @@ from simulator.engine.common import (
     MODE_XUELIU,
     NEXT_DRAW,
     PUNG_DISCARD,
-    declared_ctx,
     forced_win,
     hand_over,
     keeps_waits,
@@ -58,6 +57,7 @@ from simulator.settlement import (
     KK_ADDED,
     KK_CONCEALED,
     KK_DIRECT,
+    declared_ctx,
     kong_payment,
 )
 from simulator.state import (
@@ -301,7 +301,8 @@ def claim_meld(game, st, bpar, cur, t):
         mt[q, nm[q]] = t
         nm[q] += 1
         visible[t] += take
-        ps[q, PS_WAITS] = 0
+        if can_pung:  # a locked 血流 winner's kong kept its waits (checked above): its cache stays right
+            ps[q, PS_WAITS] = 0
         g[G_CHAIN] = g[G_NKONGS]  # the claimer's turn starts here
         if c == 2:
             kong_payment(params, st, q, KK_DIRECT, t, cur, True)

@@ -16,7 +16,6 @@ from simulator.engine.common import (
     LOCK_OFF,
     LOCK_SAME,
     MODE_XUELIU,
-    declared_ctx,
     forced_win,
     keeps_waits,
     refresh_waits,
@@ -37,6 +36,7 @@ from simulator.rules import (
 )
 from simulator.settlement import (
     KK_DIRECT,
+    declared_ctx,
     return_kong,
     transfer_kong,
 )
