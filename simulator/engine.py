@@ -900,7 +900,7 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
         if t < 0:
             return HAND_OVER, cur
     else:
-        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
+        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mk, mt, nm, cur, conc[cur],
                         mk[cur], mt[cur], nm[cur], pv, legal, visible, sh_buf, tiles_left(g))
         why, t = t >> REASON_SHIFT, t & ((1 << REASON_SHIFT) - 1)
     do_discard(table, g, ps, conc, mk, mt, nm, visible, events, cur, t, why)
@@ -915,9 +915,7 @@ def discard_turn(table, params, bots, bpar, io, rngs, g, ps, conc, mk, mt, nm, s
     n = claim_wins(table, params, bots, bpar, io, g, ps, conc, mk, mt, nm, events, cur, t, ctx, winners)
     if io[DP_STATUS]:
         return HAND_OVER, cur
-    if n > 0:
-        if params[P_MODE] != MODE_XUELIU:  # 血流 sets it aside face up: still seen
-            visible[t] -= 1  # the tile left the discards for the winner's hand
+    if n > 0:  # the tile won on stays counted in visible: a tile seen face up stays seen (docs/rules.md)
         settle_ron(table, params, g, ps, conc, mk, mt, nm, score, kl, wins, wconc, wmk, wmt, events, cur, t, ctx,
                    winners, n)
         return after_win(params, g, ps, winners[n - 1])
