@@ -35,9 +35,16 @@ CLAIMS = ("", "pung", "kong", "win")  # what became of a discard (Discard.claim)
 PUBLIC_PS = (state.PS_VOID, state.PS_EVOID, state.PS_WON, state.PS_WIN_ORDER, state.PS_NKONGS, state.PS_NDRAWS,
              state.PS_SAFE, state.PS_DISCARDED, state.PS_WIN_TURN, state.PS_WIN_KIND, state.PS_DECLARED,
              state.PS_SHOWN, state.PS_NWINS)
-# Event rows an observation keeps (type, seat, tile, a): the discards and what claimed them. Draws, the exchange,
-# declines and a 唱歌's waits are private and never copied.
+# Event rows an observation keeps (all six columns, public for these rows): the discards and what claimed them.
+# Draws, the exchange, declines and a 唱歌's waits are private and never copied.
 _CLAIM_EVENTS = (state.EV_DISCARD, state.EV_PUNG, state.EV_KONG, state.EV_WIN)
+# kept rows by (type, a & 15) — every event's ``a`` is below 16 — in one lookup (np.isin and separate tests of the
+# kong's and the win's kind cost more than the rest of observe): discards, pungs, 直杠 and discard wins
+_KEEP = np.zeros((64, 16), np.bool_)
+_KEEP[state.EV_DISCARD, :] = _KEEP[state.EV_PUNG, :] = True
+_KEEP[state.EV_KONG, KK_DIRECT] = _KEEP[state.EV_WIN, WK_DISCARD] = True
+_PUBLIC_ROW = np.zeros(state.PS_N, np.int64)
+_PUBLIC_ROW[list(PUBLIC_PS)] = 1
 
 
 class Discard(NamedTuple):
@@ -198,11 +205,11 @@ def _melds(kinds: list, tiles: list, n: int) -> tuple[tuple[str, int], ...]:
 
 
 def _ponds(ev: np.ndarray) -> tuple[tuple[Discard, ...], ...]:
-    """Per seat its discards as :class:`Discard`, from the public event rows ``(type, seat, tile, a)``: a pung, a
-    直杠 or a discard win always claims the latest discard."""
+    """Per seat its discards as :class:`Discard`, from the kept event rows (type, seat, tile, amount, a, b): a
+    pung, a 直杠 or a discard win always claims the latest discard."""
     out: list[list] = [[] for _ in range(state.N_SEATS)]
     flat: list[list] = []
-    for typ, seat, tile, _ in ev.tolist():
+    for typ, seat, tile, *_ in ev.tolist():
         if typ == state.EV_DISCARD:
             flat.append([seat, tile, "", []])
             out[seat].append(flat[-1])
@@ -221,14 +228,16 @@ def observe(hand, d) -> Observation:
     wall, conc, mk, mt, nm, g, ps, score, kl, wins, wconc, wmk, wmt, visible, events = hand.arrays
     q = d.seat
     voids = ps[:, state.PS_VOID].copy()
-    pub = np.zeros_like(ps)
-    pub[:, PUBLIC_PS] = ps[:, PUBLIC_PS]
+    pub = ps * _PUBLIC_ROW  # the others' private scalars zeroed
     pub[q] = ps[q]
     if hand.pc[state.PC_STAGE] == state.STAGE_SETUP:  # 定缺 is simultaneous: nobody sees another's choice yet
         voids[:] = -1
         pub[:, state.PS_VOID] = -1
         pub[q, state.PS_VOID] = ps[q, state.PS_VOID]
-    mk_l, mt_l, nm_l = mk.tolist(), mt.tolist(), nm.tolist()
+    nm_l = nm.tolist()
+    # slots past nm may hold a bot's trial meld: never copied
+    mk_l = [row[:n] + [0] * (4 - n) for row, n in zip(mk.tolist(), nm_l, strict=True)]
+    mt_l = [row[:n] + [0] * (4 - n) for row, n in zip(mt.tolist(), nm_l, strict=True)]
     vis = visible.copy()  # the engine's count leaves every concealed kong out (face down); a seat knows its own
     for p in range(state.N_SEATS):
         for i in range(nm_l[p]):
@@ -237,15 +246,10 @@ def observe(hand, d) -> Observation:
                     vis[mt_l[p][i]] += 4
                 else:
                     mt_l[p][i] = -1
-        for i in range(nm_l[p], len(mk_l[p])):  # slots past nm may hold a bot's trial meld: never shown
-            mk_l[p][i] = mt_l[p][i] = 0
     ev = events[:g[state.G_NEV]]
-    keep = np.isin(ev[:, 0], _CLAIM_EVENTS)
-    keep &= (ev[:, 0] != state.EV_KONG) | (ev[:, 4] == KK_DIRECT)  # a 直杠 claims a discard
-    keep &= (ev[:, 0] != state.EV_WIN) | (ev[:, 4] == WK_DISCARD)  # so does a discard win
     snapshot = {"table": hand.table, "params": hand.params, "conc": conc[q].copy(), "mk": mk_l, "mt": mt_l,
                 "nm": nm_l, "ps": pub, "score": score.copy(), "visible": vis,
-                "events": ev[keep][:, [0, 1, 2, 4]].copy(), "voids": voids}
+                "events": ev[_KEEP[ev[:, 0], ev[:, 4] & 15]], "voids": voids}
     legal, mask = _legal(d.legal)
     return Observation(d.seat, d.kind, legal, mask, d.tile, d.from_seat, d.fan,
                        hand.picked(d.seat) if d.kind == "exchange" else (), int(g[state.G_TAIL] - g[state.G_HEAD]),
