@@ -26,6 +26,7 @@ from numba import njit
 from table_states import discards, recorded_hands
 
 from simulator import state as S
+from simulator.bots.common import face_up
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.evaluate import wait_mask
@@ -48,7 +49,7 @@ COEF = np.array([-4.1694, 0.5238, 0.3398, 0.4801, -0.3646, -0.2727, -0.1348, -0.
 
 
 @njit(cache=True)
-def deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, out) -> None:
+def deal_in_features(ps, mk, mt, nm, q, k, unseen, tiles_left, out) -> None:
     """Fill ``out`` (float64[N_FEAT], :data:`FEATURES` order) for "opponent q wins on kind k": public facts
     only. ``unseen``: copies of k the deciding player has not seen (4 − its own − visible), 0..4."""
     r = k % 9
@@ -73,12 +74,13 @@ def deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, out) -> None:
     for j in range(9):
         n_s += (disc >> (9 * s + j)) & 1
     out[12] = n_s / 9.0
-    qs = meld_suit(mt, nm, q)
+    qs = meld_suit(mk, mt, nm, q)
     out[13] = 1.0 if qs == s else 0.0
     out[14] = 1.0 if qs >= 0 and qs != s else 0.0
     m_s = 0
     for i in range(nm[q]):
-        if np.int64(mt[q, i]) // 9 == s:
+        t = face_up(mk, mt, q, i)  # another seat's 暗杠 is face down: its suit is not public
+        if t >= 0 and t // 9 == s:
             m_s += 1
     out[15] = m_s
     near = 0
@@ -94,9 +96,9 @@ def deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, out) -> None:
 
 
 @njit(cache=True)
-def p_deal_in(ps, mt, nm, q, k, unseen, tiles_left, feat) -> float:
+def p_deal_in(ps, mk, mt, nm, q, k, unseen, tiles_left, feat) -> float:
     """P(opponent q wins on kind k), from :data:`COEF` (``feat``: scratch float64[N_FEAT])."""
-    deal_in_features(ps, mt, nm, q, k, unseen, tiles_left, feat)
+    deal_in_features(ps, mk, mt, nm, q, k, unseen, tiles_left, feat)
     z = 0.0
     for i in range(N_FEAT):
         z += COEF[i] * feat[i]
@@ -119,9 +121,9 @@ def sample(params, table, conc, ps, mk, mt, nm, visible, evoid, lock, d, left, f
     for k in np.flatnonzero(conc[d]).tolist():
         unseen = 4 - int(conc[d, k]) - int(visible[k])
         for q in range(S.N_SEATS):
-            if q == d or ps[q, S.PS_WON] or k // 9 == dead_suit(params, ps, mt, nm, q):
+            if q == d or ps[q, S.PS_WON] or k // 9 == dead_suit(params, ps, mk, mt, nm, q):
                 continue
-            deal_in_features(ps, mt, nm, q, k, unseen, left, feat)
+            deal_in_features(ps, mk, mt, nm, q, k, unseen, left, feat)
             xs.append(feat.copy())
             ys.append((waits[q] >> k) & 1)
 

@@ -56,7 +56,6 @@ def discards(params: np.ndarray, dealt: list[str], events: list[tuple[int, ...]]
     st = TableState(np.array([counts_from_str(d) for d in dealt], np.uint8))
     st.ps[:, S.PS_VOID] = -1
     declared = void_rule(params) != S.VOID_NONE
-    last_win_tile_taken = False
     for i, ev in enumerate(events):
         typ, seat, tile, _amount, a, _b = ev
         if typ == S.EV_EXCHANGE:
@@ -79,7 +78,6 @@ def discards(params: np.ndarray, dealt: list[str], events: list[tuple[int, ...]]
             for q in range(S.N_SEATS):
                 if q != seat:
                     st.ps[q, S.PS_SAFE] |= 1 << tile
-            last_win_tile_taken = False
         elif typ == S.EV_PUNG:
             _meld(st, seat, tile, MELD_PUNG, 2, 2)
         elif typ == S.EV_KONG:
@@ -99,11 +97,8 @@ def discards(params: np.ndarray, dealt: list[str], events: list[tuple[int, ...]]
         elif typ == S.EV_ROBBED:
             st.conc[seat, tile] -= 1
             st.visible[tile] += 1
-        elif typ == S.EV_WIN:
+        elif typ == S.EV_WIN:  # a discard won on stays in visible: a tile seen face up stays seen
             st.ps[seat, S.PS_WON] = 1
-            if a != S.WK_SELF_DRAW and not last_win_tile_taken:
-                st.visible[tile] -= 1  # the winner took the discard (once, however many won on it)
-                last_win_tile_taken = True
 
 
 def _meld(st: TableState, seat: int, tile: int, kind: int, taken: int, shown: int) -> None:

@@ -64,8 +64,8 @@ def _bots(simple: bool):
         (bot_exchange, (I64, V_U64, V_U8, V_I64)),
         (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
         (planning_void, (V_I64, I64, *hand)),
-        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64, I64,
-                       V_I8, V_I64, I64)),
+        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64,
+                       I64, V_I8, V_I64, I64)),
         (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
         (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
     )

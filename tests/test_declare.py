@@ -147,7 +147,7 @@ def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits():
     from simulator.tables import suit_table
 
     table = suit_table()
-    st = alloc(False)
+    st = alloc(False, S.MAX_WINS)
     mk, mt, nm, ps, conc = st.mk, st.mt, st.nm, st.ps, st.conc
     ps[0, S.PS_EVOID] = 2
 

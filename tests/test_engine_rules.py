@@ -406,7 +406,7 @@ def test_self_draw_context_bits():
     from simulator.engine import HOW_DEALER_FIRST, HOW_DREW, HOW_TAIL, alloc, self_draw_ctx
     from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_LAST_TILE, CTX_SELF_DRAW
 
-    st = alloc(False)
+    st = alloc(False, S.MAX_WINS)
     g, ps = st.g, st.ps
     g[S.G_HEAD], g[S.G_TAIL] = 60, 100
     dealer = 2

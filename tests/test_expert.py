@@ -43,6 +43,9 @@ def bot_row(**kw) -> np.ndarray:
     return load_rules("chengdu", {"seats": [spec, "greedy", "greedy", "greedy"]}).bot_arrays()[1][0]
 
 
+FACE_UP = np.full((4, 4), 1, np.int8)  # every seat's meld kinds: pungs (face up), for the melds the tests set down
+
+
 def fresh_table_state(tiles_left=40):
     """Public state of a table where nobody has won or set anything down (for unit calls)."""
     ps = np.zeros((4, S.PS_N), np.int64)
@@ -110,8 +113,8 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         before = c.copy()
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
-        code = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void, legal,
-                              visible, buf, 40, bpar, np.ones(1, np.uint64))
+        code = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void,
+                              legal, visible, buf, 40, bpar, np.ones(1, np.uint64))
         k = code & ((1 << REASON_SHIFT) - 1)
         assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
         assert np.array_equal(c, before)
@@ -139,7 +142,7 @@ def test_expert_ready_hand_discards_to_stay_ready():
     g, ps, mt_all, nm_all = fresh_table_state()
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+    k = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
                        bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
@@ -157,7 +160,7 @@ def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
     ps[1, S.PS_VOID] = "mps".index(their_void)
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, g, ps, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+    k = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
                        bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     other = {"5m": "5p", "5p": "5m"}[wait]
@@ -200,7 +203,7 @@ def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu")
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     conc = counts_from_str("111222333m4445p")
     no = np.zeros(4, np.int8)
-    return expert_takes_win(TABLE, params, ps, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
+    return expert_takes_win(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
                             parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
 
 
@@ -245,7 +248,7 @@ def test_the_expert_always_takes_a_self_draw():
     _, ps, mt_all, nm_all = fresh_table_state(50)
     no = np.zeros(4, np.int8)
     conc = counts_from_str("111222333m4445p")
-    assert expert_takes_win(TABLE, params, ps, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
+    assert expert_takes_win(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
                             parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
 
 
@@ -282,8 +285,8 @@ def test_the_expert_declares_its_void_by_hand_value_under_the_active_rules():
 def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
     params = load_rules("chengdu").to_arrays()
     no = np.zeros(4, np.int8)
-    code = expert_discard(TABLE, params, np.zeros(S.G_N, np.int64), ps, mt_all, nm_all, 0, conc, no.copy(),
-                          no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
+    code = expert_discard(TABLE, params, np.zeros(S.G_N, np.int64), ps, FACE_UP, mt_all, nm_all, 0, conc,
+                          no.copy(), no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
                           np.zeros(27, np.int64), tiles_left, bot_row(**kw), np.ones(1, np.uint64))
     return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT
 

@@ -140,7 +140,7 @@ def test_first_wins_are_those_of_xuezhan_on_the_same_walls():
 def test_locked_kongs_keep_the_waits():
     """A locked winner may kong only the tile it drew, and a concealed kong only when its waits stay the same."""
     table = suit_table()
-    st = engine.alloc(False)
+    st = engine.alloc(False, S.MAX_WINS)
     ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
     ps[0, S.PS_EVOID] = 2
     # 111m 234m 567p 88p 45p: ready on 3p/6p; it draws the fourth 1m

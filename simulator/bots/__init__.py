@@ -5,7 +5,9 @@ chooses. Each decision has one dispatcher here:
 
 - ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
 - ``planning_void`` — the suit a bot treats as dead (its declared void; under ``void_suit: none`` the suit it
-  currently finds cheapest to drop, so that bots clear a third suit and avoid ending as 花猪);
+  currently finds cheapest to drop, so that bots clear a third suit and avoid ending as 花猪); ``value``,
+  ``defensive`` and ``expert`` re-plan it away from a suit holding tiles a dancer shows (they may not discard
+  them: :func:`simulator.bots.dance.dance_void`, called in the ``param_*`` dispatchers);
 - ``bot_discard`` (the kind, with the expert's reason code in the bits from ``REASON_SHIFT`` up: the engine logs
   it with the discard for ``xuezhan replay``); ``bot_claim`` (0 pass, 1 pung, 2 exposed kong);
   ``bot_self_kong`` (kind or −1);
@@ -26,9 +28,12 @@ ordinary calls whose first branch ``bpar is None`` numba prunes before typing th
 without them (most of a cold start's compile time and machine code). Any other line-up compiles a second copy of
 the loop with the full dispatch; each is cached.
 
-``visible`` (kinds counted as seen by everyone: discards and exposed melds) never holds a concealed kong's
-tiles, which are face down; around each decision the dispatcher adds the deciding seat's own concealed kongs
-(it knows them) and takes them out again, so no bot counts another seat's 暗杠 as seen.
+``visible`` (kinds counted as seen by everyone, one rule: a tile seen face up stays seen — every discard, also one
+claimed or won on, exposed melds, a robbed 加杠's tile, 血流's set-aside winning tiles) never holds a concealed
+kong's tiles, which are face down; around each decision the dispatcher adds the deciding seat's own concealed kongs
+(it knows them) and takes them out again, so no bot counts another seat's 暗杠 as seen. The other seats' melds
+(``mk_all``, ``mt_all``, ``nm_all``) hold their 暗杠 too, with the tile: a bot reads only the face-up ones
+(:func:`simulator.bots.common.face_up`) and the number of melds, never a concealed kong's kind or suit.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from __future__ import annotations
 from numba import njit
 
 from simulator.bots.common import plan_void
+from simulator.bots.dance import dance_void
 from simulator.bots.declare import declare_by_value
 from simulator.bots.defensive import defensive_discard
 from simulator.bots.expert import (
@@ -108,7 +114,7 @@ def planning_void(params, declared, table, conc, mk, mt, nm) -> int:
 
 
 @njit(cache=True, inline="always")
-def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+def bot_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
                 visible, sh_buf, tiles_left) -> int:
     if bot == BOT_RANDOM:
         return random_discard(conc, legal, rng)
@@ -116,26 +122,27 @@ def bot_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc
     if bot == BOT_GREEDY:
         t = greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
     else:
-        t = param_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                          visible, sh_buf, tiles_left)
+        t = param_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void,
+                          legal, visible, sh_buf, tiles_left)
     own_ckongs(visible, mk, mt, nm, -1)
     return t
 
 
 @njit(cache=True)
-def param_discard(bot, bpar, rng, table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+def param_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
                   visible, sh_buf, tiles_left) -> int:
     """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
     if bpar is None:  # a simple line-up never gets here
         return -1
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
     if bot == BOT_VALUE:
         return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
     if bot == BOT_DEFENSIVE:
-        return defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+        return defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
                                  visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
     if bot == BOT_EXPERT:
-        return expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
-                              sh_buf, tiles_left, bpar, rng)
+        return expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
+                              visible, sh_buf, tiles_left, bpar, rng)
     return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
 
 
@@ -155,6 +162,7 @@ def param_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_ko
                 tiles_left) -> int:
     if bpar is None:
         return 0
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
     if bot == BOT_VALUE:
         return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
     if bot == BOT_EXPERT:
@@ -179,6 +187,7 @@ def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, se
 def param_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
     if bpar is None:
         return -1
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
     if bot == BOT_VALUE:
         return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
     if bot == BOT_EXPERT:
@@ -206,7 +215,7 @@ def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params,
         return True
     if bot == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
-    return expert_takes_win(table, params, ps, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
+    return expert_takes_win(table, params, ps, mk, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
                             ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
 
 

@@ -35,6 +35,15 @@ def suit_count(conc, s) -> int:
     return n
 
 
+@njit(cache=True, inline="always")
+def face_up(mk_all, mt_all, q, i) -> int:
+    """The tile of seat q's meld i as the table sees it: −1 for a concealed kong (face down: neither its kind nor
+    its suit is public; only that q has one)."""
+    if mk_all[q, i] == MELD_CKONG:
+        return -1
+    return np.int64(mt_all[q, i])
+
+
 @njit(cache=True)
 def plan_void(table, conc, mk, mt, nm) -> int:
     """The suit whose dropping leaves the lowest 缺一门 shanten; ties go to the suit with fewer tiles, then the

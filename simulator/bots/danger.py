@@ -1,11 +1,12 @@
-"""The expert's deal-in risk, from public information only (discards, melds, declared voids, draws made).
+"""The expert's deal-in risk, from public information only (discards, face-up melds and the number of melds,
+declared voids, draws made; another seat's 暗杠 counts as a meld and a kong, its kind and suit are not read).
 
 For each opponent q still in, once per decision:
 - ``P(ready)`` = min(0.85, 0.04 · draws q has made + 0.12 · melds it has set down);
 - the expected loss if q wins on our discard: the points of a plain hand under the active rules, raised to
-  清一色 when every meld q set down is in one suit (two or more melds), plus one 根 per kong q made.
+  清一色 when every face-up meld q set down is in one suit (two or more of them), plus one 根 per kong q made.
 Per tile kind k, q's weight on k (how likely a ready q waits on it) is 0 for q's dead suit (declared void, or
-under ``void_suit: none`` the suit missing from two suits of melds) and for kinds discarded since q's last draw
+under ``void_suit: none`` the suit missing from two suits of face-up melds) and for kinds discarded since q's last draw
 that q let pass (现物); else by rank — 3 (ranks 3–7), 2 (2, 8), 1 (terminals) — lowered to 1 for kinds q once
 discarded and by one for the tile three ranks from one q discarded (筋), raised by half in q's 清一色 suit.
 ``risk(k) = Σ_q P(ready_q) · WAIT_PER_WEIGHT · weight_q(k) · loss_q`` in base units.
@@ -13,9 +14,9 @@ discarded and by one for the tile three ranks from one q discarded (筋), raised
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
+from simulator.bots.common import face_up
 from simulator.bots.defensive import dead_suit
 from simulator.scoring import F_PINGHU, F_QINGYISE, score_flags
 from simulator.state import N_SEATS, PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, PS_WON
@@ -27,19 +28,24 @@ WAIT_PER_WEIGHT = 0.015
 
 
 @njit(cache=True)
-def meld_suit(mt, nm, q) -> int:
-    """The one suit of all of q's melds when it has two or more (a 清一色 signal), else −1."""
-    if nm[q] < 2:
-        return -1
-    s = np.int64(mt[q, 0]) // 9
-    for i in range(1, nm[q]):
-        if np.int64(mt[q, i]) // 9 != s:
+def meld_suit(mk, mt, nm, q) -> int:
+    """The one suit of all of q's face-up melds when it has two or more (a 清一色 signal), else −1 (a concealed
+    kong is face down: it neither counts nor breaks the signal)."""
+    s = -1
+    n = 0
+    for i in range(nm[q]):
+        t = face_up(mk, mt, q, i)
+        if t < 0:
+            continue
+        if n > 0 and t // 9 != s:
             return -1
-    return s
+        s = t // 9
+        n += 1
+    return s if n >= 2 else -1
 
 
 @njit(cache=True)
-def opponent_threats(params, ps, mt, nm, seat, p_ready, loss, dead, qsuit) -> int:
+def opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) -> int:
     """Fill per-opponent ``p_ready``, ``loss`` (base units), ``dead`` suit and ``qsuit`` (清一色 signal suit);
     returns the number of opponents still in. Seats that have won (and ``seat``) get ``p_ready`` 0."""
     n_in = 0
@@ -50,10 +56,10 @@ def opponent_threats(params, ps, mt, nm, seat, p_ready, loss, dead, qsuit) -> in
         n_in += 1
         p = 0.04 * ps[q, PS_NDRAWS] + 0.12 * nm[q]
         p_ready[q] = min(p, 0.85)
-        qsuit[q] = meld_suit(mt, nm, q)
+        qsuit[q] = meld_suit(mk, mt, nm, q)
         flags = F_PINGHU | (F_QINGYISE if qsuit[q] >= 0 else 0)
         loss[q] = score_flags(flags, 0, ps[q, PS_NKONGS], False, params)[4]
-        dead[q] = dead_suit(params, ps, mt, nm, q)
+        dead[q] = dead_suit(params, ps, mk, mt, nm, q)
     return n_in
 
 

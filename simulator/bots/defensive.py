@@ -4,7 +4,7 @@ Defence starts once any player has won, or once the wall holds at most ``defend_
 opponent still in shows a meld. The danger of a tile is summed over the opponents still in, each weighted by
 1 + its melds set down. Against one opponent a tile is safe (0) when
 - it is of that opponent's dead suit (its declared void; under ``void_suit: none`` the suit missing from two
-  suits of melds it has set down), or
+  suits of face-up melds it has set down: a 暗杠 is face down, its suit unknown), or
 - someone discarded that kind since the opponent's last draw and it did not win on it (现物-like);
 1 for a kind the opponent once discarded itself (no furiten here, but bots rarely wait on what they let go);
 else 3 for ranks 3–7, 2 for ranks 2 and 8, 1 for terminals, minus 1 when the opponent has discarded the
@@ -15,10 +15,9 @@ further away it folds: the safest legal tile, then the lower shanten.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, pick_among
+from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
 from simulator.bots.greedy import greedy_discard
 from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
 
@@ -26,13 +25,15 @@ FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the dis
 
 
 @njit(cache=True)
-def dead_suit(params, ps, mt, nm, q) -> int:
-    """The suit opponent q can be seen not to win with, or −1."""
+def dead_suit(params, ps, mk, mt, nm, q) -> int:
+    """The suit opponent q can be seen not to win with (from its face-up melds), or −1."""
     if void_rule(params) != VOID_NONE:
         return ps[q, PS_VOID]
     used = 0
     for i in range(nm[q]):
-        used |= 1 << (np.int64(mt[q, i]) // 9)
+        t = face_up(mk, mt, q, i)
+        if t >= 0:
+            used |= 1 << (t // 9)
     if used == 3:
         return 2
     if used == 5:
@@ -43,7 +44,7 @@ def dead_suit(params, ps, mt, nm, q) -> int:
 
 
 @njit(cache=True)
-def tile_danger(params, ps, mt, nm, seat, conc, visible, k) -> int:
+def tile_danger(params, ps, mk, mt, nm, seat, conc, visible, k) -> int:
     """Summed danger of discarding kind k (see the module docstring)."""
     r = k % 9
     base = 3 if 2 <= r <= 6 else (2 if r == 1 or r == 7 else 1)
@@ -51,7 +52,7 @@ def tile_danger(params, ps, mt, nm, seat, conc, visible, k) -> int:
     for q in range(N_SEATS):
         if q == seat or ps[q, PS_WON]:
             continue
-        if k // 9 == dead_suit(params, ps, mt, nm, q) or (ps[q, PS_SAFE] >> k) & 1:
+        if k // 9 == dead_suit(params, ps, mk, mt, nm, q) or (ps[q, PS_SAFE] >> k) & 1:
             continue
         d = base
         if (ps[q, PS_DISCARDED] >> k) & 1:  # it let this kind go once: unlikely (not impossible) to wait on it
@@ -77,7 +78,7 @@ def defending(g, ps, nm, seat, tiles_left, defend_wall) -> bool:
 
 
 @njit(cache=True)
-def defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+def defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
                       sh_buf, tiles_left, defend_wall) -> int:
     if not defending(g, ps, nm_all, seat, tiles_left, defend_wall):
         return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
@@ -87,7 +88,7 @@ def defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, 
         cand = 0
         for k in range(N_KINDS):
             if sh_buf[k] == best_sh:
-                d = tile_danger(params, ps, mt_all, nm_all, seat, conc, visible, k)
+                d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, conc, visible, k)
                 if d < least:
                     least = d
                     cand = 0
@@ -98,7 +99,7 @@ def defensive_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, 
     bd = bs = bc = BIG
     for k in range(N_KINDS):
         if (legal >> k) & 1:
-            d = tile_danger(params, ps, mt_all, nm_all, seat, conc, visible, k)
+            d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, conc, visible, k)
             c = connectivity(conc, k)
             if (d, sh_buf[k], c) < (bd, bs, bc):
                 best, bd, bs, bc = k, d, sh_buf[k], c

@@ -15,9 +15,9 @@
   greedy (a pass chosen by this evaluation measured worse against greedy).
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
 
-Everything it reads is public or its own: its hand and melds, discards and melds of all seats (``visible``,
-with its own concealed kongs added by the dispatcher, since a 暗杠 is face down for everyone else), declared
-voids, who has won, draws made, tiles left, and the rules.
+Everything it reads is public or its own: its hand and melds, discards and face-up melds of all seats
+(``visible``, with its own concealed kongs added by the dispatcher; another seat's 暗杠 is face down: only that it
+exists counts, never its kind or suit), declared voids, who has won, draws made, tiles left, and the rules.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, suit_count
+from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, face_up, suit_count
+from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
 from simulator.bots.danger import opponent_threats, tile_risk
 from simulator.bots.expert_value import (
     N_SHAPES,
@@ -55,22 +56,16 @@ from simulator.evaluate import (
 from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
-    HUAZHU_CAP,
-    NO_CAP,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
-    P_CAP,
     P_CHADAJIAO,
     P_CONCEALED_KONG_EACH,
     P_DISCARD_KONG_DISCARDER,
     P_DISCARD_KONG_OTHERS,
-    P_HUAZHU_PAYS,
-    P_HUAZHU_PENALTY,
     P_PASS_RON_LOCK,
     P_REFUND_KONGS_IF_NOT_READY,
     P_SELF_DRAW_BONUS,
     PASS_LOCKS,
-    UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
 from simulator.state import (
@@ -87,7 +82,6 @@ from simulator.state import (
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
-P_EXHAUST = 0.8        # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
 KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
 SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be paid at the table rate)
@@ -191,26 +185,10 @@ def ready_bonus(params, n_in, n_draws) -> float:
 
 
 @njit(cache=True)
-def huazhu_cost(params, ps, seat, n_in, n_draws, held) -> float:
-    """Expected 花猪 penalty (base units) of still holding ``held`` tiles of the suit to clear: penalty ×
-    payees × P(exhaustive draw) × the share of own turns those tiles still need."""
-    if held <= 0:
-        return 0.0
-    pen = params[P_HUAZHU_PENALTY]
-    if pen == HUAZHU_CAP:
-        cap = params[P_CAP]
-        pen = points_of(UNCAPPED_HUAZHU_FAN if cap == NO_CAP else cap, params)
-    payees = n_in
-    if params[P_HUAZHU_PAYS] == 1:
-        payees = N_SEATS - 1
-    need = min(1.0, held / (n_draws + 1.0))
-    return pen * payees * P_EXHAUST * need * need  # convex: a tile or two early is cheap, many late are not
-
-
-@njit(cache=True)
 def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
                    bpar, out, shaped) -> float:
-    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included, and
+    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included (also of tiles
+    of ``void`` a dancer's shown waits keep in hand: :func:`~simulator.bots.dance.stuck_cost`), and
     ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is
     counted for the discards at the best shanten only."""
     n_in, n_draws = table_context(ps, seat, tiles_left)
@@ -224,6 +202,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
+    stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
     qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
     ronw = ron_weights(params, ps, seat)
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
@@ -247,7 +226,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
                 dead_v, dead_s = v, shp
         if hz_rule and void >= 0:
             left = hz_held - 1 if k // 9 == void else hz_held
-            v -= huazhu_cost(params, ps, seat, n_in, n_draws, left)
+            v -= huazhu_cost(params, n_in, n_draws, left) + stuck
         out[k] = v
         shaped[k] = 1 if shp else 0
     return best
@@ -283,8 +262,8 @@ REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 3
 
 
 @njit(cache=True)
-def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible, sh_buf,
-                   tiles_left, bpar, rng) -> int:
+def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+                   sh_buf, tiles_left, bpar, rng) -> int:
     """The legal discard of highest value − defence × deal-in risk (+ temperature noise), as
     ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
     vals = np.empty(N_KINDS, np.float64)
@@ -306,7 +285,7 @@ def expert_discard(table, params, g, ps, mt_all, nm_all, seat, conc, mk, mt, nm,
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
     qsuit = np.full(N_SEATS, -1, np.int64)
-    opponent_threats(params, ps, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
+    opponent_threats(params, ps, mk_all, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -451,13 +430,14 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
 
 
 @njit(cache=True)
-def public_unseen(ps, mt_all, nm_all, conc, k) -> float:
+def public_unseen(ps, mk_all, mt_all, nm_all, seat, conc, k) -> float:
     """Copies of k that may still come, judged without the exact discard counts (the win decision is taken
-    inside the engine's claim step, which does not carry them): 4 − own − in melds − 1 if anyone discarded it."""
+    inside the engine's claim step, which does not carry them): 4 − own − in melds − 1 if anyone discarded it.
+    Melds: its own and the others' face-up ones (another seat's 暗杠 is face down: its kind is not known)."""
     u = 4 - np.int64(conc[k])
     for q in range(N_SEATS):
         for i in range(nm_all[q]):
-            if mt_all[q, i] == k:
+            if (mt_all[q, i] if q == seat else face_up(mk_all, mt_all, q, i)) == k:
                 u -= 3
         if (ps[q, PS_DISCARDED] >> k) & 1:
             u -= 1
@@ -465,8 +445,8 @@ def public_unseen(ps, mt_all, nm_all, conc, k) -> float:
 
 
 @njit(cache=True)
-def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped, self_draw,
-                     tiles_left, bpar) -> bool:
+def expert_takes_win(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped,
+                     self_draw, tiles_left, bpar) -> bool:
     """Take a self-draw always; take a discard win unless waiting is worth more (``conc`` = the 13 tiles
     without the winning one). Waiting is valued over the hand's waits, each scored as a self-draw (every
     opponent still in pays) and as a discard win; the pass lock removes, until the next draw, the discard wins
@@ -484,7 +464,7 @@ def expert_takes_win(table, params, ps, mt_all, nm_all, seat, conc, mk, mt, nm, 
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
             continue
-        u = public_unseen(ps, mt_all, nm_all, conc, k) - (1.0 if k == tile else 0.0)
+        u = public_unseen(ps, mk_all, mt_all, nm_all, seat, conc, k) - (1.0 if k == tile else 0.0)
         if u <= 0.0:
             continue
         conc[k] += 1
@@ -552,7 +532,7 @@ def start_value(table, params, conc, mk, mt, nm, void, bpar) -> float:
     v = value13(table, params, ps, 0, conc, mk, mt, nm, void, visible, left, bpar)
     if void_rule(params) != VOID_DECLARED:
         n_in, n_draws = table_context(ps, 0, left)
-        v -= huazhu_cost(params, ps, 0, n_in, n_draws, suit_count(conc, void))
+        v -= huazhu_cost(params, n_in, n_draws, suit_count(conc, void))
     return v
 
 

@@ -334,7 +334,7 @@ def discard_turn(game, st, bpar, cur, drawn, pv):
         if t < 0:
             return HAND_OVER, cur
     else:
-        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mt, nm, cur, conc[cur],
+        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mk, mt, nm, cur, conc[cur],
                         mk[cur], mt[cur], nm[cur], pv, legal, visible, st.sh_buf, tiles_left(g))
         why, t = t >> REASON_SHIFT, t & ((1 << REASON_SHIFT) - 1)
     do_discard(table, st, cur, t, why)
@@ -348,9 +348,7 @@ def discard_turn(game, st, bpar, cur, drawn, pv):
     n = claim_wins(game, st, bpar, cur, t, ctx)
     if io[DP_STATUS]:
         return HAND_OVER, cur
-    if n > 0:
-        if params[P_MODE] != MODE_XUELIU:  # 血流 sets it aside face up: still seen
-            visible[t] -= 1  # the tile left the discards for the winner's hand
+    if n > 0:  # the tile won on stays counted in visible: a tile seen face up stays seen (docs/rules.md)
         settle_ron(game, st, cur, t, ctx, n)
         return after_win(params, g, ps, winners[n - 1])
     return claim_meld(game, st, bpar, cur, t)
