@@ -287,36 +287,25 @@ def verify(
     run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one variant=<name>/ in it."),
     check: str = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
                               "(fast: sizes only)."),
+    repair: bool = typer.Option(False, "--repair", help="Restore a damaged manifest from its backup copy and move "
+                                "unlisted entries of the table directories to _quarantine/ (then --resume "
+                                "re-simulates damaged chunks)."),
 ) -> None:
-    """Check every file of a run against its manifest; exit 1 naming each bad file (and 0 when all are intact)."""
-    from simulator import manifest as mf
+    """Check a run as every reader does (study.json, manifests and their backups, every file); exit 1 naming each
+    problem (and 0 when all is intact)."""
+    from simulator.verify import repair_run, verify_run
 
     _check_mode(check)
-    if not run_dir.is_dir():
-        raise fail(f"{run_dir}: run directory not found")
-    vdirs = [run_dir] if run_dir.name.startswith("variant=") else sorted(
-        p for p in run_dir.glob("variant=*") if p.is_dir())
-    if not vdirs:
-        raise fail(f"{run_dir}: not a run directory (no variant=<name>/ subdirectories)")
-    bad = 0
-    for vdir in vdirs:
-        try:
-            manifest = mf.read(vdir)
-        except mf.ManifestError as exc:
-            typer.echo(f"BAD  {exc}")
-            bad += 1
-            continue
-        found = mf.problems(vdir, manifest, check)
-        for line in found:
-            typer.echo(f"BAD  {vdir}/{line}")
-        bad += len(found)
-        state = "complete" if manifest["complete"] else "INCOMPLETE (continue it with --resume)"
-        files = len(manifest["chunks"]) * len(mf.TABLES)
-        typer.echo(f"{'ok ' if not found else 'BAD'}  {vdir}: {files:,} files checked ({check}), "
-                   f"{manifest['hands_done']:,}/{manifest['hands']:,} hands, {state}")
+    if repair:
+        for line in repair_run(run_dir):
+            typer.echo(f"repaired  {line}")
+    lines, bad = verify_run(run_dir, check)
+    for line in lines:
+        typer.echo(line)
     if bad:
-        raise fail(f"{bad} problem(s) in {run_dir}; re-simulate damaged chunks with `xuezhan simulate/study ... "
-                   "--resume`", 1)
+        raise fail(f"{bad} problem(s) in {run_dir}; `xuezhan verify --repair` restores a damaged manifest from its "
+                   "backup and moves stray entries aside, `xuezhan simulate/study ... --resume` re-simulates "
+                   "damaged chunks", 1)
 
 
 @app.command()

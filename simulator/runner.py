@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from simulator import __version__
 from simulator import manifest as mf
+from simulator import rundir
 from simulator.errors import UserError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
@@ -56,7 +57,7 @@ DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
 MAX_NAME = 200               # variant names: "variant=" + name must fit a 255-byte file name
 BACKENDS = ("loky", "dask")
-LOCK_NAME = ".lock"
+LOCK_NAME = mf.LOCK_NAME
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd", "compression_level": 3, "version": "2.6", "data_page_version": "1.0",
@@ -76,7 +77,8 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
 }
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
 # atomic_write's temporaries in a variant directory
-_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json)\.\d+\.tmp\Z")
+_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json|\.manifest\.backup\.json)"
+                      r"\.\d+\.tmp\Z")
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
 
@@ -145,6 +147,7 @@ class RunSummary:
     redone: list[str] = field(default_factory=list)
     played_run: int = 0  # hands actually played now (fewer than hands_run when sessions stop early)
     sessions: int | None = None  # whole sessions done, None without a session block
+    notes: list[str] = field(default_factory=list)  # manifest restored from its backup, entries quarantined
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -384,6 +387,14 @@ def read_manifest(vdir: Path) -> dict:
         raise RunError(str(exc)) from None
 
 
+def _recover_manifest(vdir: Path) -> tuple[dict, str | None]:
+    """The manifest, or its intact backup when it is damaged (:func:`simulator.rundir.recover`)."""
+    try:
+        return rundir.recover(vdir)
+    except mf.ManifestError as exc:
+        raise RunError(str(exc)) from None
+
+
 def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
     return {
         "format": mf.FORMAT,
@@ -412,6 +423,22 @@ def _checkpoint(point: str, vdir: Path) -> None:
 
 
 CHECKPOINT: Callable[[str, Path], None] | None = None
+
+
+def _retry_lock(fd: int, path: Path) -> bool:
+    """A reader probes the lock for an instant (``simulator.manifest.writer_active``): try again for 0.2 s
+    before concluding that another run holds it."""
+    for _ in range(20):
+        time.sleep(0.01)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        try:
+            return os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            return False
+    return False
 
 
 class _DirLock:
@@ -453,14 +480,16 @@ class _DirLock:
             raise RunError(f"cannot create {path}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_ino != os.stat(path).st_ino:  # unlinked by a refused run after we opened it
-                raise BlockingIOError
-        except (BlockingIOError, FileNotFoundError):
+            ours = os.fstat(fd).st_ino == os.stat(path).st_ino  # False: unlinked by a refused run after we opened it
+        except BlockingIOError:
+            ours = _retry_lock(fd, path)
+        except FileNotFoundError:
+            ours = False
+        if not ours:
             os.close(fd)
             # Not ours: remove nothing, not even the directories we may have created (the other run uses them).
             self.created, self.lock_created = [], False
-            raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out") \
-                from None
+            raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out")
         self.fd = fd
         _checkpoint("locked", vdir)
 
@@ -537,9 +566,35 @@ def _check_chunks(hands: int, chunk_size: int) -> None:
                        f"{MAX_CHUNKS:,}: raise --chunk-size")
 
 
+def _not_a_study(out_dir: Path) -> None:
+    if (out_dir / rundir.STUDY_FILE).exists():
+        raise RunError(f"{out_dir} holds a study ({rundir.STUDY_FILE}): one study per directory; simulate into "
+                       "another --out, or continue the study with `xuezhan study ... --resume`")
+
+
+@contextmanager
+def run_lock(out_dir: Path) -> Iterator[None]:
+    """Hold the lock of the run directory ``out_dir`` itself (created if needed): one run or study at a time
+    writes there. Refused at once when another holds it; on an error inside, what the lock created (the lock
+    file, empty directories) is removed."""
+    _check_out_dir(out_dir)
+    lock = _DirLock(Path(out_dir))
+    lock.acquire()
+    try:
+        yield
+    except BaseException:
+        lock.undo()
+        raise
+    finally:
+        lock.release()
+
+
 def _check_out_dir(out_dir: Path) -> None:
     """The output directory exists as a writable directory or can be created."""
     probe = Path(os.path.abspath(out_dir))
+    if len(os.fsencode(probe)) + 32 + MAX_NAME > os.pathconf("/", "PC_PATH_MAX"):
+        raise RunError(f"--out: the path is {len(os.fsencode(probe)):,} bytes long; with the files inside it, "
+                       f"above the file system's limit of {os.pathconf('/', 'PC_PATH_MAX'):,}")
     too_long = [p for p in probe.parts if len(os.fsencode(p)) > 255]
     if too_long:
         raise RunError(f"--out: the name {too_long[0][:40]}... is {len(os.fsencode(too_long[0]))} bytes long, "
@@ -562,6 +617,7 @@ class _Plan:
     existing: dict | None                  # the manifest found, None for a fresh directory
     done: list[dict]                       # entries of finished chunks kept, verified, in hand-id order
     redone: list[str] = field(default_factory=list)  # damaged chunk files that will be re-simulated
+    notes: list[str] = field(default_factory=list)   # manifest restored from its backup, entries quarantined
 
 
 def _is_debris(p: Path) -> bool:
@@ -622,9 +678,9 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
         _session_chunks(chunk_size, unit, vdir)
         _check_chunks(spec.hands, chunk_size)
         return _Plan(variant, vdir, chunk_size, None, [])
-    if not (vdir / MANIFEST).exists() and not (vdir / mf.LEGACY_MANIFEST).exists():
+    if not any((vdir / n).exists() for n in (MANIFEST, mf.LEGACY_MANIFEST, mf.BACKUP)):
         raise RunError(f"{vdir} is not empty and has no {MANIFEST}: refusing to write there")
-    manifest = read_manifest(vdir)
+    manifest, note = _recover_manifest(vdir)
     _compare(manifest, variant, spec, vdir)
     chunk_size = manifest["chunk_size"]
     if spec.duplicate and chunk_size % 4:
@@ -632,7 +688,7 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
     _session_chunks(chunk_size, unit, vdir)
     _check_chunks(spec.hands, chunk_size)
     kept, redone = _kept_chunks(manifest, vdir, spec.hands)
-    return _Plan(variant, vdir, chunk_size, manifest, kept, redone)
+    return _Plan(variant, vdir, chunk_size, manifest, kept, redone, [note] if note else [])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -681,7 +737,7 @@ class _Run:
         start = time.monotonic()
         mf.refresh_totals(self.manifest)
         try:
-            atomic_write(self.plan.vdir / MANIFEST, mf.manifest_bytes(self.manifest))
+            rundir.write_manifest(self.plan.vdir, self.manifest)
         except OSError as exc:
             raise self._write_error(exc) from None
         self._dirty = False
@@ -693,14 +749,20 @@ class _Run:
                         "kept, rerun with --resume")
 
 
-def _clean(vdir: Path, done: list[dict]) -> None:
+def _clean(vdir: Path, done: list[dict]) -> list[str]:
     """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned or
-    damaged). Called under the lock, on the listing made under it."""
-    keep = {c["file"] for c in done}
-    for d in [vdir, *(vdir / t for t in TABLES)]:
-        for p in d.iterdir():
-            if p.is_file() and (_TEMP_RE.match(p.name) or (d != vdir and p.name not in keep)):
-                p.unlink()
+    damaged); move anything else found in a table directory (a user's file, a directory) to ``_quarantine/``
+    and return one line per entry moved. Called under the lock, on the listing made under it."""
+    for p in vdir.iterdir():
+        if p.is_file() and _TEMP_RE.match(p.name):
+            p.unlink()
+    ours, foreign = rundir.strays(vdir, {c["file"] for c in done})
+    for p in ours:
+        p.unlink()
+    try:
+        return rundir.quarantine(vdir, foreign)
+    except OSError as exc:
+        raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
 
 
 def _make_table_dirs(vdir: Path) -> None:
@@ -714,7 +776,7 @@ def _make_table_dirs(vdir: Path) -> None:
 def _open(plan: _Plan, spec: RunSpec) -> _Run:
     vdir = plan.vdir
     _make_table_dirs(vdir)
-    _clean(vdir, plan.done)
+    plan.notes += _clean(vdir, plan.done)
     manifest = _new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
@@ -857,12 +919,16 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
                 r.write_manifest()
 
 
-def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec) -> list[RunSummary]:
+def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec, *,
+                 study_locked: bool = False) -> list[RunSummary]:
     """Simulate every variant on the same hand ids and seed into ``out_dir/variant=<name>/``.
 
-    Every variant directory is locked before it is inspected; all arguments and directories are checked before
-    anything is written, so a refused run leaves nothing behind. Raises :class:`RunError` for bad arguments,
-    conflicts with existing or concurrent runs, and a worker that died.
+    ``out_dir`` itself is locked first (one run at a time in a directory), then every variant directory before
+    it is inspected; all arguments and directories are checked before anything is written, so a refused run
+    leaves nothing behind. ``study_locked``: the caller (:func:`simulator.study.run_study`) holds the lock of
+    ``out_dir`` (:func:`run_lock`) and has checked its study; otherwise a directory holding a study is refused.
+    Raises :class:`RunError` for bad arguments, conflicts with existing or concurrent runs, and a worker that
+    died.
     """
     out_dir = Path(out_dir)
     _validate_spec(spec, variants)
@@ -872,12 +938,14 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         locks = []
         opened = False
         try:
-            for v in variants:
-                lock = _DirLock(variant_dir(out_dir, v.name))
+            for path in ([] if study_locked else [out_dir]) + [variant_dir(out_dir, v.name) for v in variants]:
+                lock = _DirLock(path)
                 lock.acquire()
                 locks.append(lock)
                 stack.callback(lock.release)
-            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks, variants, strict=True)]
+                if path == out_dir:
+                    _not_a_study(out_dir)
+            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks[-len(variants):], variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
             # the run may proceed: workers start and import the engine while this process warms up and opens
@@ -900,7 +968,8 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone, r.played_run,
                        None if r.plan.variant.rules.session is None
-                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands) for r in runs]
+                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands, r.plan.notes)
+            for r in runs]
 
 
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:
