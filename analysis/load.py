@@ -262,7 +262,7 @@ def open_run(run_dir: str | Path, check: str = "full", partial: bool = False) ->
     listed = [name for name, _ in rundir.study_arms(study or {}) if name in found]
     variants = tuple(dict.fromkeys(listed + [v for v in found if v not in listed]))
     manifests = {v: _verified_manifest(path / f"variant={v}", check, bool(busy)) for v in variants}
-    clash = rundir.study_problems(path, study, found, manifests) if study is not None else []
+    clash = rundir.study_problems(path, study, found, manifests)
     if clash:
         raise RunDirError(f"{clash[0]}{f' (+{len(clash) - 1} more)' if len(clash) > 1 else ''}; "
                           f"`xuezhan verify {path}` lists every problem")

@@ -1337,8 +1337,9 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
 
     if rules.python_seats():
         from simulator import game
+        from simulator.agents import build as build_bot
 
-        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
         return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
     from simulator import precompile  # the compile plan of this module's functions (it imports them)

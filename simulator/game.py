@@ -151,7 +151,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     :func:`engine.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
     bytes). Agents follow :class:`simulator.agents.Agent`. ``dealers``: int64[n] dealer seats, default
     deal_id % 4."""
-    from simulator.agents import observe
+    from simulator.agents import ask, observe
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
@@ -183,7 +183,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
                 new_hand(int(hand.rngs[1 + s]))
         while (d := hand.advance()) is not None:
-            hand.apply(seat_agent[d.seat].act(observe(hand, d)))
+            hand.apply(ask(seat_agent[d.seat], observe(hand, d), hand.hand_label))
         need = nw + int(g[state.G_NWINS])
         if need > raw["w"].shape[0]:  # 血流: more wins than the buffers hold so far
             engine.grow_wins(raw, max(need, 2 * raw["w"].shape[0]))

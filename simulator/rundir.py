@@ -60,10 +60,15 @@ def study_arms(study: dict[str, Any]) -> list[tuple[str, str | None]]:
     return arms
 
 
-def study_problems(run_dir: Path, study: dict[str, Any], found: list[str],
+def study_problems(run_dir: Path, study: dict[str, Any] | None, found: list[str],
                    manifests: dict[str, dict[str, Any]]) -> list[str]:
-    """What disagrees between a study record and the variant directories ``found`` (names) with their
-    manifests: an arm without its directory, a directory that is no arm, an arm whose rules differ."""
+    """What disagrees between a study record (None: no study.json) and the variant directories ``found``
+    (names) with their manifests: an arm without its directory, a directory that is no arm, an arm whose rules
+    differ, a study's variant without its study.json."""
+    if study is None:
+        owned = sorted({str(m["source"]["study"]) for m in manifests.values()
+                        if isinstance(m.get("source"), dict) and m["source"].get("study") is not None})
+        return [f"{run_dir}/{STUDY_FILE}: missing (the variants were run by study {owned[0][:60]!r})"] if owned else []
     arms = study_arms(study)
     names = [a for a, _ in arms]
     out = [f"{run_dir}/variant={a}: missing (an arm of study {study.get('name')!r})" for a in names if a not in found]

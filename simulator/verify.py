@@ -64,11 +64,9 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
         except mf.ManifestError as exc:
             lines.append(f"BAD  {exc}")
             return lines, bad + 1
-        if study is not None:
-            found_names = [v.name.split("=", 1)[1] for v in vdirs]
-            clash = rundir.study_problems(root, study, found_names, manifests)
-            lines += [f"BAD  {line}" for line in clash]
-            bad += len(clash)
+        clash = rundir.study_problems(root, study, [v.name.split("=", 1)[1] for v in vdirs], manifests)
+        lines += [f"BAD  {line}" for line in clash]
+        bad += len(clash)
     return lines, bad
 
 
