@@ -546,17 +546,6 @@ def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
         raise RunError(f"variant name {dup[0]!r} is used twice")
 
 
-def _check_bots(variants: Sequence[Variant]) -> None:
-    """Build each Python bot once here, so a constructor that fails is one error before anything is written
-    (``simulator.agents.BotError``), not a traceback from a worker."""
-    if any(v.rules.python_seats() for v in variants):
-        from simulator.agents import build
-
-        for v in variants:
-            for i in v.rules.python_seats():
-                build(v.rules.seats[i], i)
-
-
 def session_unit(variant: Variant, duplicate: bool) -> int:
     """Hand ids per whole session (times 4 seatings under duplicate); 1 without sessions. Chunks and runs are
     multiples of it: a session never spans two chunks (simulator.sessions)."""
@@ -944,7 +933,6 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     out_dir = Path(out_dir)
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
-    _check_bots(variants)
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
     with ExitStack() as stack:
         locks = []

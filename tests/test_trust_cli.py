@@ -98,11 +98,12 @@ def test_a_bot_that_raises_is_named_with_hand_seat_and_decision(bots: Path, tmp_
     assert code == 2 and err.startswith("error: bot trustbots:Raises") and "Traceback" in err and "my bug" in err
 
 
-def test_a_bot_whose_constructor_raises_is_one_line_and_writes_nothing(bots: Path, tmp_path: Path, capsys):
-    code, _, err = cli_run(sim(tmp_path / "o", "trustbots:BadInit", "--jobs", "1"), capsys)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_bot_whose_constructor_raises_is_one_line(bots: Path, tmp_path: Path, capsys, jobs):
+    code, _, err = cli_run(sim(tmp_path / "o", "trustbots:BadInit", "--jobs", jobs), capsys)
     one_line(code, err)
-    assert "bot trustbots:BadInit: its constructor raised RuntimeError: no model file" in err
-    assert not (tmp_path / "o").exists()
+    assert "bot trustbots:BadInit: its constructor raised RuntimeError: no model file (seat 0)" in err
+    assert mf.read(tmp_path / "o" / "variant=chengdu")["hands_done"] == 0
 
 
 def test_a_bot_that_never_answers_times_out(bots: Path, tmp_path: Path, capsys):
