@@ -19,7 +19,6 @@ This module never imports the engine or the runner.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,8 +27,7 @@ from typing import Any
 import polars as pl
 
 from simulator import manifest as mf
-from simulator import rundir
-from simulator import schema
+from simulator import rundir, schema
 from simulator.errors import UserError
 
 TABLE_NAMES = tuple(schema.TABLES)

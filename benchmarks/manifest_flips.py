@@ -59,7 +59,8 @@ def main() -> int:
         for i in range(args.flips):
             run = tmp_path / f"t{i}"
             shutil.copytree(ref, run)
-            rel = "study.json" if args.file == "study.json" else f"variant={rng.choice(['chengdu', 'hz8'])}/{mf.MANIFEST}"
+            arm = rng.choice(["chengdu", "hz8"])
+            rel = "study.json" if args.file == "study.json" else f"variant={arm}/{mf.MANIFEST}"
             path = run / rel
             data = bytearray(path.read_bytes())
             bit = rng.randrange(8 * len(data))

@@ -43,9 +43,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from simulator import __version__
+from simulator import __version__, rundir
 from simulator import manifest as mf
-from simulator import rundir
 from simulator.errors import UserError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path

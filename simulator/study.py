@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from simulator import manifest as mf
+from simulator import rundir
 from simulator.errors import UserError
 from simulator.rules import (
     CONFIG_DIR,
@@ -34,8 +36,6 @@ from simulator.rules import (
     resolve_config_path,
     validate,
 )
-from simulator import manifest as mf
-from simulator import rundir
 from simulator.runner import RunError, RunSpec, RunSummary, Variant, atomic_write, run_lock, run_variants
 
 STUDY_DIR = CONFIG_DIR / "studies"  # the shipped studies (package data, or the checkout's configs/studies)

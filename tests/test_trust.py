@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from analysis.load import RunDirError, open_run
 from simulator import manifest as mf
-from simulator import runner, rundir
+from simulator import rundir, runner
 from simulator.study import run_study
 from simulator.verify import verify_run
 
