@@ -478,6 +478,9 @@ def main() -> None:
     # typer may vendor click: take the exception classes from where typer's own come from.
     click = sys.modules[typer.BadParameter.__module__]
     signal.signal(signal.SIGTERM, _terminate)
+    # loky's resource tracker (a process of its own, started with this interpreter's -W options) warns in several
+    # lines about semaphores "leaked" by a killed run; it cleans them up anyway, so the warning only alarms.
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         code = app(standalone_mode=False)
     except UserError as exc:
