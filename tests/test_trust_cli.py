@@ -5,12 +5,15 @@ for a run that did not finish."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import cli_run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simulator import manifest as mf
 from simulator import runner
@@ -215,3 +218,33 @@ def test_compare_warns_that_an_arm_did_not_finish(two_arms: Path, tmp_path: Path
     assert not mf.read(run / "variant=cap3")["complete"]
     code, _, err = cli_run(["compare", str(run), "chengdu", "cap3", "--format", "csv"], capsys)
     assert code == 0 and err.startswith("warning: ") and "cap3 did not finish" in err
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A fuzz of the command line: random commands, options and values → never a traceback
+
+_TOKENS = ["-n", "4", "0", "-1", "1e20", "nan", "inf", "--seed", "--jobs", "--chunk-size", "--set", "--check",
+           "--format", "--detect", "--by", "--boot", "--hand", "--variant", "--run", "--out", "--resume", "--lang",
+           "x", "", "chengdu", "cap3", "scoring.cap=.inf", "scoring.cap=[[[]]]", "seats=[a, b]", "a.b.c=1",
+           "economy.rake=-1", "csv", "json", "sizes", "bot", "seat", "123m456m789m11p22p", "--win-tile", "2p",
+           "--vectors", "--meld", "pung:5p", "kong:99z", "--context", "junk", "\x00", "é" * 300]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=st.sampled_from(["simulate", "study", "report", "compare", "verify", "score", "replay", "play"]),
+       args=st.lists(st.one_of(st.sampled_from(_TOKENS), st.sampled_from(["FILE", "EMPTY", "BIN", "RUN", "OUT"])),
+                     max_size=8))
+def test_fuzzed_command_lines_never_print_a_traceback(files, two_arms: Path, tmp_path: Path, capsys, command,
+                                                      args):
+    where = {"FILE": str(files["dupkey"]), "EMPTY": str(files["empty"]), "BIN": str(files["binary"]),
+             "RUN": str(two_arms), "OUT": str(tmp_path / "fuzz")}
+    argv = [command, *(where.get(a, a) for a in args)]
+    if command in ("simulate", "study"):
+        argv += ["--hands", "4", "--out", str(tmp_path / "fuzz"), "--jobs", "1", "--quiet"]
+    if command == "play":
+        argv += ["--hand", "-1"]  # never waits for a human: refused before the table opens
+    code, out, err = cli_run(argv, capsys)
+    assert "Traceback" not in err and "Traceback" not in out, (argv, err)
+    if code not in (0, None):
+        assert err.rstrip().splitlines()[-1].startswith(("error: ", "interrupted")), (argv, err)
+    shutil.rmtree(tmp_path / "fuzz", ignore_errors=True)
