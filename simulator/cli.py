@@ -532,6 +532,8 @@ def play(
 
     if not 0 <= seat <= 3:
         raise fail(f"--seat {seat}: expected 0, 1, 2 or 3")
+    if hand < 0:
+        raise fail(f"--hand {hand}: hand ids are 0 or more")
     raw = play_hand(load_rules(config, set_ or None), seed, hand, seat, Human())
     for line in final_lines(raw):
         typer.echo(line)

@@ -23,7 +23,6 @@ temporaries and unlisted part files, and redoes the chunks that are not done.
 from __future__ import annotations
 
 import bisect
-import fcntl
 import itertools
 import logging
 import os
@@ -45,7 +44,7 @@ import pyarrow.parquet as pq
 
 from simulator import __version__, rundir
 from simulator import manifest as mf
-from simulator.errors import UserError
+from simulator.dirlock import RunError, _DirLock, run_lock  # noqa: F401 - run_lock: this module's API too
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
 from simulator.schema import NULL_IF_NO_WIN, TABLES
@@ -80,9 +79,6 @@ _TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest
                       r"\.\d+\.tmp\Z")
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
-
-class RunError(UserError):
-    """A simulation that cannot start or continue as asked (bad argument, output directory conflict)."""
 
 
 @dataclass(frozen=True)
@@ -424,91 +420,6 @@ def _checkpoint(point: str, vdir: Path) -> None:
 CHECKPOINT: Callable[[str, Path], None] | None = None
 
 
-def _retry_lock(fd: int, path: Path) -> bool:
-    """A reader probes the lock for an instant (``simulator.manifest.writer_active``): try again for 0.2 s
-    before concluding that another run holds it."""
-    for _ in range(20):
-        time.sleep(0.01)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue
-        try:
-            return os.fstat(fd).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:
-            return False
-    return False
-
-
-class _DirLock:
-    """The exclusive advisory lock of a variant directory, taken before the directory is inspected.
-
-    Creates the directory (and missing parents) if needed; :meth:`undo` removes what it created when the run
-    is refused before writing anything. The lock (``flock``) is released by the kernel even on kill -9."""
-
-    def __init__(self, vdir: Path) -> None:
-        self.vdir = vdir
-        self.created: list[Path] = []
-        self.lock_created = False
-        self.fd: int | None = None
-
-    def acquire(self) -> None:
-        vdir = self.vdir
-        if vdir.exists() and not vdir.is_dir():
-            raise RunError(f"{vdir} exists and is not a directory")
-        missing = [p for p in (*reversed(vdir.parents), vdir) if not p.exists()]
-        try:
-            for p in missing:
-                p.mkdir()
-                self.created.append(p)
-        except FileExistsError:  # created meanwhile by a concurrent run: fine, the lock decides
-            pass
-        except OSError as exc:
-            self.undo()
-            raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
-        _checkpoint("before_lock", vdir)
-        path = vdir / LOCK_NAME
-        try:
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-                self.lock_created = True
-            except FileExistsError:
-                fd = os.open(path, os.O_RDWR)
-        except OSError as exc:
-            self.undo()
-            raise RunError(f"cannot create {path}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            ours = os.fstat(fd).st_ino == os.stat(path).st_ino  # False: unlinked by a refused run after we opened it
-        except BlockingIOError:
-            ours = _retry_lock(fd, path)
-        except FileNotFoundError:
-            ours = False
-        if not ours:
-            os.close(fd)
-            # Not ours: remove nothing, not even the directories we may have created (the other run uses them).
-            self.created, self.lock_created = [], False
-            raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out")
-        self.fd = fd
-        _checkpoint("locked", vdir)
-
-    def undo(self) -> None:
-        """Remove the lock file and the directories this run created, if they hold nothing else."""
-        if self.fd is not None and self.lock_created:
-            (self.vdir / LOCK_NAME).unlink(missing_ok=True)
-        for p in reversed(self.created):
-            try:
-                p.rmdir()
-            except OSError:
-                break
-        self.created = []
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Phase 1: validate everything, write nothing.
 
@@ -569,23 +480,6 @@ def _not_a_study(out_dir: Path) -> None:
     if (out_dir / rundir.STUDY_FILE).exists():
         raise RunError(f"{out_dir} holds a study ({rundir.STUDY_FILE}): one study per directory; simulate into "
                        "another --out, or continue the study with `xuezhan study ... --resume`")
-
-
-@contextmanager
-def run_lock(out_dir: Path) -> Iterator[None]:
-    """Hold the lock of the run directory ``out_dir`` itself (created if needed): one run or study at a time
-    writes there. Refused at once when another holds it; on an error inside, what the lock created (the lock
-    file, empty directories) is removed."""
-    _check_out_dir(out_dir)
-    lock = _DirLock(Path(out_dir))
-    lock.acquire()
-    try:
-        yield
-    except BaseException:
-        lock.undo()
-        raise
-    finally:
-        lock.release()
 
 
 def _check_out_dir(out_dir: Path) -> None:

@@ -230,7 +230,7 @@ _TOKENS = ["-n", "4", "0", "-1", "1e20", "nan", "inf", "--seed", "--jobs", "--ch
            "--vectors", "--meld", "pung:5p", "kong:99z", "--context", "junk", "\x00", "é" * 300]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=st.sampled_from(["simulate", "study", "report", "compare", "verify", "score", "replay", "play"]),
        args=st.lists(st.one_of(st.sampled_from(_TOKENS), st.sampled_from(["FILE", "EMPTY", "BIN", "RUN", "OUT"])),
                      max_size=8))
