@@ -270,7 +270,7 @@ def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None 
     record = study_record(study, variants, n, overrides)
     with run_lock(out_dir):  # one study per directory: checked, recorded and simulated under the lock
         existed = _check_same_study(out_dir, record)
-        atomic_write(out_dir / STUDY_FILE, _record_bytes(record))  # first: a concurrent study is refused by it
+        atomic_write(out_dir / STUDY_FILE, _record_bytes(record))  # first: a killed study still owns DIR
         try:
             summaries = run_variants(out_dir, variants, spec, study_locked=True)
         except RunError:

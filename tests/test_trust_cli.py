@@ -115,6 +115,16 @@ def test_a_bot_that_never_answers_times_out(bots: Path, tmp_path: Path, capsys):
     assert "bot trustbots:Sleeps: no answer within 0.2 s (hand 0, seat 0, decision" in err
 
 
+def test_a_run_that_did_not_finish_never_reports_success(tmp_path: Path, monkeypatch):
+    """Whatever made the workers stop without an error (a bot's sys.exit in a worker used to), the parent checks
+    that every chunk is done before it reports success."""
+    interleave = runner._interleave
+    monkeypatch.setattr(runner, "_interleave", lambda runs: list(interleave(runs))[:1])  # one chunk comes back
+    spec = runner.RunSpec(hands=20, seed=3, jobs=1, chunk_size=10, progress=False)
+    with pytest.raises(runner.RunError, match="stopped at 10 of 20 hands without an error"):
+        runner.simulate(runner.Variant.load("chengdu"), tmp_path, spec)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 9, 10. bad input: a table of cases, every one a single error line
 
