@@ -19,7 +19,6 @@ This module never imports the engine or the runner.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from simulator import manifest as mf
-from simulator import schema
+from simulator import rundir, schema
 from simulator.errors import UserError
 
 TABLE_NAMES = tuple(schema.TABLES)
@@ -216,33 +215,27 @@ class Run:
         return order.join(counts, on="variant", how="left").with_columns(pl.col("n_hands").fill_null(0))
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _verified_manifest(vdir: Path, check: str, partial: bool = False) -> dict[str, Any]:
+    """A variant's manifest (checksum, fields, rule set and digest, name against its directory) after checking
+    its files (``check``: "full" or "sizes"). ``partial``: a writer holds the directory, so part files it has
+    written but not yet listed are expected (only listed files are read)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunDirError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{path}: malformed JSON (line {exc.lineno})") from None
-    if not isinstance(data, dict):
-        raise RunDirError(f"{path}: expected a JSON object")
-    return data
-
-
-def _verified_manifest(vdir: Path, check: str) -> dict[str, Any]:
-    """A variant's manifest after checking its files (``check``: "full" or "sizes") and its rule set."""
-    from simulator.rules import RulesError, validate  # rules only (no engine)
-
-    try:
-        manifest = mf.verified(vdir, check)
-        validate(dict(manifest["rules"]), f"{vdir / mf.MANIFEST} (rules)")
-    except (mf.ManifestError, RulesError) as exc:
+        if not partial:
+            return mf.verified(vdir, check)
+        manifest = mf.read(vdir)
+        bad = [p for lines in mf.bad_chunks(vdir, manifest, check).values() for p in lines]
+        if bad:
+            raise mf.ManifestError(f"{vdir}: {bad[0]}; run `xuezhan verify` for the full list")
+        return manifest
+    except mf.ManifestError as exc:
         raise RunDirError(str(exc)) from None
-    return manifest
 
 
-def open_run(run_dir: str | Path, check: str = "full") -> Run:
+def open_run(run_dir: str | Path, check: str = "full", partial: bool = False) -> Run:
     """Open a run directory and verify it; raise :class:`RunDirError` (one line) if it is missing, holds no
-    variant, or a variant's manifest or files are damaged (naming the files).
+    variant, a variant's manifest or files are damaged (naming the files), ``study.json`` is damaged or
+    disagrees with the variant directories (a missing, extra, swapped or renamed one), or a xuezhan run is
+    writing there (unless ``partial``: then the chunks finished so far are read).
 
     ``check``: "full" (default) checks the size, SHA-256 and row count of every listed file; "sizes" checks
     sizes only (fast; catches truncated, missing and stray files, not flipped bits).
@@ -257,14 +250,20 @@ def open_run(run_dir: str | Path, check: str = "full") -> Run:
     found = sorted(p.name.split("=", 1)[1] for p in path.glob("variant=*") if p.is_dir())
     if not found:
         raise RunDirError(f"{path}: not a run directory (no variant=<name>/ subdirectories)")
-    study = _read_json(path / "study.json") if (path / "study.json").is_file() else None
-    listed: list[str] = []
-    for v in (study or {}).get("variants", []) or []:
-        name = v.get("name") if isinstance(v, dict) else v
-        if isinstance(name, str) and name in found and name not in listed:
-            listed.append(name)
-    variants = tuple(listed + [v for v in found if v not in listed])
-    manifests = {v: _verified_manifest(path / f"variant={v}", check) for v in variants}
+    busy = rundir.in_progress(path)
+    if busy and not partial:
+        raise RunDirError(busy)
+    try:
+        study = rundir.read_study(path)
+    except mf.ManifestError as exc:
+        raise RunDirError(str(exc)) from None
+    listed = [name for name, _ in rundir.study_arms(study or {}) if name in found]
+    variants = tuple(dict.fromkeys(listed + [v for v in found if v not in listed]))
+    manifests = {v: _verified_manifest(path / f"variant={v}", check, bool(busy)) for v in variants}
+    clash = rundir.study_problems(path, study, found, manifests)
+    if clash:
+        raise RunDirError(f"{clash[0]}{f' (+{len(clash) - 1} more)' if len(clash) > 1 else ''}; "
+                          f"`xuezhan verify {path}` lists every problem")
     return Run(path=path, variants=variants, manifests=manifests, study=study)
 
 

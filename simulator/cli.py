@@ -7,6 +7,7 @@ subclass by the library and printed here as one line
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -32,6 +33,27 @@ def _show_flags_as_flags() -> None:
 
 
 _show_flags_as_flags()
+
+
+_DEBUG = {"on": False}
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", help="On a Python bot's error, print its own traceback "
+                                        "after the one-line error.")) -> None:
+    """Monte Carlo rules statistics for Chengdu 血战到底 mahjong."""
+    _DEBUG["on"] = debug
+
+
+def _bot_timeout(seconds: float | None) -> None:
+    """--bot-timeout: the per-decision limit of Python bots, passed to the workers through their environment."""
+    if seconds is None:
+        return
+    if not 0 <= seconds < float("inf"):
+        raise fail(f"--bot-timeout must be a finite number of seconds >= 0 (0: no limit), got {seconds}")
+    from simulator.agents import TIMEOUT_ENV
+
+    os.environ[TIMEOUT_ENV] = repr(seconds)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -75,6 +97,7 @@ def score(
     from simulator.score import breakdown, check_vectors, score_hand
 
     if vectors is not None:
+        _text_file(vectors, "--vectors")
         results = check_vectors(vectors)
         for line in results:
             typer.echo(json.dumps(line, ensure_ascii=False))
@@ -96,6 +119,18 @@ def score(
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
         typer.echo("\n".join(breakdown(rules, result, win)))
+
+
+def _text_file(path: Path, option: str) -> None:
+    """Refuse, in one line, a file that cannot be read as UTF-8 text (a binary file given by mistake)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise fail(f"{option} {path}: cannot read ({exc.strerror})") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"{option} {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
 # ---- replay (simulator.replay) --------------------------------------------------------------------------------
@@ -144,6 +179,8 @@ def _print_summaries(summaries) -> None:
     """One line per variant, then the rate. Counts are hands actually played: under ``stop_when_broke`` a
     session's hand ids after its stop are never played, so hand ids would overstate the work and the rate."""
     for s in summaries:
+        for line in s.notes:
+            typer.echo(f"warning: {s.name}: {line}", err=True)
         for line in s.redone:
             typer.echo(f"warning: {s.name}: damaged chunk re-simulated: {line}", err=True)
         played = s.rows["hands"]
@@ -172,11 +209,14 @@ def simulate(
     duplicate: bool = typer.Option(False, "--duplicate", help="Duplicate seating: every wall played 4 times with "
                                    "the seats rotated (hand_id = 4·deal_id + rotation; --hands a multiple of 4)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    bot_timeout: float | None = typer.Option(None, "--bot-timeout", help="Seconds a Python bot may take per "
+                                             "decision (default 60; 0: no limit)."),
 ) -> None:
     """Simulate N hands (at most 10^10) of one rule set into DIR/variant=<name>/ (Parquet logs + _manifest.json)."""
     from simulator.runner import RunSpec, Variant
     from simulator.runner import simulate as run
 
+    _bot_timeout(bot_timeout)
     variant = Variant.load(config, set_, name)
     spec = RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk_size, resume=resume, backend=backend,
                    scheduler=scheduler, duplicate=duplicate, progress=not quiet)
@@ -201,11 +241,14 @@ def study(
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     no_report: bool = typer.Option(False, "--no-report", help="Simulate only; skip the report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    bot_timeout: float | None = typer.Option(None, "--bot-timeout", help="Seconds a Python bot may take per "
+                                             "decision (default 60; 0: no limit)."),
 ) -> None:
     """Simulate every variant of a study on common random numbers, check that each variant's changes acted,
     then write the comparison report (study files: docs/studies.md)."""
     from simulator.study import run_study
 
+    _bot_timeout(bot_timeout)
     try:
         result = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, seed=seed, overrides=set_ or None,
                            resume=resume, backend=backend, scheduler=scheduler, report=not no_report,
@@ -240,6 +283,8 @@ def report(
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and session draws."),
     check: str = typer.Option("full", "--check", help="Verify the logs first: full (size, SHA-256, rows of every "
                               "file) or sizes (fast: sizes only)."),
+    partial: bool = typer.Option(False, "--partial", help="Read the chunks finished so far while a run is still "
+                                 "writing (otherwise refused)."),
 ) -> None:
     """Write the HTML report (figures embedded) and report.md: every table, with n and 95% intervals."""
     from analysis.stats import MIN_BOOT
@@ -252,19 +297,37 @@ def report(
     from analysis.load import open_run
     from analysis.report import write_report
 
-    run = open_run(run_dir, check=check)
+    _outside_tables(run_dir, out)
+    run = open_run(run_dir, check=check, partial=partial)
     try:
         path = write_report(run, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
     except OSError as exc:  # read-only or full directory: the report writes temporaries, nothing half-written
         if exc.errno is None:  # pyarrow reports an undecodable file as an OSError without errno
             raise _unreadable(run_dir, exc) from None
-        raise fail(f"cannot write the report to {exc.filename or out or run_dir}: {exc.strerror}") from None
+        target = out if out is not None else run_dir / "report.html"  # not the temporary it was writing
+        raise fail(f"cannot write the report to {target}: {exc.strerror}") from None
     except Exception as exc:
         # --check sizes trusts unchanged sizes: bits flipped in place surface as a decoding error while reading.
         if check == "sizes" and type(exc).__module__.split(".")[0] in ("polars", "pyarrow"):
             raise _unreadable(run_dir, exc) from None
         raise
     typer.echo(f"report: {path}\nsummary: {path.with_suffix('.md')}")
+
+
+def _outside_tables(run_dir: Path, out: Path | None) -> None:
+    """Refuse a report written into a table directory of the run: every reader of that directory would then
+    trip on it (readers read every file of a table directory)."""
+    if out is None:
+        return
+    from simulator.manifest import TABLES
+
+    where = Path(os.path.abspath(out)).parent
+    for vdir in Path(run_dir).glob("variant=*"):
+        for t in TABLES:
+            tdir = Path(os.path.abspath(vdir / t))
+            if where == tdir or tdir in where.parents:
+                raise fail(f"--out {out}: inside the table directory {vdir / t}, which holds only Parquet parts "
+                           "(readers read every file there); write the report elsewhere")
 
 
 def _unreadable(run_dir: Path, exc: Exception) -> typer.Exit:
@@ -287,36 +350,25 @@ def verify(
     run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one variant=<name>/ in it."),
     check: str = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
                               "(fast: sizes only)."),
+    repair: bool = typer.Option(False, "--repair", help="Restore a damaged manifest from its backup copy and move "
+                                "unlisted entries of the table directories to _quarantine/ (then --resume "
+                                "re-simulates damaged chunks)."),
 ) -> None:
-    """Check every file of a run against its manifest; exit 1 naming each bad file (and 0 when all are intact)."""
-    from simulator import manifest as mf
+    """Check a run as every reader does (study.json, manifests and their backups, every file); exit 1 naming each
+    problem (and 0 when all is intact)."""
+    from simulator.verify import repair_run, verify_run
 
     _check_mode(check)
-    if not run_dir.is_dir():
-        raise fail(f"{run_dir}: run directory not found")
-    vdirs = [run_dir] if run_dir.name.startswith("variant=") else sorted(
-        p for p in run_dir.glob("variant=*") if p.is_dir())
-    if not vdirs:
-        raise fail(f"{run_dir}: not a run directory (no variant=<name>/ subdirectories)")
-    bad = 0
-    for vdir in vdirs:
-        try:
-            manifest = mf.read(vdir)
-        except mf.ManifestError as exc:
-            typer.echo(f"BAD  {exc}")
-            bad += 1
-            continue
-        found = mf.problems(vdir, manifest, check)
-        for line in found:
-            typer.echo(f"BAD  {vdir}/{line}")
-        bad += len(found)
-        state = "complete" if manifest["complete"] else "INCOMPLETE (continue it with --resume)"
-        files = len(manifest["chunks"]) * len(mf.TABLES)
-        typer.echo(f"{'ok ' if not found else 'BAD'}  {vdir}: {files:,} files checked ({check}), "
-                   f"{manifest['hands_done']:,}/{manifest['hands']:,} hands, {state}")
+    if repair:
+        for line in repair_run(run_dir):
+            typer.echo(f"repaired  {line}")
+    lines, bad = verify_run(run_dir, check)
+    for line in lines:
+        typer.echo(line)
     if bad:
-        raise fail(f"{bad} problem(s) in {run_dir}; re-simulate damaged chunks with `xuezhan simulate/study ... "
-                   "--resume`", 1)
+        raise fail(f"{bad} problem(s) in {run_dir}; `xuezhan verify --repair` restores a damaged manifest from its "
+                   "backup and moves stray entries aside, `xuezhan simulate/study ... --resume` re-simulates "
+                   "damaged chunks", 1)
 
 
 @app.command()
@@ -333,6 +385,8 @@ def compare(
     format_: str = typer.Option("table", "--format", "-f", help="table (terminal), csv (one table, column "
                                 "'table' = score or hand_metric) or json ({scores, metrics}); csv and json carry "
                                 "full precision."),
+    partial: bool = typer.Option(False, "--partial", help="Read the chunks finished so far while a run is still "
+                                 "writing (otherwise refused)."),
 ) -> None:
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
     from analysis.compare import paired_comparison, paired_hand_metrics
@@ -347,9 +401,16 @@ def compare(
     bad = [c for c in components if c not in COMPONENTS]
     if bad:
         raise fail(f"--component {bad[0]!r}: expected one of {', '.join(COMPONENTS)}")
-    if detect <= 0:
-        raise fail(f"--detect must be positive, got {detect}")
-    run = open_run(run_dir)
+    if not 0 < detect < float("inf"):  # NaN fails too
+        raise fail(f"--detect must be a positive finite number, got {detect}")
+    run = open_run(run_dir, partial=partial)
+    run.check(a), run.check(b)
+    if a == b:
+        raise fail(f"compare {a} with itself: name two different variants")
+    incomplete = [v for v in (a, b) if run.manifests[v].get("complete") is False]
+    if incomplete:
+        typer.echo(f"warning: {', '.join(incomplete)} did not finish (continue with --resume): compared on the "
+                   "hands both have", err=True)
     if by is None:
         by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
     scores = paired_comparison(run, b, a, by, components, detect=detect)
@@ -417,10 +478,15 @@ def main() -> None:
     # typer may vendor click: take the exception classes from where typer's own come from.
     click = sys.modules[typer.BadParameter.__module__]
     signal.signal(signal.SIGTERM, _terminate)
+    # loky's resource tracker (a process of its own, started with this interpreter's -W options) warns in several
+    # lines about semaphores "leaked" by a killed run; it cleans them up anyway, so the warning only alarms.
+    sys.warnoptions.append("ignore:resource_tracker:UserWarning")
     try:
         code = app(standalone_mode=False)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
+        if _DEBUG["on"] and getattr(exc, "bot_traceback", ""):
+            typer.echo(exc.bot_traceback.rstrip(), err=True)
         sys.exit(2)
     except click.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `xuezhan`: the help text is the answer
@@ -434,6 +500,13 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except OverflowError as exc:  # a number that passed parsing but does not fit a machine integer
         typer.echo(f"error: a number is too large ({exc})", err=True)
+        sys.exit(2)
+    except RecursionError:  # YAML or --set values nested thousands deep
+        typer.echo("error: the input is nested too deeply (thousands of nested lists or mappings in a rule file, "
+                   "a study file or --set)", err=True)
+        sys.exit(2)
+    except OSError as exc:  # a path the file system refuses (name too long, ...) outside the checked ones
+        typer.echo(f"error: {exc.filename or 'a file'}: {exc.strerror or exc}"[:400], err=True)
         sys.exit(2)
     except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted: finished chunks are kept; rerun with --resume to continue", err=True)
@@ -459,6 +532,8 @@ def play(
 
     if not 0 <= seat <= 3:
         raise fail(f"--seat {seat}: expected 0, 1, 2 or 3")
+    if hand < 0:
+        raise fail(f"--hand {hand}: hand ids are 0 or more")
     raw = play_hand(load_rules(config, set_ or None), seed, hand, seat, Human())
     for line in final_lines(raw):
         typer.echo(line)

@@ -7,3 +7,7 @@ message naming the problem (file, key, position, ...); anything else escaping is
 
 class UserError(ValueError):
     """Bad input from the user: one line, no traceback, exit status 2."""
+
+
+class IllegalActionError(UserError):
+    """A Python bot chose an action outside the legal set; the hand's state is unchanged."""

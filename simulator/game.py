@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator import engine, precompile, state
-from simulator.errors import UserError
+from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
 from simulator.rules import PYTHON_BOT, RuleSet
 from simulator.state import (
     ANS_COUNT,
@@ -31,10 +31,6 @@ from simulator.state import (
     N_ACTIONS,
     ST_ILLEGAL,
 )
-
-
-class IllegalActionError(UserError):
-    """A Python bot chose an action outside the legal set; the hand's state is unchanged."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +144,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     :func:`hands.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
     bytes). Agents follow :class:`simulator.agents.Agent`. ``dealers``: int64[n] dealer seats, default
     deal_id % 4."""
-    from simulator.agents import observe
+    from simulator.agents import ask, observe
 
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
@@ -180,7 +176,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
                 new_hand(int(st.rngs[1 + s]))
         while (d := hand.advance()) is not None:
-            hand.apply(seat_agent[d.seat].act(observe(hand, d)))
+            hand.apply(ask(seat_agent[d.seat], observe(hand, d), hand.hand_label))
         need = nw + int(st.g[state.G_NWINS])
         if need > raw["w"].shape[0]:  # 血流: more wins than the buffers hold so far
             engine.grow_wins(raw, max(need, 2 * raw["w"].shape[0]))

@@ -34,7 +34,9 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.sessions); default
     deal_id % 4."""
     if rules.python_seats():
-        agents = {i: rules.seats[i].build() for i in rules.python_seats()}
+        from simulator.agents import build as build_bot
+
+        agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
         return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
     bot_ids, bot_par = rules.bot_arrays()

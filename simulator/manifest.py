@@ -22,12 +22,16 @@ from simulator.errors import UserError
 from simulator.schema import TABLES as _SCHEMAS
 
 MANIFEST = "_manifest.json"
+BACKUP = ".manifest.backup.json"  # the same bytes, written after MANIFEST: what --resume / verify --repair restore
+LOCK_NAME = ".lock"          # flock'd by the writer of a directory (simulator.runner); readers probe it
+CHECKSUM = "checksum"        # SHA-256 of the canonical JSON of every other field (header and chunk list)
 LEGACY_MANIFEST = "manifest.json"  # format 1 (no checksums), written by xuezhan before checksums existed
 FORMAT = 2
 TABLES = tuple(_SCHEMAS)  # hands, players, wins
 MAX_HANDS = 10**10           # upper limit of --hands (documented in docs/logs.md)
 MAX_CHUNKS = 2_000_000       # = MAX_HANDS / the default chunk size: bounds the manifest (~0.5 KB per chunk)
 CHECKS = ("full", "sizes")   # full: size + SHA-256 + row count in the footer; sizes: size only (fast)
+QUARANTINE = "_quarantine"  # where --resume and verify --repair move what is not theirs (never deleted)
 _PART_RE = re.compile(r"part-\d+-\d+\.parquet\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{64}\Z")
 _READ_BLOCK = 1 << 20
@@ -67,8 +71,35 @@ def refresh_totals(manifest: dict[str, Any]) -> None:
     manifest["complete"] = manifest["hands_done"] == manifest["hands"]
 
 
+def canonical_checksum(data: dict[str, Any]) -> str:
+    """SHA-256 (hex) of ``data`` without its ``checksum`` field, as sorted compact JSON: any change of any value
+    of a manifest (or study record) changes it, whatever the layout of the file."""
+    blob = json.dumps({k: v for k, v in data.items() if k != CHECKSUM}, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def check_checksum(data: dict[str, Any], path: Path, known: set[str]) -> None:
+    """The ``checksum`` of a manifest or study record matches its content. A file written before checksums
+    existed has none: accepted only when it has no key outside ``known`` (a flipped bit in the key itself
+    would otherwise pass as such a file)."""
+    try:
+        actual = canonical_checksum(data)
+    except ValueError:  # NaN or infinity somewhere: not JSON xuezhan writes
+        raise _bad(path, "a non-finite number in a field") from None
+    if CHECKSUM not in data:
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise _bad(path, f"no {CHECKSUM!r} and an unknown field {unknown[0][:40]!r}")
+        return
+    if data[CHECKSUM] != actual:
+        raise _bad(path, f"its {CHECKSUM} does not match its content (edited or corrupted)")
+
+
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
-    """Indented JSON with one line per chunk: readable, and written in one pass (no per-hand content)."""
+    """Indented JSON with one line per chunk: readable, and written in one pass (no per-hand content). Sets
+    ``manifest["checksum"]`` (:func:`canonical_checksum`) first."""
+    manifest[CHECKSUM] = canonical_checksum(manifest)
     head = json.dumps({k: v for k, v in manifest.items() if k != "chunks"}, indent=1, ensure_ascii=False)
     if not manifest["chunks"]:
         return f'{head[:-2]},\n "chunks": []\n}}\n'.encode()
@@ -91,7 +122,8 @@ def _is_int(v: Any) -> bool:
 
 
 def _bad(path: Path, what: str) -> ManifestError:
-    return ManifestError(f"{path}: {what}; the manifest is damaged (re-simulate, or restore it from a backup)")
+    return ManifestError(f"{path}: {what}; the manifest is damaged (`xuezhan verify --repair` or --resume "
+                         f"restores it from {BACKUP} when that copy is intact)")
 
 
 def _check_head(data: dict, path: Path) -> None:
@@ -133,7 +165,8 @@ def _check_chunk(c: Any, i: int, data: dict, path: Path, prev_last: int) -> None
 
 
 def read(vdir: Path) -> dict[str, Any]:
-    """The manifest of a variant directory, fully type-checked; :class:`ManifestError` (one line) otherwise.
+    """The manifest of a variant directory, fully checked (:func:`read_file`); :class:`ManifestError` (one
+    line) otherwise.
 
     A directory written by an older xuezhan (``manifest.json``, no checksums) is refused with a message
     saying to re-simulate: its files cannot be verified.
@@ -143,13 +176,23 @@ def read(vdir: Path) -> dict[str, Any]:
         if (vdir / LEGACY_MANIFEST).is_file():
             raise ManifestError(f"{vdir}: written by an older xuezhan ({LEGACY_MANIFEST}, no checksums); its "
                                 "files cannot be verified: re-simulate it into a new directory")
+        if (vdir / BACKUP).is_file():
+            raise _bad(path, "missing")
         raise ManifestError(f"{vdir}: no {MANIFEST} (not a xuezhan run directory, or a run killed before its "
                             "first chunk)")
+    return read_file(path, vdir)
+
+
+def read_file(path: Path, vdir: Path) -> dict[str, Any]:
+    """A manifest file (``vdir/_manifest.json`` or its backup) checked as every reader needs it: JSON object
+    of this format, checksum, every field type-checked, totals re-derived, the rule set valid with the digest
+    recorded, and the variant named as its directory ``variant=<name>`` (a swapped or renamed directory is
+    refused)."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError as exc:  # JSON or UTF-8 decoding
+    except (ValueError, RecursionError) as exc:  # JSON or UTF-8 decoding
         raise _bad(path, f"not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise _bad(path, "not a JSON object")
@@ -165,7 +208,24 @@ def read(vdir: Path) -> dict[str, Any]:
     refresh_totals(data)
     if stated != {k: data[k] for k in ("hands_done", "rows", "complete")}:
         raise _bad(path, "totals (hands_done, rows, complete) disagree with the chunk list")
+    _check_rules(data, path)
+    if vdir.name != f"variant={data['variant']}":
+        raise _bad(path, f"it is the manifest of variant {data['variant'][:60]!r}, found in {vdir.name} (a swapped "
+                         "or renamed directory?)")
+    check_checksum(data, path, set(_HEAD_TYPES) | {"economy"})
     return data
+
+
+def _check_rules(data: dict[str, Any], path: Path) -> None:
+    """The recorded rule set is valid and its digest is the one recorded (what every reader relies on)."""
+    from simulator.rules import RulesError, validate  # plain data (pydantic), no engine
+
+    try:
+        rules = validate(dict(data["rules"]), f"{path} (rules)")
+    except RulesError as exc:
+        raise ManifestError(str(exc)) from None
+    if rules.digest() != data["digest"]:
+        raise _bad(path, f"its digest {data['digest'][:12]} is not that of its rules ({rules.digest()[:12]})")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -244,8 +304,8 @@ def unlisted_parts(vdir: Path, manifest: dict[str, Any]) -> list[str]:
 def problems(vdir: Path, manifest: dict[str, Any], check: str = "full") -> list[str]:
     """Every problem of a variant directory against its manifest, one line each naming the file."""
     found = [p for lines in bad_chunks(vdir, manifest, check).values() for p in lines]
-    found += [f"{name}: not listed in the manifest (left by an interrupted run? --resume removes it)"
-              for name in unlisted_parts(vdir, manifest)]
+    found += [f"{name}: not listed in the manifest (left by an interrupted run? --resume removes a part file, "
+              f"moves anything else to {QUARANTINE}/)" for name in unlisted_parts(vdir, manifest)]
     return found
 
 
@@ -259,3 +319,24 @@ def verified(vdir: Path, check: str = "full") -> dict[str, Any]:
                             "`xuezhan simulate/study ... --resume` to re-simulate damaged chunks")
     return manifest
 
+
+
+def writer_active(path: Path) -> bool:
+    """Whether a xuezhan run holds the lock of ``path`` (a run or variant directory) right now: a reader must
+    not take its unfinished state for damage. Probes the writer's ``flock`` without creating anything."""
+    import fcntl
+    import os
+
+    try:
+        fd = os.open(path / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: nothing ever wrote there, or it cannot be opened (then no writer either)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases a shared lock we took
+    return False

@@ -181,9 +181,13 @@ class SettlementRules(_Frozen):
     chadajiao: bool = True
 
 
+MAX_ROOM_FACTOR = 1e6  # finite bounds: coins = room_factor · base · score − rake must stay far inside a float's
+MAX_RAKE = 1e9         # exact integers (2^53), and .inf / 1e308 are typos, not rooms
+
+
 class EconomyRules(_Frozen):
-    room_factor: Annotated[float, Field(gt=0)] = 1.0
-    rake: Annotated[float, Field(ge=0)] = 0.0
+    room_factor: Annotated[float, Field(gt=0, le=MAX_ROOM_FACTOR, allow_inf_nan=False)] = 1.0
+    rake: Annotated[float, Field(ge=0, le=MAX_RAKE, allow_inf_nan=False)] = 0.0
 
 
 DEALER_RULES = ("rotate", "first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw", "dice")
@@ -520,7 +524,7 @@ def read_yaml_mapping(path: Path, what: str = "a rule set") -> dict:
     """The YAML mapping in ``path`` (``{}`` for an empty file); one-line :class:`RulesError` for unreadable,
     non-UTF-8 or malformed files, naming the file (and the line, for YAML errors)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except UnicodeDecodeError as exc:
         raise RulesError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     except ValueError as exc:  # e.g. an integer literal longer than Python converts (4300 digits)
@@ -532,11 +536,27 @@ def read_yaml_mapping(path: Path, what: str = "a rule set") -> dict:
         raise RulesError(f"{path}:{where} malformed YAML: {problem}") from None
     except OSError as exc:
         raise RulesError(f"{path}: cannot read ({exc.strerror})") from None
-    if data is None:
-        return {}
+    if data is None:  # an empty file is a mistake (it would run the defaults under the file's name)
+        raise RulesError(f"{path}: empty; {what} must be a YAML mapping (write `extends: chengdu` for the defaults)")
     if not isinstance(data, dict):
         raise RulesError(f"{path}: {what} must be a YAML mapping, got {type(data).__name__}")
     return data
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML would keep the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict):
+                continue  # unhashable: PyYAML's own error follows
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {str(key)[:40]!r} given twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 def load_raw(ref: str | Path, relative_to: Path | None = None, _seen: tuple[Path, ...] = ()) -> dict:

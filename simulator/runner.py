@@ -23,16 +23,16 @@ temporaries and unlisted part files, and redoes the chunks that are not done.
 from __future__ import annotations
 
 import bisect
-import fcntl
 import itertools
 import logging
 import os
 import re
 import select
+import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +43,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from simulator import __version__
+from simulator import __version__, rundir
 from simulator import manifest as mf
-from simulator.errors import UserError
+from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
+    MAX_NAME,
+    RunError,
+    _check_out_dir,
+    _checkpoint,
+    _DirLock,
+    run_lock,
+)
+from simulator.files import atomic_write
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
 from simulator.schema import NULL_IF_NO_WIN, TABLES
@@ -55,9 +63,8 @@ from simulator.vocab import WIN_KINDS
 
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
-MAX_NAME = 200               # variant names: "variant=" + name must fit a 255-byte file name
 BACKENDS = ("loky", "dask")
-LOCK_NAME = ".lock"
+LOCK_NAME = mf.LOCK_NAME
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd", "compression_level": 3, "version": "2.6", "data_page_version": "1.0",
@@ -76,12 +83,10 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
 }
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
 # atomic_write's temporaries in a variant directory
-_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json)\.\d+\.tmp\Z")
+_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json|\.manifest\.backup\.json)"
+                      r"\.\d+\.tmp\Z")
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
-
-class RunError(UserError):
-    """A simulation that cannot start or continue as asked (bad argument, output directory conflict)."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,7 @@ class RunSummary:
     redone: list[str] = field(default_factory=list)
     played_run: int = 0  # hands actually played now (fewer than hands_run when sessions stop early)
     sessions: int | None = None  # whole sessions done, None without a session block
+    notes: list[str] = field(default_factory=list)  # manifest restored from its backup, entries quarantined
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -289,16 +295,21 @@ def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray, may_stop: bo
 
 
 def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
-              parent: int | None = None) -> ChunkResult:
+              parent: int | None = None, import_path: tuple[str, ...] = ()) -> ChunkResult:
     """Worker task: play hands ``first..last`` and return their three Parquet files as bytes.
 
     ``parent``: pid of the local process that submitted the task; the worker exits when it dies (a killed
-    ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers."""
+    ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers.
+    ``import_path``: the submitting process's ``sys.path``, put first in a local worker's, so that a Python bot's
+    module imports there as it does in the parent (a reused worker may have started before it was on the path)."""
     from simulator.hands import run_batch  # imported in the worker: numba-compiled, heavy
     from simulator.records import to_columns
 
     if parent is not None:
         watch_parent(parent)
+    for entry in reversed(import_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
     ids = np.arange(first, last + 1, dtype=np.int64)
     sess = variant.rules.session
     # play_hands without its string columns: codes go straight into the dictionary arrays.
@@ -348,38 +359,19 @@ def watch_parent(pid: int) -> None:
 # ---------------------------------------------------------------------------------------------------------
 # Files: atomic writes, manifest, lock.
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
-    """Write ``data`` to ``path`` so that ``path`` is either absent/old or complete, never partial.
-
-    The temporary (``.<dir>.<name>.<pid>.tmp``) goes to ``tmp_dir`` (default: beside ``path``; same file system,
-    so the rename is atomic): the runner keeps temporaries out of the table directories that readers scan."""
-    tag = "" if tmp_dir is None else f"{path.parent.name}."  # which table directory the file goes to
-    tmp = (tmp_dir or path.parent) / f".{tag}{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    finally:
-        if tmp.exists():  # interrupted between open and rename
-            tmp.unlink()
-
-
 def read_manifest(vdir: Path) -> dict:
     """The manifest of a variant directory (:func:`simulator.manifest.read`); :class:`RunError` when it is
     missing, unreadable or damaged."""
     try:
         return mf.read(vdir)
+    except mf.ManifestError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _recover_manifest(vdir: Path) -> tuple[dict, str | None]:
+    """The manifest, or its intact backup when it is damaged (:func:`simulator.rundir.recover`)."""
+    try:
+        return rundir.recover(vdir)
     except mf.ManifestError as exc:
         raise RunError(str(exc)) from None
 
@@ -404,81 +396,6 @@ def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
     }
 
 
-def _checkpoint(point: str, vdir: Path) -> None:
-    """Test seam: called at named points of a run ("before_lock", "locked") with the variant directory, so a
-    test can interleave two runs deterministically. Does nothing unless a test sets :data:`CHECKPOINT`."""
-    if CHECKPOINT is not None:
-        CHECKPOINT(point, vdir)
-
-
-CHECKPOINT: Callable[[str, Path], None] | None = None
-
-
-class _DirLock:
-    """The exclusive advisory lock of a variant directory, taken before the directory is inspected.
-
-    Creates the directory (and missing parents) if needed; :meth:`undo` removes what it created when the run
-    is refused before writing anything. The lock (``flock``) is released by the kernel even on kill -9."""
-
-    def __init__(self, vdir: Path) -> None:
-        self.vdir = vdir
-        self.created: list[Path] = []
-        self.lock_created = False
-        self.fd: int | None = None
-
-    def acquire(self) -> None:
-        vdir = self.vdir
-        if vdir.exists() and not vdir.is_dir():
-            raise RunError(f"{vdir} exists and is not a directory")
-        missing = [p for p in (*reversed(vdir.parents), vdir) if not p.exists()]
-        try:
-            for p in missing:
-                p.mkdir()
-                self.created.append(p)
-        except FileExistsError:  # created meanwhile by a concurrent run: fine, the lock decides
-            pass
-        except OSError as exc:
-            self.undo()
-            raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
-        _checkpoint("before_lock", vdir)
-        path = vdir / LOCK_NAME
-        try:
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
-                self.lock_created = True
-            except FileExistsError:
-                fd = os.open(path, os.O_RDWR)
-        except OSError as exc:
-            self.undo()
-            raise RunError(f"cannot create {path}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.fstat(fd).st_ino != os.stat(path).st_ino:  # unlinked by a refused run after we opened it
-                raise BlockingIOError
-        except (BlockingIOError, FileNotFoundError):
-            os.close(fd)
-            # Not ours: remove nothing, not even the directories we may have created (the other run uses them).
-            self.created, self.lock_created = [], False
-            raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out") \
-                from None
-        self.fd = fd
-        _checkpoint("locked", vdir)
-
-    def undo(self) -> None:
-        """Remove the lock file and the directories this run created, if they hold nothing else."""
-        if self.fd is not None and self.lock_created:
-            (self.vdir / LOCK_NAME).unlink(missing_ok=True)
-        for p in reversed(self.created):
-            try:
-                p.rmdir()
-            except OSError:
-                break
-        self.created = []
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -537,21 +454,10 @@ def _check_chunks(hands: int, chunk_size: int) -> None:
                        f"{MAX_CHUNKS:,}: raise --chunk-size")
 
 
-def _check_out_dir(out_dir: Path) -> None:
-    """The output directory exists as a writable directory or can be created."""
-    probe = Path(os.path.abspath(out_dir))
-    too_long = [p for p in probe.parts if len(os.fsencode(p)) > 255]
-    if too_long:
-        raise RunError(f"--out: the name {too_long[0][:40]}... is {len(os.fsencode(too_long[0]))} bytes long, "
-                       "above the file system's 255")
-    while not probe.exists():
-        if probe.is_symlink():  # dangling symlink
-            raise RunError(f"--out {out_dir}: {probe} is a broken symlink")
-        probe = probe.parent
-    if not probe.is_dir():
-        raise RunError(f"--out {out_dir}: {probe} is not a directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise RunError(f"--out {out_dir}: {probe} is not writable")
+def _not_a_study(out_dir: Path) -> None:
+    if (out_dir / rundir.STUDY_FILE).exists():
+        raise RunError(f"{out_dir} holds a study ({rundir.STUDY_FILE}): one study per directory; simulate into "
+                       "another --out, or continue the study with `xuezhan study ... --resume`")
 
 
 @dataclass
@@ -562,6 +468,7 @@ class _Plan:
     existing: dict | None                  # the manifest found, None for a fresh directory
     done: list[dict]                       # entries of finished chunks kept, verified, in hand-id order
     redone: list[str] = field(default_factory=list)  # damaged chunk files that will be re-simulated
+    notes: list[str] = field(default_factory=list)   # manifest restored from its backup, entries quarantined
 
 
 def _is_debris(p: Path) -> bool:
@@ -622,9 +529,9 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
         _session_chunks(chunk_size, unit, vdir)
         _check_chunks(spec.hands, chunk_size)
         return _Plan(variant, vdir, chunk_size, None, [])
-    if not (vdir / MANIFEST).exists() and not (vdir / mf.LEGACY_MANIFEST).exists():
+    if not any((vdir / n).exists() for n in (MANIFEST, mf.LEGACY_MANIFEST, mf.BACKUP)):
         raise RunError(f"{vdir} is not empty and has no {MANIFEST}: refusing to write there")
-    manifest = read_manifest(vdir)
+    manifest, note = _recover_manifest(vdir)
     _compare(manifest, variant, spec, vdir)
     chunk_size = manifest["chunk_size"]
     if spec.duplicate and chunk_size % 4:
@@ -632,7 +539,7 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
     _session_chunks(chunk_size, unit, vdir)
     _check_chunks(spec.hands, chunk_size)
     kept, redone = _kept_chunks(manifest, vdir, spec.hands)
-    return _Plan(variant, vdir, chunk_size, manifest, kept, redone)
+    return _Plan(variant, vdir, chunk_size, manifest, kept, redone, [note] if note else [])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -681,7 +588,7 @@ class _Run:
         start = time.monotonic()
         mf.refresh_totals(self.manifest)
         try:
-            atomic_write(self.plan.vdir / MANIFEST, mf.manifest_bytes(self.manifest))
+            rundir.write_manifest(self.plan.vdir, self.manifest)
         except OSError as exc:
             raise self._write_error(exc) from None
         self._dirty = False
@@ -693,14 +600,20 @@ class _Run:
                         "kept, rerun with --resume")
 
 
-def _clean(vdir: Path, done: list[dict]) -> None:
+def _clean(vdir: Path, done: list[dict]) -> list[str]:
     """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned or
-    damaged). Called under the lock, on the listing made under it."""
-    keep = {c["file"] for c in done}
-    for d in [vdir, *(vdir / t for t in TABLES)]:
-        for p in d.iterdir():
-            if p.is_file() and (_TEMP_RE.match(p.name) or (d != vdir and p.name not in keep)):
-                p.unlink()
+    damaged); move anything else found in a table directory (a user's file, a directory) to ``_quarantine/``
+    and return one line per entry moved. Called under the lock, on the listing made under it."""
+    for p in vdir.iterdir():
+        if p.is_file() and _TEMP_RE.match(p.name):
+            p.unlink()
+    ours, foreign = rundir.strays(vdir, {c["file"] for c in done})
+    for p in ours:
+        p.unlink()
+    try:
+        return rundir.quarantine(vdir, foreign)
+    except OSError as exc:
+        raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
 
 
 def _make_table_dirs(vdir: Path) -> None:
@@ -714,7 +627,7 @@ def _make_table_dirs(vdir: Path) -> None:
 def _open(plan: _Plan, spec: RunSpec) -> _Run:
     vdir = plan.vdir
     _make_table_dirs(vdir)
-    _clean(vdir, plan.done)
+    plan.notes += _clean(vdir, plan.done)
     manifest = _new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
@@ -835,8 +748,10 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
             raise
     by_name = {r.plan.variant.name: r for r in runs}
     parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
+    python_bots = any(r.plan.variant.rules.python_seats() for r in runs)
+    path = tuple(sys.path) if python_bots and parent is not None else ()
     results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate, parent)
+        delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate, parent, path)
         for r, first, last in _interleave(runs))
     try:
         for res in results:
@@ -855,14 +770,24 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
         for r in runs:
             if r._dirty:
                 r.write_manifest()
+        if python_bots and spec.backend == "loky":
+            # loky reuses its workers across runs: one that imported a Python bot keeps that version of its module,
+            # so the next run (the bot edited in a notebook, say) starts from fresh workers
+            from joblib.externals.loky import get_reusable_executor
+
+            get_reusable_executor().shutdown(wait=True)
 
 
-def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec) -> list[RunSummary]:
+def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec, *,
+                 study_locked: bool = False) -> list[RunSummary]:
     """Simulate every variant on the same hand ids and seed into ``out_dir/variant=<name>/``.
 
-    Every variant directory is locked before it is inspected; all arguments and directories are checked before
-    anything is written, so a refused run leaves nothing behind. Raises :class:`RunError` for bad arguments,
-    conflicts with existing or concurrent runs, and a worker that died.
+    ``out_dir`` itself is locked first (one run at a time in a directory), then every variant directory before
+    it is inspected; all arguments and directories are checked before anything is written, so a refused run
+    leaves nothing behind. ``study_locked``: the caller (:func:`simulator.study.run_study`) holds the lock of
+    ``out_dir`` (:func:`run_lock`) and has checked its study; otherwise a directory holding a study is refused.
+    Raises :class:`RunError` for bad arguments, conflicts with existing or concurrent runs, and a worker that
+    died.
     """
     out_dir = Path(out_dir)
     _validate_spec(spec, variants)
@@ -872,12 +797,14 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         locks = []
         opened = False
         try:
-            for v in variants:
-                lock = _DirLock(variant_dir(out_dir, v.name))
+            for path in ([] if study_locked else [out_dir]) + [variant_dir(out_dir, v.name) for v in variants]:
+                lock = _DirLock(path)
                 lock.acquire()
                 locks.append(lock)
                 stack.callback(lock.release)
-            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks, variants, strict=True)]
+                if path == out_dir:
+                    _not_a_study(out_dir)
+            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks[-len(variants):], variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
             # the run may proceed: workers start and import the engine while this process warms up and opens
@@ -896,11 +823,17 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         stack.enter_context(_backend(spec, jobs))
         progress = stack.enter_context(_progress(runs, spec))
         _execute(runs, spec, jobs, progress, preloaded)
+    short = [r for r in runs if not r.manifest["complete"]]
+    if short:  # a run that did not finish never reports success (a worker that exited quietly, ...)
+        r = short[0]
+        raise RunError(f"{r.plan.vdir}: stopped at {r.manifest['hands_done']:,} of {r.manifest['hands']:,} hands "
+                       "without an error from the workers; rerun with --resume")
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone, r.played_run,
                        None if r.plan.variant.rules.session is None
-                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands) for r in runs]
+                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands, r.plan.notes)
+            for r in runs]
 
 
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:

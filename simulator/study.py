@@ -22,7 +22,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from simulator import manifest as mf
+from simulator import rundir
 from simulator.errors import UserError
+from simulator.files import atomic_write
 from simulator.rules import (
     CONFIG_DIR,
     RuleSet,
@@ -34,10 +37,10 @@ from simulator.rules import (
     resolve_config_path,
     validate,
 )
-from simulator.runner import RunError, RunSpec, RunSummary, Variant, atomic_write, run_variants
+from simulator.runner import RunError, RunSpec, RunSummary, Variant, run_lock, run_variants
 
 STUDY_DIR = CONFIG_DIR / "studies"  # the shipped studies (package data, or the checkout's configs/studies)
-STUDY_FILE = "study.json"
+STUDY_FILE = rundir.STUDY_FILE
 
 
 class StudyError(UserError):
@@ -204,16 +207,34 @@ def study_record(study: StudyFile, variants: list[Variant], hands: int,
     }
 
 
-def _check_same_study(out_dir: Path, name: str) -> None:
-    path = out_dir / STUDY_FILE
-    if not path.is_file():
-        return
+def _check_same_study(out_dir: Path, record: dict[str, Any]) -> bool:
+    """One study per directory (called under the run directory's lock): refuse a directory holding another
+    study (other name, arms, seed or seating) or variant directories that are not this study's arms. Returns
+    whether ``study.json`` is already there."""
     try:
-        old = json.loads(path.read_text(encoding="utf-8")).get("name")
-    except (OSError, ValueError, AttributeError):
-        raise RunError(f"{path}: unreadable; refusing to write a study there") from None
-    if old != name:
-        raise RunError(f"{out_dir} holds study {old!r}, not {name!r}: choose another --out")
+        old = rundir.read_study(out_dir)
+    except mf.ManifestError as exc:
+        raise RunError(f"{exc}; refusing to write a study there") from None
+    arms = [v["name"] for v in record["variants"]]
+    if old is not None:
+        same = {k: old.get(k) == record[k] for k in ("name", "seed", "duplicate")}
+        same["arms"] = rundir.study_arms(old) == [(v["name"], v["digest"]) for v in record["variants"]]
+        differ = [k for k, ok in same.items() if not ok]
+        if differ:
+            old_arms = ", ".join(a for a, _ in rundir.study_arms(old))
+            raise RunError(f"{out_dir} holds study {str(old.get('name'))[:60]!r} (arms {old_arms}), which differs "
+                           f"from this one in its {', '.join(differ)}: one study per directory; choose another --out")
+    others = sorted(p.name for p in out_dir.glob("variant=*") if p.name.split("=", 1)[1] not in arms)
+    if others:
+        raise RunError(f"{out_dir} holds {others[0]}, not an arm of study {record['name']!r}: one study per "
+                       "directory; choose another --out")
+    return old is not None
+
+
+def _record_bytes(record: dict[str, Any]) -> bytes:
+    """``study.json``: the record with its checksum (``simulator.manifest.canonical_checksum``)."""
+    return (json.dumps({**record, mf.CHECKSUM: mf.canonical_checksum(record)}, indent=1, ensure_ascii=False)
+            + "\n").encode()
 
 
 @dataclass(frozen=True)
@@ -247,10 +268,16 @@ def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None 
     n = study.hands if hands is None else hands
     spec = RunSpec(hands=n, seed=study.seed, jobs=jobs, chunk_size=study.chunk_size, resume=resume,
                    backend=backend, scheduler=scheduler, duplicate=study.duplicate, progress=progress)
-    _check_same_study(out_dir, study.name)
-    summaries = run_variants(out_dir, variants, spec)
-    atomic_write(out_dir / STUDY_FILE, (json.dumps(study_record(study, variants, n, overrides), indent=1,
-                                                   ensure_ascii=False) + "\n").encode())
+    record = study_record(study, variants, n, overrides)
+    with run_lock(out_dir):  # one study per directory: checked, recorded and simulated under the lock
+        existed = _check_same_study(out_dir, record)
+        atomic_write(out_dir / STUDY_FILE, _record_bytes(record))  # first: a killed study still owns DIR
+        try:
+            summaries = run_variants(out_dir, variants, spec, study_locked=True)
+        except RunError:
+            if not existed:  # refused before simulating anything: leave the directory as it was
+                (out_dir / STUDY_FILE).unlink(missing_ok=True)
+            raise
     # the run is opened (and its files verified) once, and diagnosed once, for the terminal and the report
     run = _open_run(out_dir) if diagnose or report else out_dir
     findings, differing = study_diagnostics(run, variants[0].name) if diagnose else ([], {})

@@ -17,12 +17,14 @@ The table is exact for every key and is built in three passes over the keys (abo
 
 from __future__ import annotations
 
+import io
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 from numba import njit
+
+from simulator.files import atomic_write
 
 N_RANKS = 9
 N_KEYS = 5**N_RANKS
@@ -127,13 +129,12 @@ def _load(path: Path) -> np.ndarray | None:
 
 
 def _save(arr: np.ndarray, path: Path) -> None:
-    """Write atomically (temp file + os.replace) so concurrent processes never read half a file."""
+    """Write atomically (:func:`simulator.files.atomic_write`) so concurrent processes never read half a file."""
+    buf = io.BytesIO()
+    np.save(buf, arr)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, arr)
-        os.replace(tmp, path)
+        atomic_write(path, buf.getvalue())
     except OSError:
         pass  # an unwritable cache only costs a rebuild next time
 

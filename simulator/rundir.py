@@ -1,0 +1,196 @@
+"""The whole run directory, beyond one manifest: ``study.json`` against the variant directories, the manifest's
+backup copy and its repair, and moving aside what is not ours (``_quarantine/``).
+
+User documentation: ``docs/logs.md``. Plain data and files only (no engine, no runner at import time), so the
+readers (``analysis.load``), ``xuezhan verify`` and the runner share every check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from simulator import manifest as mf
+from simulator.files import atomic_write
+
+STUDY_FILE = "study.json"
+# the fields of study.json (simulator.study.study_record); one written before checksums has exactly these
+STUDY_KEYS = {"name", "description", "baseline", "variants", "seats", "set", "hands", "seed", "duplicate",
+              "contrasts"}
+# fields a manifest and its backup must agree on (the rest moves on as chunks finish)
+_SAME = ("format", "package", "version", "variant", "digest", "rules", "seed", "duplicate", "chunk_size")
+
+
+class RunDirProblem(mf.ManifestError):
+    """A run directory whose parts disagree (study.json against its variant directories); one line."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# study.json
+
+def read_study(run_dir: Path) -> dict[str, Any] | None:
+    """``run_dir/study.json`` checked (JSON object, checksum), None when the run is not a study."""
+    path = Path(run_dir) / STUDY_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise RunDirProblem(f"{path}: cannot read ({exc.strerror})") from None
+    except (ValueError, RecursionError) as exc:
+        raise RunDirProblem(f"{path}: not valid JSON ({str(exc)[:80]}); the study record is damaged") from None
+    if not isinstance(data, dict):
+        raise RunDirProblem(f"{path}: not a JSON object; the study record is damaged")
+    try:
+        mf.check_checksum(data, path, STUDY_KEYS)
+    except mf.ManifestError as exc:
+        raise RunDirProblem(str(exc).split("; the manifest")[0] + "; the study record is damaged") from None
+    return data
+
+
+def study_arms(study: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """``[(name, digest or None), ...]`` of a study record's arms (entries are mappings or bare names)."""
+    arms = []
+    for v in study.get("variants") or []:
+        name = v.get("name") if isinstance(v, dict) else v
+        digest = v.get("digest") if isinstance(v, dict) else None
+        if isinstance(name, str):
+            arms.append((name, digest if isinstance(digest, str) else None))
+    return arms
+
+
+def study_problems(run_dir: Path, study: dict[str, Any] | None, found: list[str],
+                   manifests: dict[str, dict[str, Any]]) -> list[str]:
+    """What disagrees between a study record (None: no study.json) and the variant directories ``found``
+    (names) with their manifests: an arm without its directory, a directory that is no arm, an arm whose rules
+    differ, a study's variant without its study.json."""
+    if study is None:
+        owned = sorted({str(m["source"]["study"]) for m in manifests.values()
+                        if isinstance(m.get("source"), dict) and m["source"].get("study") is not None})
+        return [f"{run_dir}/{STUDY_FILE}: missing (the variants were run by study {owned[0][:60]!r})"] if owned else []
+    arms = study_arms(study)
+    names = [a for a, _ in arms]
+    out = [f"{run_dir}/variant={a}: missing (an arm of study {study.get('name')!r})" for a in names if a not in found]
+    out += [f"{run_dir}/variant={v}: not an arm of study {study.get('name')!r} (arms: {', '.join(names)})"
+            for v in found if v not in names]
+    out += [f"{run_dir}/variant={a}: rules {manifests[a]['digest'][:12]}, study.json records {d[:12]} for this arm "
+            "(a swapped or renamed directory?)" for a, d in arms
+            if d is not None and a in manifests and manifests[a].get("digest") != d]
+    if study.get("baseline") is not None and study.get("baseline") not in names and names:
+        out.append(f"{run_dir}/{STUDY_FILE}: baseline {str(study.get('baseline'))[:40]!r} is not one of its arms")
+    return out
+
+
+def in_progress(path: Path) -> str | None:
+    """A line saying that a xuezhan run is writing into the run directory ``path`` (or into ``path`` itself,
+    a variant directory), with the hands done of each variant whose manifest can be read; None when no writer
+    holds its locks."""
+    path = Path(path)
+    vdirs = [path] if path.name.startswith("variant=") else sorted(p for p in path.glob("variant=*") if p.is_dir())
+    busy = [v for v in vdirs if mf.writer_active(v)]
+    if not busy and not mf.writer_active(path):
+        return None
+    done = []
+    for v in busy:
+        try:
+            m = mf.read(v)
+            done.append(f"{v.name.split('=', 1)[1]} {m['hands_done']:,} of {m['hands']:,} hands")
+        except mf.ManifestError:
+            done.append(f"{v.name.split('=', 1)[1]} starting")
+    return (f"{path}: run in progress ({'; '.join(done) or 'starting'}); wait for it to finish, or read the "
+            "finished chunks with --partial")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The backup manifest
+
+def recover(vdir: Path) -> tuple[dict[str, Any], str | None]:
+    """The manifest of ``vdir``; when it is damaged or missing but its backup is intact, the backup and a line
+    saying so. :class:`simulator.manifest.ManifestError` when neither can be used."""
+    try:
+        return mf.read(vdir), None
+    except mf.ManifestError as exc:
+        if not (vdir / mf.BACKUP).is_file() or (vdir / mf.LEGACY_MANIFEST).is_file():
+            raise
+        try:
+            backup = mf.read_file(vdir / mf.BACKUP, vdir)
+        except mf.ManifestError:
+            raise mf.ManifestError(f"{exc}; its backup {mf.BACKUP} is damaged too: re-simulate") from None
+        first = str(exc).split("; the manifest")[0]
+        return backup, (f"{first}; restored from {mf.BACKUP} ({len(backup['chunks'])} chunks listed, their files "
+                        "checked)")
+
+
+def backup_problem(vdir: Path, manifest: dict[str, Any]) -> str | None:
+    """What is wrong with the backup of an intact manifest (None when it is usable, or absent: runs written
+    before backups existed)."""
+    path = vdir / mf.BACKUP
+    if not path.exists():
+        return None
+    try:
+        backup = mf.read_file(path, vdir)
+    except mf.ManifestError as exc:
+        return str(exc).split("; the manifest")[0].replace(f"{path}: ", "")
+    if any(backup[k] != manifest[k] for k in _SAME):
+        return "does not describe the same run as the manifest"
+    return None
+
+
+def write_manifest(vdir: Path, manifest: dict[str, Any]) -> None:
+    """Write the manifest, then its backup (the same bytes), each atomically: one of them is always whole."""
+    data = mf.manifest_bytes(manifest)
+    atomic_write(vdir / mf.MANIFEST, data)
+    atomic_write(vdir / mf.BACKUP, data)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What is not ours
+
+def strays(vdir: Path, keep: set[str]) -> tuple[list[Path], list[Path]]:
+    """Entries of the table directories not in ``keep`` (file names of listed chunks): (``ours``: part files,
+    left by an interrupted or re-planned run; ``foreign``: anything else, files and directories, and a listed
+    name that is not a regular file)."""
+    ours, foreign = [], []
+    for t in mf.TABLES:
+        tdir = vdir / t
+        if not tdir.is_dir():
+            continue
+        for p in sorted(tdir.iterdir()):
+            regular = p.is_file() and not p.is_symlink()
+            if regular and p.name in keep:
+                continue
+            (ours if regular and mf.is_part_name(p.name) else foreign).append(p)
+    return ours, foreign
+
+
+def quarantine(vdir: Path, entries: list[Path]) -> list[str]:
+    """Move each entry (file or directory) to ``vdir/_quarantine/<table>/`` (a free name: ``name.1``, ...);
+    one line per entry saying where it went. Nothing is deleted."""
+    lines = []
+    for p in entries:
+        dest_dir = vdir / mf.QUARANTINE / p.parent.name
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest, n = dest_dir / p.name, 0
+        while dest.exists() or dest.is_symlink():
+            n += 1
+            dest = dest_dir / f"{p.name}.{n}"
+        os.replace(p, dest)
+        lines.append(f"{p.parent.name}/{p.name}: not ours, moved to {dest.relative_to(vdir)}")
+    return lines
+
+
+def repair(vdir: Path) -> list[str]:
+    """``xuezhan verify --repair`` on one locked variant directory: restore a damaged manifest from its backup
+    (or the backup from the manifest) and move every unlisted entry of the table directories to
+    ``_quarantine/``. Returns one line per change; chunk files are never touched (``--resume`` re-simulates
+    damaged ones)."""
+    manifest, note = recover(vdir)
+    lines = [note] if note else []
+    if note or backup_problem(vdir, manifest) or not (vdir / mf.BACKUP).exists():
+        write_manifest(vdir, manifest)
+        if not note:
+            lines.append(f"{mf.BACKUP}: rewritten from {mf.MANIFEST}")
+    ours, foreign = strays(vdir, {c["file"] for c in manifest["chunks"]})
+    return lines + quarantine(vdir, ours + foreign)
