@@ -37,19 +37,11 @@ import numpy as np
 import polars as pl
 
 from analysis.ev import COMPONENTS, group_columns
+from analysis.fmt import fmt, fmt_p
 from analysis.load import Run, as_run
-from analysis.stats import (
-    LEVEL,
-    POWER,
-    RARE_UNITS,
-    hands_needed,
-    normal_p,
-    p_adjust,
-    rare_diff_interval,
-    rare_diff_p,
-    ratio_mean_exprs,
-    z_value,
-)
+from analysis.power import paired_hands_needed
+from analysis.rare import RARE_UNITS, few_interval, rare_diff_interval, rare_diff_p
+from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, ratio_mean_exprs, z_value
 
 DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
@@ -112,21 +104,24 @@ def _moments(units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame
 
 
 def _intervals(wide: pl.DataFrame, units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
-    """``ci_lo, ci_hi, interval, p_value``: normal with ``RARE_UNITS`` or more differing units, else the
-    gamma interval of :func:`analysis.stats.rare_diff_interval` on the differing units' sums; none (null)
-    when no unit differs."""
+    """``ci_lo, ci_hi, interval, p_value``: normal with ``RARE_UNITS`` or more differing units; with 2 to
+    ``RARE_UNITS − 1`` the Student interval on ``k − 1`` degrees of freedom (:func:`analysis.rare.few_interval`);
+    with one, the gamma interval of :func:`analysis.rare.rare_diff_interval` on its sum; none (null) when no
+    unit differs."""
     z = z_value(level)
     diff, se = wide["diff"].to_numpy().astype(float), wide["se_paired"].to_numpy().astype(float)
     k = wide["n_differ"].to_numpy()
     lo, hi, pval = diff - z * se, diff + z * se, normal_p(diff, se)
     kind = np.where(k >= RARE_UNITS, "normal", np.where(k > 0, "few differing", "none"))
-    rare = np.flatnonzero((k > 0) & (k < RARE_UNITS))
-    if rare.size:
+    for i in np.flatnonzero((k >= 2) & (k < RARE_UNITS)):
+        lo[i], hi[i], pval[i] = few_interval(diff[i], se[i], int(k[i]), level)
+    single = np.flatnonzero(k == 1)
+    if single.size:
         sums = (units.filter(pl.col("d") != 0).join(wide.select(*keys).with_row_index("_row"), on=keys)
                 .group_by("_row").agg(pl.col("d")))
         by_row = dict(zip(sums["_row"].to_list(), sums["d"].to_list(), strict=True))
         n_obs = wide["n_obs"].to_numpy().astype(float)
-        for i in rare:
+        for i in single:
             d = np.asarray(by_row[i], dtype=float)
             lo[i], hi[i] = rare_diff_interval(d, n_obs[i], level)
             pval[i] = rare_diff_p(d)
@@ -193,8 +188,10 @@ def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, 
     se_u = np.sqrt(wide["_se_a"].to_numpy().astype(float) ** 2 + wide["_se_b"].to_numpy().astype(float) ** 2)
     # a share's unit mean difference is at most 1: a larger effect must bind more often, not bigger
     bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
-    need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True,
-                          max_abs=np.where(bounded, 1.0, np.inf))
+    # the power of the test that will be run at that size: Student on few differing units, normal on many
+    need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), wide["diff"].to_numpy().astype(float), se_p, d,
+                                 m=m, integer=True, max_abs=np.where(bounded, 1.0, np.inf), level=level,
+                                 power=power)
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -341,8 +338,6 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     ``detect``, else in a ``d`` column per row."""
     from rich.table import Table
 
-    from analysis.report import fmt, fmt_p
-
     def name(r: dict) -> str:
         parts = []
         for c in label:
@@ -375,8 +370,6 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
 def diff_cell(r: Mapping) -> str:
     """``diff [lo, hi]`` of a paired row; ``0 (no unit differs)`` when nothing differed; the interval marked
     ``*`` when it comes from few differing units (conservative gamma interval)."""
-    from analysis.report import fmt
-
     if r["n_differ"] == 0:
         return f"{fmt(r['diff'])} (no {r['unit']} differs)"
     star = "*" if r["interval"] == "few differing" else ""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -30,8 +29,10 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis import compare, economy, ev, fans, plots, risk, sessions, shape
+from analysis.fmt import fmt, fmt_p, html_table, md_table  # noqa: F401 (fmt_p: re-exported)
 from analysis.load import Run, open_run
-from analysis.stats import LEVEL, RARE_UNITS
+from analysis.rare import RARE_UNITS
+from analysis.stats import LEVEL
 
 METHODS = f"""\
 Units: every money amount is in base units (the table's 底; multiply by scoring.base for score units). Each
@@ -80,67 +81,6 @@ class Section:
 
     def figure(self, caption: str, fig: Figure) -> None:
         self.items.append(("figure", caption, fig))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Formatting
-
-
-def fmt(value: Any) -> str:
-    """A cell: integers as is, floats to 4 significant digits (thousands separated), null/NaN as '—'."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return "—"
-        if value == 0:
-            return "0"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.4g}"
-    return str(value)
-
-
-P_FLOOR = 1e-4
-
-
-def fmt_p(value: Any) -> str:
-    """A p-value: below 1e-4 it is shown as a bound, never as a (misleading) 0 or a spurious 1e-300."""
-    if isinstance(value, float) and not math.isnan(value) and value < P_FLOOR:
-        return f"<{P_FLOOR:g}"
-    return fmt(value)
-
-
-def _formatters(df: pl.DataFrame) -> list:
-    return [fmt_p if c.startswith("p_value") else fmt for c in df.columns]
-
-
-def html_table(df: pl.DataFrame) -> str:
-    """An HTML table of a frame (numbers right-aligned)."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    formatters = _formatters(df)
-    rows = []
-    for row in df.iter_rows():
-        cells = "".join(f'<td class="{"n" if num else "s"}">{html.escape(f(v))}</td>'
-                        for v, num, f in zip(row, numeric, formatters, strict=True))
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def md_table(df: pl.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of a frame."""
-    formatters = _formatters(df)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    lines = ["| " + " | ".join(df.columns) + " |",
-             "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
-    lines += ["| " + " | ".join(f(v).replace("|", "\\|") for v, f in zip(row, formatters, strict=True)) + " |"
-              for row in df.iter_rows()]
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------

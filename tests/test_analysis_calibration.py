@@ -18,7 +18,8 @@ import polars as pl
 import pytest
 
 from analysis.compare import paired_stats
-from analysis.stats import RARE_UNITS, cluster_means, cluster_share_exprs, share_moments
+from analysis.rare import RARE_UNITS
+from analysis.stats import cluster_means, cluster_share_exprs, share_moments
 
 R = 800
 MC = 3 * math.sqrt(0.95 * 0.05 / R)  # three Monte Carlo standard errors of a coverage estimate (≈ 0.023)
