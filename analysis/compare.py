@@ -376,12 +376,16 @@ def diff_cell(r: Mapping) -> str:
     return f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]{star}"
 
 
-def footnote(level: float = LEVEL, power: float = POWER) -> str:
+def footnote(level: float = LEVEL, power: float = POWER, n_tests: int | None = None) -> str:
     """What the columns of :func:`rich_table` mean (printed under the tables by ``xuezhan compare``)."""
     return (f"n = independent units (walls under duplicate seating, else hands); ≠ = units whose difference is "
-            f"not 0; * = fewer than {RARE_UNITS} differing units: conservative gamma interval on those units; "
-            f"se = paired SE over units; p = two-sided test, p Holm = Holm-adjusted over the rows of the table; "
+            f"not 0; * = fewer than {RARE_UNITS} differing units: Student interval on (differing units − 1) "
+            f"degrees of freedom (gamma interval for one); "
+            f"se = paired SE over units; p = two-sided test, p Holm = Holm-adjusted over "
+            + (f"the {n_tests} tests of this comparison (the report's family: score by bot × component, by seat, "
+               "hand metrics); " if n_tests is not None else "the rows of the table; ") +
             f"verdict against d; vrf = unpaired / paired variance; hands p/u = hands to simulate to detect d "
-            f"(two-sided test at α = {1 - level:.2g}, power {power:.0%}; σ under the alternative), paired / "
+            f"(two-sided test at α = {1 - level:.2g}, power {power:.0%} for the test run at that size — Student "
+            f"when few units would differ; σ under the alternative), paired / "
             f"unpaired per arm; d = --detect for scores, each hand metric's own default in its own unit "
             f"(analysis.compare.HAND_DETECT). Shares are 0/1 means.")
