@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, summary
+from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, summary, sweep
 from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se  # noqa: F401 (fmt_p: re-exported)
 from analysis.load import Run, open_run
 from analysis.rare import RARE_UNITS
@@ -231,11 +231,11 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
             sec.pngs[len(sec.items) - 1] = plots.to_png(fig)
 
     fan = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
-                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Bars on a "
+                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Dots on a "
                   "log scale so rare hands stay visible.")
     ht, fl = get["ht"](), get["fl"]()
-    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_bars(ht, "win"))
-    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_bars(fl, "win"))
+    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_dots(ht, "win"))
+    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_dots(fl, "win"))
     fan.table("Hand types", ht)
     fan.table("Pattern flags", fl)
 
@@ -266,9 +266,20 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
 
     families = {(a, b): get[f"family {a} {b}"]() for a, b in comparisons(run, baseline)}
     paired = [_paired_section(run, v, base, fam, figure) for (base, v), fam in families.items()]
+    rule = sweep.sweep_rule(run, baseline)
+    dose_section = []
+    if rule is not None:
+        dose = sweep.dose_table(run, baseline, rule, {v: fam["metrics"] for (base, v), fam in families.items()
+                                                      if base == baseline})
+        s = Section(f"Dose–response: {rule}", f"The variants sweep one rule, {rule}: each panel is a hand metric's "
+                    "paired change against the baseline at each value (95% interval; the four metrics with the "
+                    "largest change relative to their detect).")
+        figure(s, f"Paired change against {rule}", plots.dose_response(dose, rule))
+        s.table(f"Paired change by {rule}", dose.drop("order"))
+        dose_section.append(s)
 
     sections = get["diagnostics"]()  # problems with the comparison come first
-    sections.append(_summary_section(run, baseline, families, ev_pos, get["play"]()))
+    sections += [_summary_section(run, baseline, families, ev_pos, get["play"]()), *dose_section]
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
     head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
     incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
