@@ -189,9 +189,8 @@ def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, 
     # a share's unit mean difference is at most 1: a larger effect must bind more often, not bigger
     bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
     # the power of the test that will be run at that size: Student on few differing units, normal on many
-    need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), wide["diff"].to_numpy().astype(float), se_p, d,
-                                 m=m, integer=True, max_abs=np.where(bounded, 1.0, np.inf), level=level,
-                                 power=power)
+    need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), se_p, d, m=m, integer=True,
+                                 max_abs=np.where(bounded, 1.0, np.inf), level=level, power=power)
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -231,7 +230,7 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
 
-    a = run.players(variant).select("hand_id", "deal_id", "seat", "bot", *components)
+    a = run.players(variant).select(*run.id_columns, "seat", "bot", *components)
     b = run.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
                                      *[pl.col(c).alias(f"{c}__b") for c in components])
     groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
@@ -303,7 +302,7 @@ def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
                                                      (pl.col("fan") >= 2).sum().alias("_big"))
     return (run.hands(variant).join(players, on="hand_id", how="left").join(caps, on="hand_id", how="left")
             .with_columns(pl.col("_cap").fill_null(False), pl.col("_big").fill_null(0))
-            .select("hand_id", "deal_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
+            .select(*run.id_columns, *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 
 def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None,
@@ -321,7 +320,7 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
             raise ValueError(f"unknown hand metric(s) {bad} in detect; expected some of {names}")
         detect = {**HAND_DETECT, **(detect or {})}
 
-    b = _hand_frame(run, baseline).drop("deal_id").rename({n: f"{n}__b" for n in names})
+    b = _hand_frame(run, baseline).drop(*run.id_columns[1:]).rename({n: f"{n}__b" for n in names})
     units = _wide_unit_sums(_hand_frame(run, variant), b, ["hand_id"], [], names, "metric", run.cluster)
     out = _paired_stats(units, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}

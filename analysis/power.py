@@ -18,8 +18,9 @@ test that would be run has the requested power, under a model of rare difference
 
 The alternative's parameters come from the observed row, as in :func:`analysis.stats.sigma_alternative`:
 ``π`` = the observed share of differing units (raised to ``d/max_abs`` when a unit's mean difference cannot
-exceed ``max_abs``: a 0/1 share), ``m₂`` = the largest of the observed second moment of the differing units'
-sums, ``m₁²`` (Cauchy–Schwarz) and, for integer-valued sums, ``max(1, |m₁|)``. With no differing unit and no
+exceed ``max_abs``: a 0/1 share), ``m₂`` = the largest of: what keeps the per-unit variance ``π·m₂ − (m·d)²`` at
+least the observed one (``σ̂² = se²·G``, as the plain formula's ``max(σ̂, …)``), ``m₁²`` (Cauchy–Schwarz) and,
+for integer-valued sums, ``max(1, |m₁|)``. With no differing unit and no
 bound on ``π``, nothing says how rare a difference would be: NaN (never a small number — fewer differing units
 never means fewer hands needed).
 """
@@ -106,11 +107,11 @@ def units_for_power(pi: float, rho: float, level: float = LEVEL, power: float = 
     return float(math.ceil(hi))
 
 
-def alternative(n: float, k: float, diff: float, se: float, d: float, m: float = 1.0, integer: bool = False,
+def alternative(n: float, k: float, se: float, d: float, m: float = 1.0, integer: bool = False,
                 max_abs: float = math.inf) -> tuple[float, float]:
     """``(π, ρ)`` of the rare-difference model under the alternative that the true mean difference per
     observation is ``d`` (module docstring); NaN, NaN when nothing bounds ``π``. ``n`` units of ``m``
-    observations, ``k`` of them differing; ``diff``, ``se``: the observed paired estimate and its SE."""
+    observations, ``k`` of them differing; ``se``: the observed SE of the paired estimate."""
     d = abs(d)
     pi = k / n if n > 0 else math.nan
     if math.isfinite(max_abs) and max_abs > 0:
@@ -120,23 +121,24 @@ def alternative(n: float, k: float, diff: float, se: float, d: float, m: float =
     pi = min(pi, 1.0)
     m1 = m * d / pi
     var_all = (se * se * n * m * m) if math.isfinite(se) else 0.0
-    m2_obs = (var_all + (m * diff) ** 2) * n / k if k > 0 and math.isfinite(diff) else 0.0
+    # the observed spread around the alternative's mean: π·m₂ − (m·d)² ≥ the observed per-unit variance
+    m2_obs = (var_all + (m * d) ** 2) * n / k if k > 0 else 0.0
     m2 = max(m2_obs, m1 * m1, max(1.0, abs(m1)) if integer else 0.0)
     return pi, min(1.0, abs(m1) / math.sqrt(m2))
 
 
-def paired_hands_needed(n: np.ndarray, k: np.ndarray, diff: np.ndarray, se: np.ndarray, d: np.ndarray,
+def paired_hands_needed(n: np.ndarray, k: np.ndarray, se: np.ndarray, d: np.ndarray,
                         m: np.ndarray | float = 1.0, integer: bool = False,
                         max_abs: np.ndarray | float = math.inf, level: float = LEVEL,
                         power: float = POWER) -> np.ndarray:
     """Units needed (per row) for the paired test to detect a true mean difference ``d`` with ``power``:
     :func:`units_for_power` at the :func:`alternative` of each row. Arrays broadcast; NaN where unknown."""
-    arrs = np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in (n, k, diff, se, d, m, max_abs)])
+    arrs = np.broadcast_arrays(*[np.asarray(x, dtype=float) for x in (n, k, se, d, m, max_abs)])
     out = np.full(arrs[0].shape, np.nan)
     cache: dict[tuple[float, float], float] = {}
     for idx in np.ndindex(out.shape):
-        ni, ki, di, si, dd, mi, ma = (float(a[idx]) for a in arrs)
-        pi, rho = alternative(ni, ki, di, si, dd, mi, integer, ma)
+        ni, ki, si, dd, mi, ma = (float(a[idx]) for a in arrs)
+        pi, rho = alternative(ni, ki, si, dd, mi, integer, ma)
         if math.isnan(pi):
             continue
         key = (round(pi, 12), round(rho, 12))

@@ -145,7 +145,7 @@ def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     if "hands_paired" in out.columns and "verdict" in out.columns:  # a paired table: the rest is in its CSV
         out = out.drop([c for c in PAIRED_HIDDEN if c in out.columns])
     if "n_units" in out.columns:
-        if not run.duplicate and "n_hands" in out.columns:
+        if run.cluster == "hand_id" and "n_hands" in out.columns:
             out = out.drop("n_hands")
         out = out.rename({"n_units": f"{run.unit}s", **({"n_hands": "hands"} if "n_hands" in out.columns else {})})
     for col in ("hand_type", "flag"):
@@ -325,7 +325,10 @@ SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of
                  "player's balance over the session in the session's money (base units, or coins: room_factor · "
                  "base · score − rake per hand); points = the session's score in base units; dealt = hands the "
                  "player dealt. P(ruin) = share of player-sessions whose balance reached 0 (any = sessions where "
-                 "someone did), Wilson 95%. Paired rows compare the same sessions (same walls) under two rule sets.")
+                 "someone did), Wilson 95% at the effective sample size, clustered by session (by the four "
+                 "seatings of a session's walls under duplicate seating). Every other table of a run with "
+                 "sessions is clustered by session too (its n counts sessions). Paired rows compare the same "
+                 "sessions (same walls) under two rule sets.")
 
 
 def sessions_section(run: Run, baseline: str) -> Section:

@@ -50,8 +50,7 @@ def _printed_hands(model: str) -> tuple[int, float]:
     pi, sizes, probs = MODELS[model]
     truth = pi * float(np.dot(sizes, probs))
     full = paired_stats(_blocks(np.random.default_rng(7), 1, 200_000, pi, sizes, probs), ["rep"]).row(0, named=True)
-    need = paired_hands_needed(full["n_units"], full["n_differ"], full["diff"], full["se_paired"], truth,
-                               integer=True)
+    need = paired_hands_needed(full["n_units"], full["n_differ"], full["se_paired"], truth, integer=True)
     return int(need), truth
 
 
@@ -123,10 +122,10 @@ def test_student_distribution_matches_tables():
 def test_hands_needed_is_monotone_in_differing_units():
     """Fewer differing units never means fewer hands needed; no differing unit and nothing bounding how rare a
     difference is gives no number at all (not 71)."""
-    need = paired_hands_needed(2000, np.array([0, 1, 2, 5, 20, 200]), 0.0, 0.0, 0.1, integer=True)
+    need = paired_hands_needed(2000, np.array([0, 1, 2, 5, 20, 200]), 0.0, 0.1, integer=True)
     assert math.isnan(need[0])
     assert (np.diff(need[1:]) <= 0).all(), need
-    share = paired_hands_needed(2000, np.array([0, 1, 5]), 0.0, 0.0, 0.01, integer=True, max_abs=1.0)
+    share = paired_hands_needed(2000, np.array([0, 1, 5]), 0.0, 0.01, integer=True, max_abs=1.0)
     assert share[0] == share[1] >= share[2]  # a 0/1 share: π ≥ detect bounds it even with nothing seen
 
 
