@@ -203,7 +203,13 @@ class Run:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
             frames.append(lf)
         out = pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
-        return out.with_columns(self._unit_id()) if self.has_sessions else out
+        if not self.has_sessions:
+            return out
+        if "session_id" not in target:  # wins: the session of each win's hand
+            sess = self.scan("hands", names).select("variant", "hand_id", "session_id")
+            return (out.join(sess, on=["variant", "hand_id"], how="left", maintain_order="left")
+                    .with_columns(self._unit_id()).drop("session_id"))
+        return out.with_columns(self._unit_id())
 
     def _unit_id(self) -> pl.Expr:
         """``unit_id`` of a run with sessions: the session (under duplicate seating the four seatings of one
