@@ -397,8 +397,18 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
         s.text += " " + one_bot_sentence(run, "Score differences")
     else:
         s.table("Score by bot and component (base units)", by_bot)
-    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", metrics)
+    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", _one_of_twins(metrics))
     return s
+
+
+def _one_of_twins(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The hand metrics without ``wins`` when it repeats ``winners`` number for number (every winner wins once
+    outside 血流); the paired frames, their CSV and `xuezhan compare` keep both."""
+    cols = ["n_differ", "diff", "ci_lo", "ci_hi"]
+    rows = {m: metrics.filter(pl.col("metric") == m).select(cols) for m in ("winners", "wins")}
+    if all(r.height == 1 for r in rows.values()) and rows["winners"].equals(rows["wins"]):
+        return metrics.filter(pl.col("metric") != "wins")
+    return metrics
 
 
 def risk_text(n_boot: int, seed: int, unit: str = "hand") -> str:
