@@ -12,20 +12,21 @@ The independent unit is the hand, or the wall (``deal_id``) under duplicate seat
   difference is not 0 — the only ones that carry information about the effect;
 - ``diff`` = mean of ``d`` (= difference of the two means); ``se_paired`` = its cluster-robust SE;
 - ``interval`` = how ``ci_lo``/``ci_hi`` and ``p_value`` were made: ``normal`` (``diff ± z·se_paired``,
-  two-sided normal p) with at least :data:`analysis.stats.RARE_UNITS` differing units; ``few differing`` —
-  the conservative gamma interval on the differing units' sums (:func:`analysis.stats.rare_diff_interval`)
-  and the p-value that inverts it; ``none`` when no unit differs (no interval, no test: the rule did not
-  change this quantity on these hands);
-- ``p_holm`` = Holm-adjusted p over the rows of the call (the report adjusts over every paired row of a
-  variant, :func:`add_adjusted`); ``verdict`` (:data:`VERDICTS`) reads the row against ``detect``;
+  two-sided normal p) with at least :data:`analysis.rare.RARE_UNITS` differing units; ``few differing`` — the
+  Student interval and test on ``n_differ − 1`` degrees of freedom (:func:`analysis.rare.few_interval`), or
+  with one differing unit the gamma interval on its sum (:func:`analysis.rare.rare_diff_interval`); ``none``
+  when no unit differs (no interval, no test: the rule did not change this quantity on these hands);
+- ``p_holm`` = Holm-adjusted p over the rows of the call (the report and ``xuezhan compare`` adjust over every
+  paired row of a comparison, :func:`analysis.family.paired_family`); ``verdict`` (:data:`VERDICTS`) reads
+  the row against ``detect``;
 - ``se_unpaired`` = ``√(se_a² + se_b²)``, the SE the same units would give from independent runs;
   ``vrf`` = ``se_unpaired² / se_paired²``, the variance-reduction factor of pairing;
-- ``hands_paired`` / ``hands_unpaired`` = hands to simulate (per arm when unpaired) to detect a true
-  difference of ``detect`` with a two-sided test at ``α = 0.05`` and 80% power:
-  ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` units times the hands per unit, with ``σ`` the per-unit SD *under
-  the alternative* (:func:`analysis.stats.sigma_alternative`: at least the observed one, and at least what an
-  effect of size ``detect`` carried by ``n_differ`` of ``n_units`` units, on integer-valued quantities,
-  implies). ``detect`` and ``measured_in`` are in the quantity's own unit: :data:`DETECT` base units for
+- ``hands_paired`` = hands to simulate so that the test run at that size (Student on few differing units,
+  normal on many) has 80% power at ``α = 0.05`` against a true difference of ``detect``
+  (:func:`analysis.power.paired_hands_needed`), units times the hands per unit; null when no unit differs and
+  nothing bounds how rarely one would. ``hands_unpaired`` (per arm) = ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉``
+  with ``σ`` the unpaired per-unit SD under the alternative (:func:`analysis.stats.sigma_alternative`).
+  ``detect`` and ``measured_in`` are in the quantity's own unit: :data:`DETECT` base units for
   scores, :data:`HAND_DETECT` per hand metric.
 """
 
@@ -368,7 +369,7 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
 
 def diff_cell(r: Mapping) -> str:
     """``diff [lo, hi]`` of a paired row; ``0 (no unit differs)`` when nothing differed; the interval marked
-    ``*`` when it comes from few differing units (conservative gamma interval)."""
+    ``*`` when it comes from few differing units (Student, or gamma for one unit)."""
     if r["n_differ"] == 0:
         return f"{fmt(r['diff'])} (no {r['unit']} differs)"
     star = "*" if r["interval"] == "few differing" else ""

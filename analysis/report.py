@@ -39,12 +39,14 @@ METHODS = f"""\
 Units: every money amount is in base units (the table's 底; multiply by scoring.base for score units). Each
 player-hand is one player's net result in one hand.
 Independent unit: the hand — or, under duplicate seating, the wall (deal_id): the four seatings of one wall share
-every tile, so they are one observation, not four. Every mean, share, paired difference, bootstrap and session
-simulation is clustered on that unit, and the n of a table ("hands" or "walls") counts units.
+every tile, so they are one observation, not four — or, in a run with sessions, the session (its hands are
+chained). Every mean, share, paired difference, bootstrap and session simulation is clustered on that unit, and
+the n of a table ("hands", "walls" or "sessions") counts units.
 Intervals are two-sided {LEVEL:.0%}. Means: mean ± 1.96·SE with the cluster-robust SE over units (= sd/√n with one
 observation per unit). Shares (of hands, wins or player-hands): Wilson score interval at the effective sample
-size n_eff = n / design effect (capped at n; the number of units when no variation is seen), so bounds stay in
-[0, 1] and are never zero-width. The declined − not difference has the unit-clustered SE of the group
+size n_eff = n / design effect (capped at n; the number of units when the share is 0 or 1, the number of trials
+when every unit has the same share), so bounds stay in [0, 1] and are never zero-width.
+The declined − not difference has the unit-clustered SE of the group
 coefficient of an OLS on the group indicator (the two groups share hands).
 Quantiles q(p): the smallest observed score with empirical CDF ≥ p. P(loss>x): share of player-hands with score
 < −x. CVaR95 loss: mean loss over the worst 5% of player-hands (expected shortfall, boundary observation
@@ -53,17 +55,21 @@ together). Sessions of K hands for one player of a group: each hand is a uniform
 one of the group's player-hands in it; K draws summed; intervals from an outer bootstrap over units.
 Paired comparisons use common random numbers: the same hand_id was dealt the same wall and bot streams in
 every variant; differences are taken hand by hand (joined on hand_id and seat) and clustered by unit.
-"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test.
-With fewer: a conservative gamma (weighted Poisson, Fay–Feuer) interval on the differing units' positive and
-negative totals, each at 97.5%, the unseen sign sized by the largest observed difference (marked "few
-differing"), and the p-value that inverts it. With none: no interval and no test. p Holm: Holm-adjusted
-p-values within a family (all paired rows of one variant; all rows of one variant in the mean-by-seat table);
-each caption gives the number of tests. Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
+"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test
+(zero-width only when every unit differs by the same amount). With 2 to {RARE_UNITS - 1} ("few differing"): the
+Student interval and test on (differing units − 1) degrees of freedom. With one: the gamma (weighted Poisson,
+Fay–Feuer) interval on its difference, the unseen sign sized by it (never significant). With none: no interval
+and no test. p Holm: Holm-adjusted p-values within a family (all paired rows of one comparison, the same family
+as xuezhan compare; all rows of one variant in the mean-by-seat table); each caption gives the number of tests.
+Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
 significant but smaller; not significant with the interval inside ±detect (an effect of that size is ruled
-out); inconclusive. hands needed (paired / unpaired per arm): hands to simulate so a two-sided test at
-α = 0.05 has 80% power against a true difference of detect, with the SD under that alternative — at least the
-observed one, at least what detect implies for an integer-valued difference, and at least detect²/π − detect²
-when only a share π of units differ. vrf = unpaired variance / paired variance.
+out); inconclusive. hands needed (paired): hands to simulate so that the test run at that size (Student on few
+differing units, normal on many) has 80% power at α = 0.05 against a true difference of detect, the number of
+differing units being Binomial with the observed share π of units (at least detect for a 0/1 share) and their
+spread at least the observed one; none when no unit differs and nothing bounds π. hands needed (unpaired, per
+arm): the plain formula with the unpaired SD under the alternative. vrf = unpaired variance / paired variance.
+Play differs: paired hands on which any decision or its outcome differs (exchange, 定缺, discards, kongs,
+declines, wins) — payments are not play.
 Economy: coins per player per hand = room_factor · base · score_total − rake, charged to every player in every
 hand; the house keeps 4·rake per hand."""
 

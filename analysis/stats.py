@@ -12,10 +12,10 @@ Conventions used throughout ``analysis``:
   observation per cluster) and the normal interval ``mean ± z·se``.
 - A share (the mean of a 0/1 indicator: of hands, wins, player-hands) gets the **Wilson interval at the
   effective sample size** (:func:`share_interval_exprs`): inside [0, 1], never zero-width.
-- A paired difference carried by fewer than :data:`RARE_UNITS` differing clusters gets the conservative gamma
-  interval of :func:`rare_diff_interval` instead of the normal one.
+- A paired difference carried by fewer than ``analysis.rare.RARE_UNITS`` differing clusters gets the Student
+  interval on (differing clusters − 1) degrees of freedom instead of the normal one (:mod:`analysis.rare`).
 - Multiplicity: :func:`p_adjust` (Holm, Benjamini–Hochberg). Sample sizes: :func:`hands_needed` with the SD
-  under the alternative (:func:`sigma_alternative`).
+  under the alternative (:func:`sigma_alternative`; the paired rows use :mod:`analysis.power`).
 - Quantiles are the inverse of the empirical CDF (numpy ``method="inverted_cdf"``): the smallest observed value
   ``x`` with ``F(x) ≥ p``, so a reported quantile is always a score that actually occurred.
 - CVaR (expected shortfall) at level ``α`` of the loss ``L = −score`` is the mean of the worst ``(1−α)`` share of
@@ -185,9 +185,10 @@ def share_interval_exprs(p: pl.Expr, se: pl.Expr, n_obs: pl.Expr, n_units: pl.Ex
     ``p`` = share, ``se`` = its cluster-robust SE over ``n_units`` clusters, ``n_obs`` = trials. The design
     effect ``deff = se² / (p(1−p)/n_obs · G/(G−1))`` (``G`` = clusters; exactly 1 with one trial per cluster)
     gives ``n_eff = n_obs / deff``, capped at ``n_obs`` (never more information than independent trials); the
-    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When no variation is seen (``p`` = 0 or
-    1, or ``se`` = 0) the design effect cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster
-    had one" bounds the chance of a trial having one, whatever the correlation inside clusters. Null when
+    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When ``p`` = 0 or 1 the design effect
+    cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster had one" bounds the chance of a trial
+    having one, whatever the correlation inside clusters. When ``0 < p < 1`` but ``se`` = 0 (every cluster has
+    the same share) there is no between-cluster variation to inflate it: ``n_eff = n_obs`` (the trials). Null when
     there are no trials or fewer than 2 clusters."""
     pf, se, M, G = p.cast(pl.Float64), se.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
     binom = pf * (1 - pf) / M * G / (G - 1)

@@ -189,7 +189,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     bot_ids, bot_par = rules.bot_arrays()
     log_ids = bot_ids.copy()
     for b, agent in agents.items():
-        # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
+        # the class's own label only: a subclass of GreedyBot plays differently and is logged by its own name
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
     hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
     raw = engine.empty_raw(hand_ids, deal_ids, rotations, engine.win_rows_per_hand(rules))
