@@ -514,7 +514,13 @@ def _atomic_write_text(path: Path, text: str) -> Path:
 def write_tables(sections: list[Section], directory: Path) -> Path:
     """Every table of the report as CSV, full precision and every column (the report prints fewer), in
     ``directory``: ``NN_<section>_<k>.csv`` plus ``index.csv`` (file, section, caption). Written to a temporary
-    directory first and renamed into place, replacing an older one."""
+    directory first (:func:`stage_tables`) and renamed into place, replacing an older one."""
+    return _swap_in(stage_tables(sections, directory), directory)
+
+
+def stage_tables(sections: list[Section], directory: Path) -> Path:
+    """The CSV tables of :func:`write_tables` in a new temporary directory beside ``directory`` (removed again
+    if writing fails); the caller renames it into place (:func:`_swap_in`) or removes it."""
     import shutil
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
@@ -532,12 +538,18 @@ def write_tables(sections: list[Section], directory: Path) -> Path:
         pl.DataFrame(index, schema={"file": pl.String, "section": pl.String, "caption": pl.String}).write_csv(
             tmp / "index.csv")
         os.chmod(tmp, 0o777 & ~_umask())
-        if directory.exists():
-            shutil.rmtree(directory)
-        os.replace(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    return tmp
+
+
+def _swap_in(tmp: Path, directory: Path) -> Path:
+    import shutil
+
+    if directory.exists():
+        shutil.rmtree(directory)
+    os.replace(tmp, directory)
     return directory
 
 
@@ -550,7 +562,8 @@ def _umask() -> int:
 def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
                  session_hands: int = 40, seed: int = 0, findings: list | None = None) -> Path:
     """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
-    the default name, else ``out`` with the suffix ``.md``); return the HTML path.
+    the default name, else ``out`` with the suffix ``.md``) and every table as CSV in ``<out stem>_tables/``
+    (:func:`write_tables`); return the HTML path. Nothing is written if any part fails.
 
     ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). ``findings``:
     :func:`analysis.diagnostics.diagnose` of this run and baseline when the caller has it already (``xuezhan
@@ -574,13 +587,20 @@ def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | N
     subtitle = (f"{len(run.variants)} variant(s): {', '.join(run.variants)}; baseline {base}. "
                 f"Generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by xuezhan {__version__}.")
     md_path = out.with_suffix(".md")
-    write_tables(sections, out.with_name(out.stem + "_tables"))
-    tmp_html = _atomic_write_text(out, render_html(title, sections, subtitle, run))
+    tables = out.with_name(out.stem + "_tables")
+    tmp_tables = stage_tables(sections, tables)
+    tmp_html = tmp_md = None
     try:
+        tmp_html = _atomic_write_text(out, render_html(title, sections, subtitle, run))
         tmp_md = _atomic_write_text(md_path, render_markdown(title, sections, subtitle, out.name, run))
     except BaseException:
-        tmp_html.unlink(missing_ok=True)
+        import shutil
+
+        shutil.rmtree(tmp_tables, ignore_errors=True)
+        if tmp_html is not None:
+            tmp_html.unlink(missing_ok=True)
         raise
     os.replace(tmp_md, md_path)
     os.replace(tmp_html, out)
+    _swap_in(tmp_tables, tables)
     return out
