@@ -12,20 +12,21 @@ The independent unit is the hand, or the wall (``deal_id``) under duplicate seat
   difference is not 0 — the only ones that carry information about the effect;
 - ``diff`` = mean of ``d`` (= difference of the two means); ``se_paired`` = its cluster-robust SE;
 - ``interval`` = how ``ci_lo``/``ci_hi`` and ``p_value`` were made: ``normal`` (``diff ± z·se_paired``,
-  two-sided normal p) with at least :data:`analysis.stats.RARE_UNITS` differing units; ``few differing`` —
-  the conservative gamma interval on the differing units' sums (:func:`analysis.stats.rare_diff_interval`)
-  and the p-value that inverts it; ``none`` when no unit differs (no interval, no test: the rule did not
-  change this quantity on these hands);
-- ``p_holm`` = Holm-adjusted p over the rows of the call (the report adjusts over every paired row of a
-  variant, :func:`add_adjusted`); ``verdict`` (:data:`VERDICTS`) reads the row against ``detect``;
+  two-sided normal p) with at least :data:`analysis.rare.RARE_UNITS` differing units; ``few differing`` — the
+  Student interval and test on ``n_differ − 1`` degrees of freedom (:func:`analysis.rare.few_interval`), or
+  with one differing unit the gamma interval on its sum (:func:`analysis.rare.rare_diff_interval`); ``none``
+  when no unit differs (no interval, no test: the rule did not change this quantity on these hands);
+- ``p_holm`` = Holm-adjusted p over the rows of the call (the report and ``xuezhan compare`` adjust over every
+  paired row of a comparison, :func:`analysis.family.paired_family`); ``verdict`` (:data:`VERDICTS`) reads
+  the row against ``detect``;
 - ``se_unpaired`` = ``√(se_a² + se_b²)``, the SE the same units would give from independent runs;
   ``vrf`` = ``se_unpaired² / se_paired²``, the variance-reduction factor of pairing;
-- ``hands_paired`` / ``hands_unpaired`` = hands to simulate (per arm when unpaired) to detect a true
-  difference of ``detect`` with a two-sided test at ``α = 0.05`` and 80% power:
-  ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉`` units times the hands per unit, with ``σ`` the per-unit SD *under
-  the alternative* (:func:`analysis.stats.sigma_alternative`: at least the observed one, and at least what an
-  effect of size ``detect`` carried by ``n_differ`` of ``n_units`` units, on integer-valued quantities,
-  implies). ``detect`` and ``measured_in`` are in the quantity's own unit: :data:`DETECT` base units for
+- ``hands_paired`` = hands to simulate so that the test run at that size (Student on few differing units,
+  normal on many) has 80% power at ``α = 0.05`` against a true difference of ``detect``
+  (:func:`analysis.power.paired_hands_needed`), units times the hands per unit; null when no unit differs and
+  nothing bounds how rarely one would. ``hands_unpaired`` (per arm) = ``⌈((z_0.975 + z_0.80)·σ/detect)²⌉``
+  with ``σ`` the unpaired per-unit SD under the alternative (:func:`analysis.stats.sigma_alternative`).
+  ``detect`` and ``measured_in`` are in the quantity's own unit: :data:`DETECT` base units for
   scores, :data:`HAND_DETECT` per hand metric.
 """
 
@@ -37,19 +38,11 @@ import numpy as np
 import polars as pl
 
 from analysis.ev import COMPONENTS, group_columns
+from analysis.fmt import fmt, fmt_p
 from analysis.load import Run, as_run
-from analysis.stats import (
-    LEVEL,
-    POWER,
-    RARE_UNITS,
-    hands_needed,
-    normal_p,
-    p_adjust,
-    rare_diff_interval,
-    rare_diff_p,
-    ratio_mean_exprs,
-    z_value,
-)
+from analysis.power import paired_hands_needed
+from analysis.rare import RARE_UNITS, few_interval, rare_diff_interval, rare_diff_p
+from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, ratio_mean_exprs, z_value
 
 DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
@@ -112,21 +105,24 @@ def _moments(units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame
 
 
 def _intervals(wide: pl.DataFrame, units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
-    """``ci_lo, ci_hi, interval, p_value``: normal with ``RARE_UNITS`` or more differing units, else the
-    gamma interval of :func:`analysis.stats.rare_diff_interval` on the differing units' sums; none (null)
-    when no unit differs."""
+    """``ci_lo, ci_hi, interval, p_value``: normal with ``RARE_UNITS`` or more differing units; with 2 to
+    ``RARE_UNITS − 1`` the Student interval on ``k − 1`` degrees of freedom (:func:`analysis.rare.few_interval`);
+    with one, the gamma interval of :func:`analysis.rare.rare_diff_interval` on its sum; none (null) when no
+    unit differs."""
     z = z_value(level)
     diff, se = wide["diff"].to_numpy().astype(float), wide["se_paired"].to_numpy().astype(float)
     k = wide["n_differ"].to_numpy()
     lo, hi, pval = diff - z * se, diff + z * se, normal_p(diff, se)
     kind = np.where(k >= RARE_UNITS, "normal", np.where(k > 0, "few differing", "none"))
-    rare = np.flatnonzero((k > 0) & (k < RARE_UNITS))
-    if rare.size:
+    for i in np.flatnonzero((k >= 2) & (k < RARE_UNITS)):
+        lo[i], hi[i], pval[i] = few_interval(diff[i], se[i], int(k[i]), level)
+    single = np.flatnonzero(k == 1)
+    if single.size:
         sums = (units.filter(pl.col("d") != 0).join(wide.select(*keys).with_row_index("_row"), on=keys)
                 .group_by("_row").agg(pl.col("d")))
         by_row = dict(zip(sums["_row"].to_list(), sums["d"].to_list(), strict=True))
         n_obs = wide["n_obs"].to_numpy().astype(float)
-        for i in rare:
+        for i in single:
             d = np.asarray(by_row[i], dtype=float)
             lo[i], hi[i] = rare_diff_interval(d, n_obs[i], level)
             pval[i] = rare_diff_p(d)
@@ -193,8 +189,9 @@ def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, 
     se_u = np.sqrt(wide["_se_a"].to_numpy().astype(float) ** 2 + wide["_se_b"].to_numpy().astype(float) ** 2)
     # a share's unit mean difference is at most 1: a larger effect must bind more often, not bigger
     bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
-    need_p = hands_needed(se_p, n, d, level, power, k_differ=wide["n_differ"].to_numpy(), m=m, integer=True,
-                          max_abs=np.where(bounded, 1.0, np.inf))
+    # the power of the test that will be run at that size: Student on few differing units, normal on many
+    need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), se_p, d, m=m, integer=True,
+                                 max_abs=np.where(bounded, 1.0, np.inf), level=level, power=power)
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -234,7 +231,7 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
 
-    a = run.players(variant).select("hand_id", "deal_id", "seat", "bot", *components)
+    a = run.players(variant).select(*run.id_columns, "seat", "bot", *components)
     b = run.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
                                      *[pl.col(c).alias(f"{c}__b") for c in components])
     groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
@@ -306,7 +303,7 @@ def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
                                                      (pl.col("fan") >= 2).sum().alias("_big"))
     return (run.hands(variant).join(players, on="hand_id", how="left").join(caps, on="hand_id", how="left")
             .with_columns(pl.col("_cap").fill_null(False), pl.col("_big").fill_null(0))
-            .select("hand_id", "deal_id", *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
+            .select(*run.id_columns, *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 
 def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None,
@@ -324,7 +321,7 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
             raise ValueError(f"unknown hand metric(s) {bad} in detect; expected some of {names}")
         detect = {**HAND_DETECT, **(detect or {})}
 
-    b = _hand_frame(run, baseline).drop("deal_id").rename({n: f"{n}__b" for n in names})
+    b = _hand_frame(run, baseline).drop(*run.id_columns[1:]).rename({n: f"{n}__b" for n in names})
     units = _wide_unit_sums(_hand_frame(run, variant), b, ["hand_id"], [], names, "metric", run.cluster)
     out = _paired_stats(units, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
@@ -340,8 +337,6 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
     hands needed (paired / unpaired) to detect ``detect`` — named in the header when every row uses the same
     ``detect``, else in a ``d`` column per row."""
     from rich.table import Table
-
-    from analysis.report import fmt, fmt_p
 
     def name(r: dict) -> str:
         parts = []
@@ -374,21 +369,23 @@ def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):
 
 def diff_cell(r: Mapping) -> str:
     """``diff [lo, hi]`` of a paired row; ``0 (no unit differs)`` when nothing differed; the interval marked
-    ``*`` when it comes from few differing units (conservative gamma interval)."""
-    from analysis.report import fmt
-
+    ``*`` when it comes from few differing units (Student, or gamma for one unit)."""
     if r["n_differ"] == 0:
         return f"{fmt(r['diff'])} (no {r['unit']} differs)"
     star = "*" if r["interval"] == "few differing" else ""
     return f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]{star}"
 
 
-def footnote(level: float = LEVEL, power: float = POWER) -> str:
+def footnote(level: float = LEVEL, power: float = POWER, n_tests: int | None = None) -> str:
     """What the columns of :func:`rich_table` mean (printed under the tables by ``xuezhan compare``)."""
     return (f"n = independent units (walls under duplicate seating, else hands); ≠ = units whose difference is "
-            f"not 0; * = fewer than {RARE_UNITS} differing units: conservative gamma interval on those units; "
-            f"se = paired SE over units; p = two-sided test, p Holm = Holm-adjusted over the rows of the table; "
+            f"not 0; * = fewer than {RARE_UNITS} differing units: Student interval on (differing units − 1) "
+            f"degrees of freedom (gamma interval for one); "
+            f"se = paired SE over units; p = two-sided test, p Holm = Holm-adjusted over "
+            + (f"the {n_tests} tests of this comparison (the report's family: score by bot × component, by seat, "
+               "hand metrics); " if n_tests is not None else "the rows of the table; ") +
             f"verdict against d; vrf = unpaired / paired variance; hands p/u = hands to simulate to detect d "
-            f"(two-sided test at α = {1 - level:.2g}, power {power:.0%}; σ under the alternative), paired / "
+            f"(two-sided test at α = {1 - level:.2g}, power {power:.0%} for the test run at that size — Student "
+            f"when few units would differ; σ under the alternative), paired / "
             f"unpaired per arm; d = --detect for scores, each hand metric's own default in its own unit "
             f"(analysis.compare.HAND_DETECT). Shares are 0/1 means.")

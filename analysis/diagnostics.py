@@ -32,7 +32,6 @@ import polars as pl
 from analysis.load import Run, as_run
 
 # Row keys of each log table: what identifies a row across variants.
-_ROW_KEYS = {"hands": ["hand_id"], "players": ["hand_id", "seat"], "wins": ["hand_id", "win_order", "winner"]}
 _VALUE_BOT = "value"
 _DEFENSIVE_BOT = "defensive"
 _EXPERT_BOT = "expert"
@@ -92,25 +91,23 @@ def changed_keys(base_rules: dict, rules: dict) -> dict[str, tuple[Any, Any]]:
 # Identical play
 
 
-def differing_hands(run: Run, variant: str, baseline: str) -> tuple[int, int]:
-    """``(hands whose rows differ, hands logged by both)``: a hand differs when any column of any of its rows in
-    ``hands``, ``players`` or ``wins`` differs from the baseline's (or a win exists in only one of them)."""
-    common = (run.hands(baseline).select("hand_id")
-              .join(run.hands(variant).select("hand_id"), on="hand_id", how="semi"))
-    n = common.select(pl.len()).collect().item()
-    diffs = []
-    for table, keys in _ROW_KEYS.items():
-        a = run.scan(table, baseline).drop("variant").join(common, on="hand_id", how="semi")
-        b = run.scan(table, variant).drop("variant").join(common, on="hand_id", how="semi")
+def differing_hands(run: Run, variant: str, baseline: str, what: str = "play") -> tuple[int, int]:
+    """``(hands that differ, hands logged by both)``. ``what="play"``: the hands on which any decision or its
+    outcome differs (:data:`analysis.play.PLAY`: discards, kongs, declines, wins — not payments); ``"any"``:
+    any column of any of the hand's rows in ``hands``, ``players`` or ``wins`` (scores included; a session's
+    running balance excluded), or a win in only one of them."""
+    from analysis.play import PLAY, ROW_KEYS, hand_differences
+
+    if what == "play":
+        kinds = PLAY
+    elif what == "any":
         # a session's running balance differs after any earlier difference: not this hand's play
-        cols = [c for c in a.collect_schema().names() if c not in keys and c != "bankroll"]
-        j = a.with_columns(pl.lit(True).alias("_a")).join(
-            b.with_columns(pl.lit(True).alias("_b")), on=keys, how="full", suffix="_v", coalesce=True)
-        differs = pl.any_horizontal(pl.col("_a").is_null(), pl.col("_b").is_null(),
-                                    *[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_() for c in cols])
-        diffs.append(j.filter(differs).select("hand_id"))
-    k = pl.concat(diffs).unique().select(pl.len()).collect().item()
-    return int(k), int(n)
+        kinds = {"any": {t: tuple(c for c in run.scan(t, baseline).collect_schema().names()
+                                  if c not in (*keys, "variant", "bankroll")) for t, keys in ROW_KEYS.items()}}
+    else:
+        raise ValueError(f"what={what!r}: expected 'play' or 'any'")
+    k, n, _ = hand_differences(run, variant, baseline, kinds)
+    return k, n
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -409,7 +406,7 @@ def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding
                                     "change a rule in the variant's set: or rules file"))
             continue
         silent = silent_rules(run, v, base)
-        k, n = differing_hands(run, v, base)
+        k, n = differing_hands(run, v, base, "any")
         if n and k == 0:
             findings.append(Finding(v, None, f"played every one of its {n:,} hands exactly as the baseline {base} did "
                                     "(same decisions, same scores): every difference in the report is zero by "

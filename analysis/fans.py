@@ -60,9 +60,10 @@ def _win_shares(grid: pl.DataFrame, counts: pl.DataFrame, totals: pl.DataFrame, 
 def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
     """``long`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
     cl = run.cluster
-    queries = [*share_moments(long, run.wins().select("variant", "hand_id", "deal_id"), ["variant"], key, cluster=cl),
-               *share_moments(long.select("variant", "hand_id", "deal_id", key).unique(),
-                              run.hands().select("variant", "hand_id", "deal_id"), ["variant"], key, cluster=cl),
+    ids = run.id_columns
+    queries = [*share_moments(long, run.wins().select("variant", *ids), ["variant"], key, cluster=cl),
+               *share_moments(long.select("variant", *ids, key).unique(),
+                              run.hands().select("variant", *ids), ["variant"], key, cluster=cl),
                *_totals_queries(run)]
     counts, totals, hcounts, htotals, *sizes = pl.collect_all(queries)  # shared scans computed once
     extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
@@ -81,7 +82,7 @@ def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
     win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
-    return _frequencies(run, run.wins().select("variant", "hand_id", "deal_id", "hand_type"), "hand_type",
+    return _frequencies(run, run.wins().select("variant", *run.id_columns, "hand_type"), "hand_type",
                         HAND_TYPES, level)
 
 
@@ -89,8 +90,8 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
     :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
     run = as_run(run)
-    long = (run.wins().select("variant", "hand_id", "deal_id", *FLAGS)
-            .unpivot(index=["variant", "hand_id", "deal_id"], on=list(FLAGS), variable_name="flag",
+    long = (run.wins().select("variant", *run.id_columns, *FLAGS)
+            .unpivot(index=["variant", *run.id_columns], on=list(FLAGS), variable_name="flag",
                      value_name="_on")
             .filter(pl.col("_on")).drop("_on"))
     return _frequencies(run, long, "flag", FLAGS, level)

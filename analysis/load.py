@@ -138,14 +138,27 @@ class Run:
 
     @property
     def cluster(self) -> str:
-        """Column of the independent unit: ``deal_id`` (the wall) under duplicate seating — the four seatings
-        of one wall share every tile, so they are one observation of the wall, not four — else ``hand_id``."""
+        """Column of the independent unit: in a run with sessions ``unit_id`` (the session, see :meth:`scan`:
+        its hands are chained — the dealer follows from the previous hand, a broke player ends it); else
+        ``deal_id`` (the wall) under duplicate seating — the four seatings of one wall share every tile, so they
+        are one observation of the wall, not four — else ``hand_id``."""
+        if self.has_sessions:
+            return "unit_id"
         return "deal_id" if self.duplicate else "hand_id"
 
     @property
     def unit(self) -> str:
-        """Name of the independent unit for tables: ``"wall"`` under duplicate seating, else ``"hand"``."""
+        """Name of the independent unit for tables: ``"session"`` in a run with sessions, ``"wall"`` under
+        duplicate seating, else ``"hand"``."""
+        if self.has_sessions:
+            return "session"
         return "wall" if self.duplicate else "hand"
+
+    @property
+    def id_columns(self) -> tuple[str, ...]:
+        """Identifier columns every analysis keeps with a row: ``hand_id``, ``deal_id`` and, in a run with
+        sessions, ``unit_id`` (:attr:`cluster`)."""
+        return ("hand_id", "deal_id", "unit_id") if self.has_sessions else ("hand_id", "deal_id")
 
     @property
     def baseline(self) -> str:
@@ -169,7 +182,8 @@ class Run:
 
     # -- data ---------------------------------------------------------------------------------------------
     def scan(self, table: str, variants: str | list[str] | tuple[str, ...] | None = None) -> pl.LazyFrame:
-        """Lazy frame of one log table over the given variants (all by default), ``variant`` as a string."""
+        """Lazy frame of one log table over the given variants (all by default), ``variant`` as a string; in a
+        run with sessions, with the unit column ``unit_id`` (:attr:`cluster`) appended."""
         if table not in TABLE_NAMES:
             raise ValueError(f"unknown table {table!r}; expected one of {TABLE_NAMES}")
         names = self.variants if variants is None else (variants,) if isinstance(variants, str) else variants
@@ -187,7 +201,23 @@ class Run:
             else:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
             frames.append(lf)
-        return pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
+        out = pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
+        if not self.has_sessions:
+            return out
+        if "session_id" not in target:  # wins: the session of each win's hand
+            sess = self.scan("hands", names).select("variant", "hand_id", "session_id")
+            return (out.join(sess, on=["variant", "hand_id"], how="left", maintain_order="left")
+                    .with_columns(self._unit_id()).drop("session_id"))
+        return out.with_columns(self._unit_id())
+
+    def _unit_id(self) -> pl.Expr:
+        """``unit_id`` of a run with sessions: the session (under duplicate seating the four seatings of one
+        session's walls, ``session_id // 4``, are one unit), as a non-negative number; a variant without sessions
+        keeps its hand (or wall) as the unit, numbered negative so the two never collide."""
+        per = 4 if self.duplicate else 1
+        hand = pl.col("deal_id") if self.duplicate else pl.col("hand_id")
+        return (pl.when(pl.col("session_id").is_not_null()).then(pl.col("session_id") // per)
+                .otherwise(-hand - 1).cast(pl.Int64).alias("unit_id"))
 
     def parts(self, variant: str, table: str) -> list[Path]:
         """Part files of one table of a variant, as the (verified) manifest lists them, in hand-id order."""

@@ -1,7 +1,11 @@
 """Figures for the analysis tables (matplotlib, object API: no pyplot state, renders with Agg anywhere).
 
 Every function takes a table produced by ``analysis.*`` and returns a :class:`matplotlib.figure.Figure`; error
-bars are the tables' 95% intervals. :func:`to_png` renders a figure to PNG bytes (the HTML report embeds them).
+bars are the tables' 95% intervals. Each takes ``ax=``: an axes to draw into (a sequence of axes, one per
+panel, for the functions that draw several panels), e.g. a subplot of your own figure; the figure returned is
+then that axes' figure. Without it the function makes its own figure. Colours: the Okabe–Ito palette (told
+apart under the common colour-vision deficiencies). :func:`to_png` renders a figure to PNG bytes (the HTML
+report embeds them).
 """
 
 from __future__ import annotations
@@ -15,8 +19,22 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-          "#17becf")
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
+"""Okabe–Ito colour-blind-safe palette (blue, vermillion, bluish green, orange, sky blue, reddish purple, yellow,
+black)."""
+
+
+def _axes(ax, n: int, figsize: tuple[float, float], height_ratios: Sequence[float] | None = None
+          ) -> tuple[Figure, list, bool]:
+    """``(figure, n axes, made here)``: the caller's ``ax`` (one axes, or a sequence of ``n``), else a new
+    figure of ``figsize`` with ``n`` stacked panels."""
+    if ax is None:
+        fig = Figure(figsize=figsize)
+        return fig, list(fig.subplots(n, 1, squeeze=False, height_ratios=height_ratios)[:, 0]), True
+    axes = list(ax) if isinstance(ax, Sequence | np.ndarray) else [ax]
+    if len(axes) != n:
+        raise ValueError(f"ax: this figure has {n} panel(s), got {len(axes)} axes")
+    return axes[0].figure, axes, False
 
 
 def to_png(fig: Figure, dpi: int = 100) -> bytes:
@@ -112,30 +130,31 @@ def _points(ax, x: np.ndarray, y: np.ndarray, lo, hi, color: str, label: str | N
         ax.plot(x[~ok], y[~ok], marker, mfc="none", color=color, label=label)
 
 
-def _grouped_hbars(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -> None:
+def _grouped_dots(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -> None:
+    """One row per ``key`` value, one dot per variant (offset vertically) with its 95% interval; a share of 0
+    (no dot on a log axis) is left out."""
     variants = _variants(df)
     keys = list(dict.fromkeys(df[key].to_list()))
-    height = 0.8 / max(len(variants), 1)
+    step = 0.7 / max(len(variants), 1)
     ypos = np.arange(len(keys))
+    markers = "osD^v<>p"
     for i, v in enumerate(variants):
         sub = pl.DataFrame({key: keys}).join(df.filter(pl.col("variant") == v), on=key, how="left")
-        e = sub[est].fill_null(0).to_numpy()
-        y = ypos + (i - (len(variants) - 1) / 2) * height
-        color = COLORS[i % len(COLORS)]
-        ax.barh(y, e, height=height, color=color, label=v)
-        ok = _has_interval(sub[lo], sub[hi])
-        if ok.any():
-            ax.errorbar(e[ok], y[ok], xerr=_errors(e, sub[lo], sub[hi])[:, ok], fmt="none", ecolor="black",
-                        capsize=2, lw=0.8)
+        e = sub[est].fill_null(0).to_numpy().astype(float)
+        y = ypos + (i - (len(variants) - 1) / 2) * step
+        seen = e > 0
+        _points(ax, e[seen], y[seen], sub[lo].filter(pl.Series(seen)), sub[hi].filter(pl.Series(seen)),
+                COLORS[i % len(COLORS)], v, marker=markers[i % len(markers)])
     ax.set_yticks(ypos, labels=[zh_label(k) for k in keys])
     ax.invert_yaxis()
     ax.legend(fontsize="small")
 
 
-def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True) -> Figure:
-    """Grouped bars of :func:`analysis.fans.hand_type_frequencies` or ``flag_frequencies``: share of wins
-    (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one bar per variant, with the tables' 95%
-    intervals, on a **log** axis so a hand type won once in ten thousand wins is as visible as pinghu."""
+def fan_frequency_dots(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True, ax=None) -> Figure:
+    """Dot plot of :func:`analysis.fans.hand_type_frequencies` or ``flag_frequencies``: share of wins
+    (``per="win"``) or of hands (``per="hand"``) per hand type / flag, one dot per variant with the tables' 95%
+    interval, on a **log** axis so a hand type won once in ten thousand wins is as visible as pinghu (a dot's
+    position, not a bar's length, carries the value: a bar on a log axis has no meaningful length)."""
     key = "hand_type" if "hand_type" in freq.columns else "flag"
     col = f"p_{per}"
     df = freq
@@ -143,10 +162,9 @@ def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = T
         keep = df.group_by(key).agg(pl.col(f"k_{per}s").sum()).filter(pl.col(f"k_{per}s") > 0)[key]
         df = df.filter(pl.col(key).is_in(keep.implode()))
     n = df[key].n_unique()
-    fig = Figure(figsize=(7, 1.2 + 0.3 * max(n, 1) * max(len(_variants(df)), 1) ** 0.5))
-    ax = fig.add_subplot()
+    fig, (ax,), _ = _axes(ax, 1, (7, 1.2 + 0.3 * max(n, 1) * max(len(_variants(df)), 1) ** 0.5))
     if df.height:
-        _grouped_hbars(ax, df, key, col, f"{col}_lo", f"{col}_hi")
+        _grouped_dots(ax, df, key, col, f"{col}_lo", f"{col}_hi")
         positive = df.filter(pl.col(col) > 0)[col]
         if positive.len():
             ax.set_xscale("log")
@@ -157,15 +175,14 @@ def fan_frequency_bars(freq: pl.DataFrame, per: str = "win", drop_zero: bool = T
     return fig
 
 
-def ev_errorbars(ev: pl.DataFrame, component: str = "score_total") -> Figure:
+def ev_errorbars(ev: pl.DataFrame, component: str = "score_total", ax=None) -> Figure:
     """Mean score per hand with 95% intervals from :func:`analysis.ev.expected_value`, one point per group and
     variant (base units)."""
     df = ev.filter(pl.col("component") == component)
     cols = [c for c in ("seat", "position", "bot") if c in df.columns]
     groups = list(dict.fromkeys(_label(r, cols) for r in df.iter_rows(named=True)))
     variants = _variants(df)
-    fig = Figure(figsize=(7, 1.2 + 0.45 * max(len(groups), 1)))
-    ax = fig.add_subplot()
+    fig, (ax,), _ = _axes(ax, 1, (7, 1.2 + 0.45 * max(len(groups), 1)))
     step = 0.6 / max(len(variants), 1)
     for i, v in enumerate(variants):
         sub = df.filter(pl.col("variant") == v)
@@ -180,7 +197,7 @@ def ev_errorbars(ev: pl.DataFrame, component: str = "score_total") -> Figure:
     return fig
 
 
-def component_stack(ev: pl.DataFrame) -> Figure:
+def component_stack(ev: pl.DataFrame, ax=None) -> Figure:
     """Stacked bars of the score components' mean per hand (base units) per variant and group, from
     :func:`analysis.ev.expected_value` with components; black marks = ``score_total`` with its 95% CI."""
     cols = [c for c in ("seat", "bot") if c in ev.columns]
@@ -188,8 +205,7 @@ def component_stack(ev: pl.DataFrame) -> Figure:
     parts = ev.filter(pl.col("component") != "score_total")
     labels = [f"{r['variant']}: {_label(r, cols)}" for r in total.iter_rows(named=True)]
     comps = list(dict.fromkeys(parts["component"].to_list()))
-    fig = Figure(figsize=(7, 1.5 + 0.4 * max(len(labels), 1)))
-    ax = fig.add_subplot()
+    fig, (ax,), _ = _axes(ax, 1, (7, 1.5 + 0.4 * max(len(labels), 1)))
     y = np.arange(len(labels))
     pos, neg = np.zeros(len(labels)), np.zeros(len(labels))
     for i, c in enumerate(comps):
@@ -208,14 +224,13 @@ def component_stack(ev: pl.DataFrame) -> Figure:
     return fig
 
 
-def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
+def score_distribution_plot(dist: pl.DataFrame, log: bool = True, ax=None) -> Figure:
     """Per-hand score distribution from :func:`analysis.risk.score_distribution`: one panel per group, one
     marker series per variant (share of player-hands at each observed score, base units)."""
     cols = [c for c in ("seat", "bot") if c in dist.columns]
     groups = list(dict.fromkeys(_label(r, cols) for r in dist.iter_rows(named=True)))
     variants = _variants(dist)
-    fig = Figure(figsize=(7, 2.2 * max(len(groups), 1)))
-    axes = fig.subplots(max(len(groups), 1), 1, squeeze=False)[:, 0]
+    fig, axes, made = _axes(ax, max(len(groups), 1), (7, 2.2 * max(len(groups), 1)))
     labels = dist.select(pl.struct(cols).map_elements(lambda r: _label(r, cols), return_dtype=pl.String)
                          .alias("_g"))["_g"] if dist.height else pl.Series([], dtype=pl.String)
     df = dist.with_columns(labels.alias("_g"))
@@ -230,11 +245,12 @@ def score_distribution_plot(dist: pl.DataFrame, log: bool = True) -> Figure:
         ax.set_ylabel("share")
     axes[-1].set_xlabel("score per hand, base units")
     axes[0].legend(fontsize="small")
-    fig.tight_layout()
+    if made:
+        fig.tight_layout()
     return fig
 
 
-def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> Figure:
+def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None, ax=None) -> Figure:
     """Paired differences (variant − baseline) with 95% CIs from :mod:`analysis.compare`, one row per line and
     **one panel per unit of measurement** (``measured_in``: base units, share of hands, turns…), so a
     difference in turns never shares an axis with one in base units. Rows whose interval comes from few
@@ -246,8 +262,7 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> 
         else ["difference"]
     sizes = [max(cmp.filter(pl.col("measured_in") == u).height if "measured_in" in cmp.columns else cmp.height, 1)
              for u in units]
-    fig = Figure(figsize=(7, 1.0 + 0.35 * sum(sizes) + 0.6 * len(units)))
-    axes = fig.subplots(len(units), 1, squeeze=False, height_ratios=sizes)[:, 0]
+    fig, axes, made = _axes(ax, len(units), (7, 1.0 + 0.35 * sum(sizes) + 0.6 * len(units)), sizes)
     for ax, unit in zip(axes, units, strict=True):
         sub = cmp.filter(pl.col("measured_in") == unit) if "measured_in" in cmp.columns else cmp
         names = [plain(" / ".join(str(r[c]) for c in label if r.get(c) is not None))
@@ -266,18 +281,18 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None) -> 
         ax.invert_yaxis()
         ax.set_xlabel(f"variant − baseline, {unit} (95% CI)")
         _fonts(ax)
-    fig.tight_layout()
+    if made:
+        fig.tight_layout()
     return fig
 
 
-def risk_quantiles(risk: pl.DataFrame) -> Figure:
+def risk_quantiles(risk: pl.DataFrame, ax=None) -> Figure:
     """Quantiles of the score (per hand or per session) from :mod:`analysis.risk` as a box of q(0.05)–q(0.95),
     whiskers q(0.01)–q(0.99), median tick and CVaR mark, per variant and group (parts whose quantiles were
     not computed are left out)."""
     cols = [c for c in ("seat", "bot") if c in risk.columns]
     keys = risk.select("variant", *cols).unique(maintain_order=True)
-    fig = Figure(figsize=(7, 1.2 + 0.45 * max(keys.height, 1)))
-    ax = fig.add_subplot()
+    fig, (ax,), _ = _axes(ax, 1, (7, 1.2 + 0.45 * max(keys.height, 1)))
     for y, row in enumerate(keys.iter_rows(named=True)):
         sub = risk.join(pl.DataFrame([row]).cast({c: risk.schema[c] for c in row}), on=list(row))
         est = dict(zip(sub["statistic"], sub["estimate"], strict=True))
@@ -297,4 +312,32 @@ def risk_quantiles(risk: pl.DataFrame) -> Figure:
     ax.set_xlabel(f"score over {hands} hand{'s' if hands != 1 else ''}, base units: box q05–q95, whiskers q01–q99")
     if keys.height:
         ax.legend(fontsize="small")
+    return fig
+
+
+def dose_response(sweep: pl.DataFrame, rule: str, ax=None) -> Figure:
+    """An ordered sweep of one rule (:func:`analysis.sweep.dose_table`): for each metric, one panel with the
+    paired change against the baseline (95% interval) at each value of ``rule``, in the rule's order, the
+    baseline at 0 (hollow, no interval). Columns: ``value`` (label), ``order``, ``metric``, ``measured_in``,
+    ``diff``, ``ci_lo``, ``ci_hi``, ``baseline`` (bool)."""
+    metrics = list(dict.fromkeys(sweep["metric"].to_list())) or ["(none)"]
+    fig, axes, made = _axes(ax, len(metrics), (7, 1.0 + 2.0 * len(metrics)))
+    for ax_, m in zip(axes, metrics, strict=True):
+        sub = sweep.filter(pl.col("metric") == m).sort("order")
+        x = sub["order"].to_numpy().astype(float)
+        d = sub["diff"].fill_null(0).to_numpy().astype(float)
+        ok = _has_interval(sub["ci_lo"], sub["ci_hi"])
+        if ok.any():
+            err = _errors(d, sub["ci_lo"], sub["ci_hi"])
+            ax_.errorbar(x[ok], d[ok], yerr=err[:, ok], fmt="o", capsize=3, color=COLORS[0])
+        ax_.plot(x[~ok], d[~ok], "o", mfc="none", color=COLORS[0])
+        ax_.plot(x, d, "-", color=COLORS[0], alpha=0.4)
+        ax_.axhline(0, color="grey", lw=0.8)
+        ax_.set_xticks(x, labels=sub["value"].to_list())
+        unit = sub["measured_in"][0] if sub.height else ""
+        ax_.set_ylabel(f"change, {unit}", fontsize="small")
+        ax_.set_title(plain(m), fontsize="small")
+    axes[-1].set_xlabel(f"{rule} (baseline hollow at 0; 95% CI)")
+    if made:
+        fig.tight_layout()
     return fig

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -29,20 +28,25 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import compare, economy, ev, fans, plots, risk, sessions, shape
+from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, summary, sweep
+from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se  # noqa: F401 (fmt_p: re-exported)
 from analysis.load import Run, open_run
-from analysis.stats import LEVEL, RARE_UNITS
+from analysis.rare import RARE_UNITS
+from analysis.stats import LEVEL
+from analysis.summary import rule_differences, zero_by_construction
 
 METHODS = f"""\
 Units: every money amount is in base units (the table's 底; multiply by scoring.base for score units). Each
 player-hand is one player's net result in one hand.
 Independent unit: the hand — or, under duplicate seating, the wall (deal_id): the four seatings of one wall share
-every tile, so they are one observation, not four. Every mean, share, paired difference, bootstrap and session
-simulation is clustered on that unit, and the n of a table ("hands" or "walls") counts units.
+every tile, so they are one observation, not four — or, in a run with sessions, the session (its hands are
+chained). Every mean, share, paired difference, bootstrap and session simulation is clustered on that unit, and
+the n of a table ("hands", "walls" or "sessions") counts units.
 Intervals are two-sided {LEVEL:.0%}. Means: mean ± 1.96·SE with the cluster-robust SE over units (= sd/√n with one
 observation per unit). Shares (of hands, wins or player-hands): Wilson score interval at the effective sample
-size n_eff = n / design effect (capped at n; the number of units when no variation is seen), so bounds stay in
-[0, 1] and are never zero-width. The declined − not difference has the unit-clustered SE of the group
+size n_eff = n / design effect (capped at n; the number of units when the share is 0 or 1, the number of trials
+when every unit has the same share), so bounds stay in [0, 1] and are never zero-width.
+The declined − not difference has the unit-clustered SE of the group
 coefficient of an OLS on the group indicator (the two groups share hands).
 Quantiles q(p): the smallest observed score with empirical CDF ≥ p. P(loss>x): share of player-hands with score
 < −x. CVaR95 loss: mean loss over the worst 5% of player-hands (expected shortfall, boundary observation
@@ -51,17 +55,21 @@ together). Sessions of K hands for one player of a group: each hand is a uniform
 one of the group's player-hands in it; K draws summed; intervals from an outer bootstrap over units.
 Paired comparisons use common random numbers: the same hand_id was dealt the same wall and bot streams in
 every variant; differences are taken hand by hand (joined on hand_id and seat) and clustered by unit.
-"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test.
-With fewer: a conservative gamma (weighted Poisson, Fay–Feuer) interval on the differing units' positive and
-negative totals, each at 97.5%, the unseen sign sized by the largest observed difference (marked "few
-differing"), and the p-value that inverts it. With none: no interval and no test. p Holm: Holm-adjusted
-p-values within a family (all paired rows of one variant; all rows of one variant in the mean-by-seat table);
-each caption gives the number of tests. Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
+"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test
+(zero-width only when every unit differs by the same amount). With 2 to {RARE_UNITS - 1} ("few differing"): the
+Student interval and test on (differing units − 1) degrees of freedom. With one: the gamma (weighted Poisson,
+Fay–Feuer) interval on its difference, the unseen sign sized by it (never significant). With none: no interval
+and no test. p Holm: Holm-adjusted p-values within a family (all paired rows of one comparison, the same family
+as xuezhan compare; all rows of one variant in the mean-by-seat table); each caption gives the number of tests.
+Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
 significant but smaller; not significant with the interval inside ±detect (an effect of that size is ruled
-out); inconclusive. hands needed (paired / unpaired per arm): hands to simulate so a two-sided test at
-α = 0.05 has 80% power against a true difference of detect, with the SD under that alternative — at least the
-observed one, at least what detect implies for an integer-valued difference, and at least detect²/π − detect²
-when only a share π of units differ. vrf = unpaired variance / paired variance.
+out); inconclusive. hands needed (paired): hands to simulate so that the test run at that size (Student on few
+differing units, normal on many) has 80% power at α = 0.05 against a true difference of detect, the number of
+differing units being Binomial with the observed share π of units (at least detect for a 0/1 share) and their
+spread at least the observed one; none when no unit differs and nothing bounds π. hands needed (unpaired, per
+arm): the plain formula with the unpaired SD under the alternative. vrf = unpaired variance / paired variance.
+Play differs: paired hands on which any decision or its outcome differs (exchange, 定缺, discards, kongs,
+declines, wins) — payments are not play.
 Economy: coins per player per hand = room_factor · base · score_total − rake, charged to every player in every
 hand; the house keeps 4·rake per hand."""
 
@@ -83,103 +91,7 @@ class Section:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Formatting
-
-
-def fmt(value: Any) -> str:
-    """A cell: integers as is, floats to 4 significant digits (thousands separated), null/NaN as '—'."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return "—"
-        if value == 0:
-            return "0"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.4g}"
-    return str(value)
-
-
-P_FLOOR = 1e-4
-
-
-def fmt_p(value: Any) -> str:
-    """A p-value: below 1e-4 it is shown as a bound, never as a (misleading) 0 or a spurious 1e-300."""
-    if isinstance(value, float) and not math.isnan(value) and value < P_FLOOR:
-        return f"<{P_FLOOR:g}"
-    return fmt(value)
-
-
-def _formatters(df: pl.DataFrame) -> list:
-    return [fmt_p if c.startswith("p_value") else fmt for c in df.columns]
-
-
-def html_table(df: pl.DataFrame) -> str:
-    """An HTML table of a frame (numbers right-aligned)."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    formatters = _formatters(df)
-    rows = []
-    for row in df.iter_rows():
-        cells = "".join(f'<td class="{"n" if num else "s"}">{html.escape(f(v))}</td>'
-                        for v, num, f in zip(row, numeric, formatters, strict=True))
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def md_table(df: pl.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of a frame."""
-    formatters = _formatters(df)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    lines = ["| " + " | ".join(df.columns) + " |",
-             "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
-    lines += ["| " + " | ".join(f(v).replace("|", "\\|") for v, f in zip(row, formatters, strict=True)) + " |"
-              for row in df.iter_rows()]
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Header
-
-
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-        return out
-    if isinstance(data, list):
-        out = {}
-        for i, v in enumerate(data):
-            out.update(_flatten(v, f"{prefix}{i}."))
-        return out
-    return {prefix[:-1]: data}
-
-
-def _value(key: str, value: Any) -> str:
-    """A rule value for people: no Python reprs (``None`` → ``uncapped`` for a cap, else ``none``)."""
-    if value is None:
-        return "uncapped" if key.rsplit(".", 1)[-1] == "cap" else "none"
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def rule_differences(run: Run, variant: str, baseline: str) -> str:
-    """``key: baseline → variant`` for every resolved rule key that differs (name/description excluded);
-    values as people write them (``cap: 4 → uncapped``, ``on``/``off``), ``—`` for a key one side lacks."""
-    a, b = _flatten(run.rules(baseline)), _flatten(run.rules(variant))
-    keys = sorted((set(a) | set(b)) - {"name", "description"})
-    diffs = [f"{k}: {_value(k, a[k]) if k in a else '—'} → {_value(k, b[k]) if k in b else '—'}"
-             for k in keys if a.get(k) != b.get(k) or (k in a) != (k in b)]
-    return "; ".join(diffs) if diffs else ("(baseline)" if variant == baseline else "same rules")
 
 
 def header_table(run: Run, baseline: str) -> pl.DataFrame:
@@ -223,13 +135,23 @@ def zh_names() -> dict[str, str]:
     return {**FLAG_ZH, **HAND_TYPE_ZH}
 
 
+PAIRED_HIDDEN = ("variant", "n_obs", "mean", "se_paired", "interval", "p_value", "measured_in", "se_unpaired", "vrf",
+                 "detect", "hands_unpaired")
+"""Columns of a paired table the report does not print (every one is in the table's CSV, :func:`write_tables`);
+what stays: the group, units, differing units, baseline, change, interval, Holm p, verdict, hands needed."""
+
+
 def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     """A table as the report shows it: the unit count headed ``hands`` or ``walls`` (``n_hands`` dropped when
     every hand is its own unit), pinyin hand types / flags followed by their Chinese names, positions as
-    ``dealer``, ``dealer+1``…, and the constant ``unit``/``baseline`` columns of paired tables dropped."""
+    ``dealer``, ``dealer+1``…, the constant ``unit``/``baseline`` columns of paired tables dropped, and a
+    paired table cut to the columns a reader needs (:data:`PAIRED_HIDDEN` are in its CSV), numbers rounded to
+    their standard error (:func:`analysis.fmt.round_to_se`)."""
     out = df.drop([c for c in ("unit", "baseline") if c in df.columns])
+    if "hands_paired" in out.columns and "verdict" in out.columns:  # a paired table: the rest is in its CSV
+        out = out.drop([c for c in PAIRED_HIDDEN if c in out.columns])
     if "n_units" in out.columns:
-        if not run.duplicate and "n_hands" in out.columns:
+        if run.cluster == "hand_id" and "n_hands" in out.columns:
             out = out.drop("n_hands")
         out = out.rename({"n_units": f"{run.unit}s", **({"n_hands": "hands"} if "n_hands" in out.columns else {})})
     for col in ("hand_type", "flag"):
@@ -239,13 +161,7 @@ def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     if "position" in out.columns:
         out = out.with_columns(pl.col("position").map_elements(lambda p: ev.POSITION_NAMES[p],
                                                                return_dtype=pl.String))
-    return out
-
-
-def zero_by_construction(df: pl.DataFrame, est: str, se: str) -> bool:
-    """Every estimate exactly 0 with SE 0 (or none): e.g. a bot that holds all four seats wins and loses the
-    same money (scores are zero-sum), so its mean is 0 by construction, not by measurement."""
-    return df.height > 0 and bool(df.select(((pl.col(est) == 0) & (pl.col(se).fill_null(0) == 0)).all()).item())
+    return round_to_se(out) if "se" in df.columns or "se_paired" in df.columns else out
 
 
 def one_bot_sentence(run: Run, what: str) -> str:
@@ -257,67 +173,6 @@ def one_bot_sentence(run: Run, what: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Summary: the answer first
-
-METRIC_WORDS = {"score_total": "score per hand", "score_win": "win payments per hand",
-                "score_kong": "kong payments per hand", "score_transfer": "kong-rain transfers per hand",
-                "score_huazhu": "花猪 penalties per hand", "score_chadajiao": "查大叫 payments per hand",
-                "score_refund": "kong refunds per hand"}
-
-
-def _row_words(r: dict, unit: str) -> str:
-    """One paired row in plain words: what, how much (with interval and its unit), on how many units."""
-    if r.get("metric") is not None:
-        what = r["metric"]
-    else:
-        who = f"seat {r['seat']}" if r.get("seat") is not None else r.get("bot", "")
-        if r.get("bot") is not None and r.get("bot_baseline") not in (None, r["bot"]):
-            who = f"{r['bot']} (was {r['bot_baseline']})"
-        what = f"{who}: {METRIC_WORDS.get(r['component'], r['component'])}"
-    share = r["measured_in"].startswith("share")
-    k, suffix = (100.0, " percentage points") if share else (1.0, f" {r['measured_in']}")
-    sign = "+" if r["diff"] > 0 else ""
-    interval = f"[{fmt(r['ci_lo'] * k)}, {fmt(r['ci_hi'] * k)}]"
-    return (f"{what}: {sign}{fmt(r['diff'] * k)}{suffix} {interval} (baseline {fmt(r['mean_baseline'] * k)}; "
-            f"{fmt(r['n_units'])} {unit}s, {fmt(r['n_differ'])} differ; Holm p {fmt_p(r['p_holm'])})")
-
-
-def summary_lines(family: pl.DataFrame, unit: str, top: int = 5) -> list[str]:
-    """Up to ``top`` rows of one variant's paired family that are significant (Holm) and at least ``detect``,
-    largest ``|diff| / detect`` first, in plain words; else a sentence saying none is, with the largest
-    estimate for scale."""
-    ranked = family.with_columns((pl.col("diff").abs() / pl.col("detect")).alias("_size")).sort(
-        "_size", descending=True, nulls_last=True, maintain_order=True)
-    # the same numbers reached twice (a bot that holds one seat, a component that is the whole difference)
-    # are said once: hand metrics first, then scores by seat, by bot, components
-    key = pl.concat_str([pl.col(c).round_sig_figs(6).cast(pl.String) for c in ("diff", "ci_lo", "ci_hi")],
-                        separator="|", ignore_nulls=True)
-    ranked = ranked.with_columns(key.alias("_d")).unique(subset=["_d"], keep="first", maintain_order=True)
-    big = ranked.filter(pl.col("verdict") == compare.VERDICTS[0])
-    n_tests = int(family["p_value"].is_not_null().sum())
-    if big.height:
-        return [_row_words(r, unit) for r in big.head(top).iter_rows(named=True)]
-    if not (family["n_differ"] > 0).any():
-        return [f"Nothing differs: on every paired {unit}, every score and hand metric equals the baseline's "
-                "(the changed rule never changed an outcome here)."]
-    small = int((family["verdict"] == compare.VERDICTS[1]).sum())
-    lines = [f"No difference is both significant (Holm, {n_tests} tests) and at least its practical threshold "
-             f"(detect)" + (f"; {small} significant but smaller." if small else ".")]
-    moved = ranked.filter(pl.col("n_differ") > 0)
-    if moved.height:
-        lines.append("Largest estimate, for scale: " + _row_words(moved.row(0, named=True), unit)
-                     + f" — {moved['verdict'][0]}.")
-    return lines
-
-
-def _position_line(pos: pl.DataFrame, baseline: str) -> str:
-    sub = pos.filter((pl.col("variant") == baseline) & (pl.col("component") == "score_total")).sort("position")
-    parts = [f"{ev.POSITION_NAMES[r['position']]} {'+' if r['mean'] > 0 else ''}{fmt(r['mean'])} "
-             f"[{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]" for r in sub.iter_rows(named=True)]
-    return f"Mean score per hand by position in {baseline} (base units): " + "; ".join(parts) + "."
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Building and writing
 
 
@@ -326,23 +181,6 @@ def comparisons(run: Run, baseline: str) -> list[tuple[str, str]]:
     then the study's ``contrasts`` (pairs of two other variants, e.g. cap 1 against uncapped)."""
     pairs = [(baseline, v) for v in run.variants if v != baseline]
     return pairs + [c for c in run.contrasts if c not in pairs and baseline not in c]
-
-
-def paired_family(run: Run, variant: str, baseline: str) -> dict[str, pl.DataFrame]:
-    """Every paired table of one variant against the baseline (by bot and component, by seat, hand
-    metrics), with ``p_holm`` and ``verdict`` recomputed over all of them together: one family of tests."""
-    parts = {"by_bot": compare.paired_comparison(run, variant, baseline, "bot", ev.COMPONENTS),
-             "by_seat": compare.paired_comparison(run, variant, baseline, "seat"),
-             "metrics": compare.paired_hand_metrics(run, variant, baseline)}
-    tagged = pl.concat([df.select(*compare.COLUMNS).with_columns(pl.lit(k).alias("_t"),
-                                                                   pl.int_range(pl.len()).alias("_i"))
-                        for k, df in parts.items()])
-    adjusted = compare.add_adjusted(tagged)
-    out = {}
-    for k, df in parts.items():
-        sub = adjusted.filter(pl.col("_t") == k).sort("_i")
-        out[k] = df.with_columns(sub["p_holm"].alias("p_holm"), sub["verdict"].alias("verdict"))
-    return out
 
 
 TABLE_THREADS = 2
@@ -361,8 +199,9 @@ def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: in
         "hand_risk": (partial(risk.risk_table, run, "bot", n_boot=n_boot, seed=seed),),
         "sess": (partial(risk.session_risk_table, run, "bot", hands=session_hands, n_boot=n_boot, seed=seed),),
         "dist": (risk.score_distribution, run, "bot"),
-        **{f"family {base} {v}": (paired_family, run, v, base) for base, v in comparisons(run, baseline)},
+        **{f"family {base} {v}": (family.paired_family, run, v, base) for base, v in comparisons(run, baseline)},
         "diagnostics": (diagnostics_sections, run, baseline, findings),
+        "play": (play.play_table, run, comparisons(run, baseline)),
         "header": (header_table, run, baseline), "shape": (shape.game_shape, run),
         "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
         "economy": (economy.economy_table, run, "bot"),
@@ -398,11 +237,11 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
             sec.pngs[len(sec.items) - 1] = plots.to_png(fig)
 
     fan = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
-                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Bars on a "
+                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Dots on a "
                   "log scale so rare hands stay visible.")
     ht, fl = get["ht"](), get["fl"]()
-    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_bars(ht, "win"))
-    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_bars(fl, "win"))
+    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_dots(ht, "win"))
+    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_dots(fl, "win"))
     fan.table("Hand types", ht)
     fan.table("Pattern flags", fl)
 
@@ -433,9 +272,20 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
 
     families = {(a, b): get[f"family {a} {b}"]() for a, b in comparisons(run, baseline)}
     paired = [_paired_section(run, v, base, fam, figure) for (base, v), fam in families.items()]
+    rule = sweep.sweep_rule(run, baseline)
+    dose_section = []
+    if rule is not None:
+        dose = sweep.dose_table(run, baseline, rule, {v: fam["metrics"] for (base, v), fam in families.items()
+                                                      if base == baseline})
+        s = Section(f"Dose–response: {rule}", f"The variants sweep one rule, {rule}: each panel is a hand metric's "
+                    "paired change against the baseline at each value (95% interval; the four metrics with the "
+                    "largest change relative to their detect).")
+        figure(s, f"Paired change against {rule}", plots.dose_response(dose, rule))
+        s.table(f"Paired change by {rule}", dose.drop("order"))
+        dose_section.append(s)
 
     sections = get["diagnostics"]()  # problems with the comparison come first
-    sections.append(_summary_section(run, baseline, families, ev_pos))
+    sections += [_summary_section(run, baseline, families, ev_pos, get["play"]()), *dose_section]
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
     head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
     incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
@@ -467,22 +317,12 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
 
 
 def _summary_section(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
-                     ev_pos: pl.DataFrame) -> Section:
-    """The answer first: each comparison's largest practically significant differences in plain words."""
-    unit = run.unit
-    lines = []
-    for (base, v), fam in families.items():
-        allrows = pl.concat([df.select(*compare.COLUMNS[:2], *compare.COLUMNS[3:], *(
-            [c for c in ("seat", "bot", "bot_baseline", "component", "metric") if c in df.columns]))
-            for df in (fam["metrics"], fam["by_seat"], fam["by_bot"])], how="diagonal_relaxed")
-        lines.append(f"{v} − {base} ({rule_differences(run, v, base)}):")
-        lines += [f"  • {x}" for x in summary_lines(allrows, unit)]
-    if not families:
-        lines.append(f"One variant ({baseline}): nothing to compare; the tables below describe it.")
-    lines.append(_position_line(ev_pos, baseline))
-    lines.append(f"Independent unit: the {unit}" + (" (duplicate seating: the four seatings of a wall count once)"
-                                                     if run.duplicate else "") + ". Intervals are 95%.")
-    return Section("Summary", "\n".join(lines))
+                     ev_pos: pl.DataFrame, play: pl.DataFrame) -> Section:
+    """The answer first (:func:`analysis.summary.summary_items`): who wins, how play changes, then each
+    comparison's largest practically significant differences in plain words."""
+    sec = Section("Summary")
+    sec.items = summary.summary_items(run, baseline, families, ev_pos, play)
+    return sec
 
 
 SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of each hand follows from the "
@@ -491,7 +331,10 @@ SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of
                  "player's balance over the session in the session's money (base units, or coins: room_factor · "
                  "base · score − rake per hand); points = the session's score in base units; dealt = hands the "
                  "player dealt. P(ruin) = share of player-sessions whose balance reached 0 (any = sessions where "
-                 "someone did), Wilson 95%. Paired rows compare the same sessions (same walls) under two rule sets.")
+                 "someone did), Wilson 95% at the effective sample size, clustered by session (by the four "
+                 "seatings of a session's walls under duplicate seating). Every other table of a run with "
+                 "sessions is clustered by session too (its n counts sessions). Paired rows compare the same "
+                 "sessions (same walls) under two rule sets.")
 
 
 def sessions_section(run: Run, baseline: str) -> Section:
@@ -537,7 +380,7 @@ def _tests(df: pl.DataFrame) -> int:
 
 def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.DataFrame],
                     figure: Callable[[Section, str, Figure], None] = Section.figure) -> Section:
-    n_tests = sum(int(df["p_value"].is_not_null().sum()) for df in fam.values())
+    n_tests = family.family_tests(fam)
     unit = run.unit
     s = Section(f"Paired: {variant} − {baseline}",
                 f"{variant} minus {baseline} on the same {unit}s ({rule_differences(run, variant, baseline)}). "
@@ -560,8 +403,18 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
         s.text += " " + one_bot_sentence(run, "Score differences")
     else:
         s.table("Score by bot and component (base units)", by_bot)
-    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", metrics)
+    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", _one_of_twins(metrics))
     return s
+
+
+def _one_of_twins(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The hand metrics without ``wins`` when it repeats ``winners`` number for number (every winner wins once
+    outside 血流); the paired frames, their CSV and `xuezhan compare` keep both."""
+    cols = ["n_differ", "diff", "ci_lo", "ci_hi"]
+    rows = {m: metrics.filter(pl.col("metric") == m).select(cols) for m in ("winners", "wins")}
+    if all(r.height == 1 for r in rows.values()) and rows["winners"].equals(rows["wins"]):
+        return metrics.filter(pl.col("metric") != "wins")
+    return metrics
 
 
 def risk_text(n_boot: int, seed: int, unit: str = "hand") -> str:
@@ -596,8 +449,10 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
     css = ("body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;margin:.5em 0 "
            "1.5em;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#f0f0f0}td.n{text-align:"
            "right;font-variant-numeric:tabular-nums}p.m{white-space:pre-wrap;font-size:13px}figure{margin:0 0 1em}"
-           "figcaption,caption{font-weight:bold;font-size:13px}img{max-width:100%}")
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+           "figcaption,caption{font-weight:bold;font-size:13px;text-align:left;padding:.3em 0}img{max-width:100%}")
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+             f"<title>{html.escape(title)}</title>"
              f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p>"]
     at = _contents_at(sections)
     for i, sec in enumerate(sections):
@@ -610,7 +465,9 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
         for j, (kind, caption, obj) in enumerate(sec.items):
             if kind == "table":
                 table = present(obj, run) if run is not None else obj
-                parts.append(f"<h4>{html.escape(caption)}</h4>{html_table(table)}")
+                parts.append(html_table(table, caption))
+            elif kind == "text":
+                parts.append(f"<p class='m'>{html.escape(obj)}</p>")
             else:
                 data = base64.b64encode(sec.pngs.get(j) or plots.to_png(obj)).decode()
                 parts.append(f"<figure><figcaption>{html.escape(caption)}</figcaption>"
@@ -634,6 +491,8 @@ def render_markdown(title: str, sections: list[Section], subtitle: str, html_nam
             if kind == "table":
                 table = present(obj, run) if run is not None else obj
                 out += [f"**{caption}**", "", md_table(table), ""]
+            elif kind == "text":
+                out += [obj.replace("\n", "  \n"), ""]
     return "\n".join(out)
 
 
@@ -652,10 +511,59 @@ def _atomic_write_text(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
+def write_tables(sections: list[Section], directory: Path) -> Path:
+    """Every table of the report as CSV, full precision and every column (the report prints fewer), in
+    ``directory``: ``NN_<section>_<k>.csv`` plus ``index.csv`` (file, section, caption). Written to a temporary
+    directory first (:func:`stage_tables`) and renamed into place, replacing an older one."""
+    return _swap_in(stage_tables(sections, directory), directory)
+
+
+def stage_tables(sections: list[Section], directory: Path) -> Path:
+    """The CSV tables of :func:`write_tables` in a new temporary directory beside ``directory`` (removed again
+    if writing fails); the caller renames it into place (:func:`_swap_in`) or removes it."""
+    import shutil
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        index = []
+        for i, sec in enumerate(sections):
+            k = 0
+            for kind, caption, obj in sec.items:
+                if kind != "table":
+                    continue
+                k += 1
+                name = f"{i + 1:02d}_{slug(sec.title)[:40]}_{k}.csv"
+                obj.write_csv(tmp / name)
+                index.append({"file": name, "section": sec.title, "caption": caption})
+        pl.DataFrame(index, schema={"file": pl.String, "section": pl.String, "caption": pl.String}).write_csv(
+            tmp / "index.csv")
+        os.chmod(tmp, 0o777 & ~_umask())
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def _swap_in(tmp: Path, directory: Path) -> Path:
+    import shutil
+
+    if directory.exists():
+        shutil.rmtree(directory)
+    os.replace(tmp, directory)
+    return directory
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
                  session_hands: int = 40, seed: int = 0, findings: list | None = None) -> Path:
     """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
-    the default name, else ``out`` with the suffix ``.md``); return the HTML path.
+    the default name, else ``out`` with the suffix ``.md``) and every table as CSV in ``<out stem>_tables/``
+    (:func:`write_tables`); return the HTML path. Nothing is written if any part fails.
 
     ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). ``findings``:
     :func:`analysis.diagnostics.diagnose` of this run and baseline when the caller has it already (``xuezhan
@@ -679,12 +587,20 @@ def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | N
     subtitle = (f"{len(run.variants)} variant(s): {', '.join(run.variants)}; baseline {base}. "
                 f"Generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')} by xuezhan {__version__}.")
     md_path = out.with_suffix(".md")
-    tmp_html = _atomic_write_text(out, render_html(title, sections, subtitle, run))
+    tables = out.with_name(out.stem + "_tables")
+    tmp_tables = stage_tables(sections, tables)
+    tmp_html = tmp_md = None
     try:
+        tmp_html = _atomic_write_text(out, render_html(title, sections, subtitle, run))
         tmp_md = _atomic_write_text(md_path, render_markdown(title, sections, subtitle, out.name, run))
     except BaseException:
-        tmp_html.unlink(missing_ok=True)
+        import shutil
+
+        shutil.rmtree(tmp_tables, ignore_errors=True)
+        if tmp_html is not None:
+            tmp_html.unlink(missing_ok=True)
         raise
     os.replace(tmp_md, md_path)
     os.replace(tmp_html, out)
+    _swap_in(tmp_tables, tables)
     return out

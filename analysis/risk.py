@@ -54,7 +54,7 @@ def _label(key: str, alpha: float) -> str:
 def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarray, np.ndarray]]:
     """Per variant and group: (key, scores, hand of each score, independent unit of each score)."""
     df = (player_frame(run, position="position" in cols)
-          .select("variant", *cols, "hand_id", "deal_id", "score_total").collect())
+          .select("variant", *cols, *run.id_columns, "score_total").collect())
     unit = run.cluster
     out = []
     for variant in run.variants:

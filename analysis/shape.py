@@ -58,7 +58,7 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                      (pl.col("score_total").abs().sum() / 2).alias("_moved"))
                 .join(hands, on=["variant", "hand_id"], how="right"))
     cap_hands = (wins.group_by("variant", "hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
-                 .join(hands.select("variant", "hand_id", "deal_id"), on=["variant", "hand_id"], how="right"))
+                 .join(hands.select("variant", *run.id_columns), on=["variant", "hand_id"], how="right"))
     dealt_in = (wins.filter(pl.col("kind").is_in(["discard", "rob_kong"]) & (pl.col("payer") >= 0))
                 .select("variant", "hand_id", pl.col("payer").alias("seat")).unique()
                 .with_columns(pl.lit(True).alias("_dealt_in")))

@@ -12,10 +12,10 @@ Conventions used throughout ``analysis``:
   observation per cluster) and the normal interval ``mean ± z·se``.
 - A share (the mean of a 0/1 indicator: of hands, wins, player-hands) gets the **Wilson interval at the
   effective sample size** (:func:`share_interval_exprs`): inside [0, 1], never zero-width.
-- A paired difference carried by fewer than :data:`RARE_UNITS` differing clusters gets the conservative gamma
-  interval of :func:`rare_diff_interval` instead of the normal one.
+- A paired difference carried by fewer than ``analysis.rare.RARE_UNITS`` differing clusters gets the Student
+  interval on (differing clusters − 1) degrees of freedom instead of the normal one (:mod:`analysis.rare`).
 - Multiplicity: :func:`p_adjust` (Holm, Benjamini–Hochberg). Sample sizes: :func:`hands_needed` with the SD
-  under the alternative (:func:`sigma_alternative`).
+  under the alternative (:func:`sigma_alternative`; the paired rows use :mod:`analysis.power`).
 - Quantiles are the inverse of the empirical CDF (numpy ``method="inverted_cdf"``): the smallest observed value
   ``x`` with ``F(x) ≥ p``, so a reported quantile is always a score that actually occurred.
 - CVaR (expected shortfall) at level ``α`` of the loss ``L = −score`` is the mean of the worst ``(1−α)`` share of
@@ -28,7 +28,6 @@ Conventions used throughout ``analysis``:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from statistics import NormalDist
 
@@ -186,9 +185,10 @@ def share_interval_exprs(p: pl.Expr, se: pl.Expr, n_obs: pl.Expr, n_units: pl.Ex
     ``p`` = share, ``se`` = its cluster-robust SE over ``n_units`` clusters, ``n_obs`` = trials. The design
     effect ``deff = se² / (p(1−p)/n_obs · G/(G−1))`` (``G`` = clusters; exactly 1 with one trial per cluster)
     gives ``n_eff = n_obs / deff``, capped at ``n_obs`` (never more information than independent trials); the
-    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When no variation is seen (``p`` = 0 or
-    1, or ``se`` = 0) the design effect cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster
-    had one" bounds the chance of a trial having one, whatever the correlation inside clusters. Null when
+    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When ``p`` = 0 or 1 the design effect
+    cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster had one" bounds the chance of a trial
+    having one, whatever the correlation inside clusters. When ``0 < p < 1`` but ``se`` = 0 (every cluster has
+    the same share) there is no between-cluster variation to inflate it: ``n_eff = n_obs`` (the trials). Null when
     there are no trials or fewer than 2 clusters."""
     pf, se, M, G = p.cast(pl.Float64), se.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
     binom = pf * (1 - pf) / M * G / (G - 1)
@@ -359,124 +359,6 @@ def p_adjust(p: np.ndarray | Sequence[float], method: str = "holm") -> np.ndarra
         raise ValueError(f"method {method!r}: expected 'holm' or 'bh'")
     out[order] = adj
     return out
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Few differing units: a gamma (weighted Poisson) interval
-
-RARE_UNITS = 30
-"""Fewer differing units than this and a paired difference gets :func:`rare_diff_interval`, not the normal one
-(with a handful of nonzero differences the normal interval is far too short, and zero-width at 0 or 1)."""
-
-
-def _gamma_p(a: float, x: float) -> float:
-    """Regularised lower incomplete gamma ``P(a, x)``: series below ``a + 1``, continued fraction above."""
-    if x <= 0:
-        return 0.0
-    log_front = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1:
-        term = total = 1.0 / a
-        k = a
-        for _ in range(10_000):
-            k += 1
-            term *= x / k
-            total += term
-            if abs(term) < abs(total) * 1e-15:
-                break
-        return min(1.0, total * math.exp(log_front))
-    # Q(a, x) by the modified Lentz continued fraction
-    tiny = 1e-300
-    b = x + 1 - a
-    c, dd = 1 / tiny, 1 / b
-    h = dd
-    for i in range(1, 10_000):
-        an = -i * (i - a)
-        b += 2
-        dd = an * dd + b
-        dd = tiny if abs(dd) < tiny else dd
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        dd = 1 / dd
-        delta = dd * c
-        h *= delta
-        if abs(delta - 1) < 1e-15:
-            break
-    return max(0.0, 1.0 - math.exp(log_front) * h)
-
-
-def gamma_quantile(q: float, shape: float) -> float:
-    """Quantile of the Gamma(shape, scale 1) distribution (bisection on :func:`_gamma_p`; shape > 0)."""
-    if q <= 0:
-        return 0.0
-    lo, hi = 0.0, shape + 10 * math.sqrt(shape) + 50
-    while _gamma_p(shape, hi) < q:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _gamma_p(shape, mid) < q:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * max(hi, 1e-300):
-            break
-    return (lo + hi) / 2
-
-
-def _weighted_poisson(w: np.ndarray, w_max: float, alpha: float) -> tuple[float, float]:
-    """Fay–Feuer gamma interval (two-sided ``1 − alpha``) for the mean of ``Y = Σ w_i`` over events of a
-    Poisson process with positive marks ``w`` (the observed ones); ``w_max`` = the largest mark thought
-    possible (used for the upper bound, also when no event was seen)."""
-    y, v = float(w.sum()), float((w * w).sum())
-    lo = v / y * gamma_quantile(alpha / 2, y * y / v) if y > 0 else 0.0
-    yu, vu = y + w_max, v + w_max * w_max
-    hi = vu / yu * gamma_quantile(1 - alpha / 2, yu * yu / vu)
-    return lo, hi
-
-
-def rare_diff_interval(unit_sums: np.ndarray, n_obs: float, level: float = LEVEL) -> tuple[float, float]:
-    """Interval for a mean paired difference carried by few differing units.
-
-    ``unit_sums``: the nonzero per-unit sums ``D`` of the differences (units whose sum is 0 add nothing);
-    ``n_obs``: the observations of all units (the estimate is ``ΣD / n_obs``). The positive and the negative
-    sums are each treated as a compound Poisson total (a unit differs rarely and independently) and get the
-    Fay–Feuer gamma interval at level ``1 − α/2``; the difference of the two ranges is the interval (union
-    bound: coverage at least ``level``). The largest observed ``|D|`` stands for the size of a difference of
-    the sign not seen, so "every observed difference is positive" is not read as "no negative ones exist".
-    Conservative by construction; exact for a single possible size of difference."""
-    d = np.asarray(unit_sums, dtype=float)
-    d = d[d != 0]
-    if d.size == 0:
-        return math.nan, math.nan
-    alpha = (1 - level) / 2
-    w_max = float(np.abs(d).max())
-    p_lo, p_hi = _weighted_poisson(d[d > 0], w_max, alpha)
-    n_lo, n_hi = _weighted_poisson(-d[d < 0], w_max, alpha)
-    return (p_lo - n_hi) / n_obs, (p_hi - n_lo) / n_obs
-
-
-def rare_diff_p(unit_sums: np.ndarray, tol: float = 1e-4) -> float:
-    """Two-sided p-value matching :func:`rare_diff_interval`: the largest ``α`` whose interval still holds 0
-    (bisection; 1 when the 0%-level interval holds 0, NaN without a differing unit)."""
-    d = np.asarray(unit_sums, dtype=float)
-    if not (d != 0).any():
-        return math.nan
-
-    def holds_zero(alpha: float) -> bool:
-        lo, hi = rare_diff_interval(d, 1.0, 1.0 - alpha)
-        return lo <= 0 <= hi
-
-    if holds_zero(1.0 - 1e-9):
-        return 1.0
-    lo, hi = 1e-12, 1.0 - 1e-9  # holds_zero(lo) is True unless p is below 1e-12
-    if not holds_zero(lo):
-        return lo
-    while hi - lo > tol * lo:
-        mid = math.sqrt(lo * hi) if hi / lo > 10 else (lo + hi) / 2
-        if holds_zero(mid):
-            lo = mid
-        else:
-            hi = mid
-    return hi
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -278,7 +278,8 @@ class Bot:
     """Base class: ``act`` calls the method named after the decision (``exchange``, ``void``, ``discard``,
     ``claim``, ``self_kong``, ``take_win``, ``declare``), each returning an action. The defaults take the first
     legal action (for ``take_win``: win; for ``claim``/``self_kong``/``declare``: pass). A seat is logged with
-    ``bot`` = ``python`` unless its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their
+    ``bot`` = its seat's name (``package.module:Class`` or the entry-point name, :func:`simulator.game.
+    python_bot_name`) unless its class itself (not a parent) sets ``log_bot_id`` (the built-in wrappers: their
     compiled bot's name)."""
 
     def act(self, obs: Observation) -> int:

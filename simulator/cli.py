@@ -389,8 +389,8 @@ def compare(
                                  "writing (otherwise refused)."),
 ) -> None:
     """Paired comparison of B against A on common random numbers: per-group score and hand-level metrics."""
-    from analysis.compare import paired_comparison, paired_hand_metrics
     from analysis.ev import COMPONENTS
+    from analysis.family import compare_rows
     from analysis.load import open_run
 
     if format_ not in COMPARE_FORMATS:
@@ -413,18 +413,18 @@ def compare(
                    "hands both have", err=True)
     if by is None:
         by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
-    scores = paired_comparison(run, b, a, by, components, detect=detect)
-    metrics = paired_hand_metrics(run, b, a)
+    # the report's Holm family (every paired row of B against A), so p Holm and the verdict match the report
+    scores, metrics, n_tests = compare_rows(run, b, a, by, components, detect)
     if format_ == "table":
-        _compare_tables(scores, metrics, a, b, by, components)
+        _compare_tables(scores, metrics, a, b, by, components, n_tests)
     else:
-        typer.echo(_compare_text(scores, metrics, a, b, by, format_), nl=False)
+        typer.echo(_compare_text(scores, metrics, a, b, by, format_, n_tests), nl=False)
 
 
 COMPARE_FORMATS = ("table", "csv", "json")
 
 
-def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[str]) -> None:
+def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[str], n_tests: int) -> None:
     """The two comparison tables for a human. Piped, the console is as wide as the tables (never truncated);
     in a narrow terminal a long number folds onto the next line instead of losing digits."""
     from rich.console import Console
@@ -443,29 +443,26 @@ def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[s
         for column in table.columns:
             column.overflow = "fold"
         console.print(table)
-    console.print(footnote(), soft_wrap=console.is_terminal)
+    console.print(footnote(n_tests=n_tests), soft_wrap=console.is_terminal)
 
 
-def _compare_text(scores, metrics, a: str, b: str, by: str, format_: str) -> str:
-    """The comparison as CSV (both tables in one, told apart by a ``table`` column) or JSON (full precision;
-    NaN and infinities as null)."""
+def _compare_text(scores, metrics, a: str, b: str, by: str, format_: str, n_tests: int) -> str:
+    """The comparison as CSV (both tables in one, told apart by a ``table`` column, each row led by its stable
+    ``id`` and display ``label``) or JSON (:func:`analysis.family.compare_document`); full precision."""
     import json
-    import math
 
     import polars as pl
 
+    from analysis.family import compare_document, with_ids
+
     if format_ == "csv":
-        both = pl.concat([scores.select(pl.lit("score").alias("table"), pl.all()),
-                          metrics.select(pl.lit("hand_metric").alias("table"), pl.all())], how="diagonal_relaxed")
+        both = pl.concat([with_ids(scores).select(pl.lit("score").alias("table"), pl.all()),
+                          with_ids(metrics).select(pl.lit("hand_metric").alias("table"), pl.all())],
+                         how="diagonal_relaxed")
         return both.write_csv()
-
-    def clean(rows: list[dict]) -> list[dict]:
-        return [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
-                for r in rows]
-
-    doc = {"baseline": a, "variant": b, "by": by, "scores": clean(scores.to_dicts()),
-           "metrics": clean(metrics.to_dicts())}
+    doc = compare_document(scores, metrics, a, b, by, n_tests)
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
 
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM as Ctrl-C: the run stops its workers, records finished chunks and exits (a default SIGTERM

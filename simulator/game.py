@@ -14,7 +14,7 @@ import numpy as np
 
 from simulator import engine, precompile, state
 from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
-from simulator.rules import PYTHON_BOT, RuleSet
+from simulator.rules import BOT_LABELS, PYTHON_BOT, RuleSet
 from simulator.state import (
     ANS_COUNT,
     ANS_MAX,
@@ -137,6 +137,34 @@ class Hand:
         return self.st.pc[state.PC_STAGE] == state.STAGE_DONE
 
 
+def python_bot_name(rules: RuleSet, seat: int, agent) -> str:
+    """The name a Python bot is logged under (the ``players.bot`` column): the seat's ``bot`` as the rule set
+    gives it (``package.module:Class`` or a ``xuezhan.bots`` entry-point name), else the agent's class path."""
+    spec = rules.seats[seat].bot
+    if spec not in BOT_LABELS:
+        return spec
+    return f"{type(agent).__module__}:{type(agent).__qualname__}"
+
+
+def _label_python_bots(raw: dict, rules: RuleSet, agents: dict, log_ids: np.ndarray, rotations: np.ndarray) -> None:
+    """Give each Python bot logged as ``python`` its own name: the ``bot`` codes of its rows become
+    ``PYTHON_BOT + 1 + j`` and ``raw["bot_labels"]`` = ``BOT_LABELS`` + the names (in seat order, each once),
+    so two different Python bots are never pooled. Nothing changes when no seat is logged as ``python``."""
+    names = {b: python_bot_name(rules, b, a) for b, a in agents.items() if log_ids[b] == PYTHON_BOT}
+    if not names:
+        return
+    labels = tuple(dict.fromkeys(names[b] for b in sorted(names)))
+    code = np.full(state.N_SEATS, -1, np.int64)
+    for b, name in names.items():
+        code[b] = PYTHON_BOT + 1 + labels.index(name)
+    p = raw["p"]
+    rot = np.repeat(np.asarray(rotations, np.int64), state.N_SEATS)[:p.shape[0]]
+    b_of_row = (p[:, state.PL_SEAT].astype(np.int64) + rot) % state.N_SEATS
+    mine = (p[:, state.PL_BOT] == PYTHON_BOT) & (code[b_of_row] >= 0)
+    p[mine, state.PL_BOT] = code[b_of_row[mine]]
+    raw["bot_labels"] = (*BOT_LABELS, *labels)
+
+
 def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,
                record: bool = False, dealers=None) -> dict:
     """Play hands with the seat specs listed in ``agents`` (``{spec index: agent}``, spec index = position in
@@ -154,7 +182,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     bot_ids, bot_par = rules.bot_arrays()
     log_ids = bot_ids.copy()
     for b, agent in agents.items():
-        # the class's own label only: a subclass of GreedyBot plays differently and is logged as "python"
+        # the class's own label only: a subclass of GreedyBot plays differently and is logged by its own name
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
     hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
     raw = engine.empty_raw(hand_ids, deal_ids, rotations, engine.win_rows_per_hand(rules))
@@ -185,6 +213,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             ev = st.events[:st.g[state.G_NEV]]
             ev_rows.append(np.column_stack([np.full(ev.shape[0], i, np.int32), ev]))
     engine.trim_raw(raw, nw)
+    _label_python_bots(raw, rules, agents, log_ids, rotations)
     if record and raw["h"][:, state.H_EV_OVERFLOW].any():
         raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
     raw["events"] = (np.concatenate(ev_rows) if ev_rows else np.zeros((0, 1 + state.EV_W), np.int32))

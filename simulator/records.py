@@ -191,7 +191,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
         "seat": p[:, S.PL_SEAT].astype(np.int8),
-        "bot": Coded(p[:, S.PL_BOT], BOT_LABELS),
+        "bot": Coded(p[:, S.PL_BOT], raw.get("bot_labels", BOT_LABELS)),  # + the run's Python bots' names
         "dealt": notation_array(raw["dealt"]),
         "start_shanten": p[:, S.PL_START_SH].astype(np.int8),
         "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),

@@ -239,7 +239,10 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: 
     if fld.name == "variant":
         return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([variant]))
     if pa.types.is_dictionary(fld.type):
-        return _categorical(values, fld, VOCABULARIES[fld.name])
+        vocab = VOCABULARIES[fld.name]
+        if fld.name == "bot" and hasattr(values, "names") and tuple(values.names[:len(vocab)]) == vocab:
+            vocab = tuple(values.names)  # the run's Python bots by name after the fixed labels (game.py)
+        return _categorical(values, fld, vocab)
     if pa.types.is_string(fld.type):
         if isinstance(values, pa.Array) and values.type == pa.string():
             return values

@@ -189,4 +189,6 @@ def _merge(layers: list[dict], record: bool) -> dict:
         ev = ev[eorder]
         ev[:, 0] = rows[eorder]
     out["events"] = ev
+    if "bot_labels" in layers[0]:  # Python bots' names (simulator.game): the same rules in every layer
+        out["bot_labels"] = layers[0]["bot_labels"]
     return out

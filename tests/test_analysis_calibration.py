@@ -5,8 +5,9 @@ Each test simulates ``R`` independent synthetic data sets with a known true valu
 covers the truth against 95% within Monte Carlo error (``3·√(0.95·0.05/R)``). The data are clustered like
 the logs (several correlated observations per hand or wall), so an estimator that treated observations as
 independent would fail here. Families: rate (share of units' observations), per-win share (clusters of varying
-size), mean, paired mean (many differing units) and paired mean with few differing units (the conservative
-gamma interval: coverage at least 95%, and the normal interval it replaces shown to fall short).
+size), mean, paired mean (many differing units) and paired mean with few differing units (the Student interval
+on differing units − 1 degrees of freedom: coverage at least 95%, and the plain normal interval shown to fall
+short).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import polars as pl
 import pytest
 
 from analysis.compare import paired_stats
-from analysis.stats import RARE_UNITS, cluster_means, cluster_share_exprs, share_moments
+from analysis.rare import RARE_UNITS
+from analysis.stats import cluster_means, cluster_share_exprs, share_moments
 
 R = 800
 MC = 3 * math.sqrt(0.95 * 0.05 / R)  # three Monte Carlo standard errors of a coverage estimate (≈ 0.023)
@@ -114,8 +116,8 @@ def test_paired_mean_coverage():
 
 def test_rare_difference_paired_coverage():
     """About 4 differing units of 2,000, skewed differences like a cap that rarely binds (+16 mostly, +64
-    sometimes, −32 rarely): the gamma interval on the differing units covers at least 95% (it is conservative
-    by construction) and is never zero-width; the normal interval it replaces covers far less."""
+    sometimes, −32 rarely): the few-differing (Student) interval covers at least 95% and is never zero-width; the
+    plain normal interval covers far less."""
     frame, truth = _paired(np.random.default_rng(5), 2000, 0.002, (16.0, 64.0, -32.0), (0.8, 0.15, 0.05))
     out = paired_stats(frame, ["rep"], cluster="unit").filter(pl.col("n_differ") > 0)
     assert (out["n_differ"] < RARE_UNITS).all() and (out["interval"] == "few differing").all()

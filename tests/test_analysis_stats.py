@@ -285,7 +285,7 @@ def test_p_adjust_holm_and_bh():
 
 
 def test_gamma_quantile_matches_garwood():
-    from analysis.stats import gamma_quantile
+    from analysis.rare import gamma_quantile
 
     # exact Poisson interval for 10 events: Gamma(10) at 2.5%, Gamma(11) at 97.5% (chi² tables: 4.795, 18.390)
     assert gamma_quantile(0.025, 10) == pytest.approx(4.795389, abs=1e-5)
@@ -295,7 +295,7 @@ def test_gamma_quantile_matches_garwood():
 
 
 def test_rare_diff_interval_single_size_is_poisson():
-    from analysis.stats import gamma_quantile, rare_diff_interval, rare_diff_p
+    from analysis.rare import gamma_quantile, rare_diff_interval, rare_diff_p
 
     # five differing units of +8 over 1,000 observations: the positive total's Fay–Feuer bounds reduce to the exact
     # Poisson (Garwood) bounds at 97.5% times 8; the unseen negative side can be as large as the upper 98.75%

@@ -87,7 +87,7 @@ def test_paired_shares_and_risk_count_walls(dup):
 def test_report_says_walls(dup):
     sections = build_sections(dup, "base", n_boot=0, session_hands=2)
     summary = next(s for s in sections if s.title == "Summary")
-    assert "Independent unit: the wall" in summary.text
+    assert "Independent unit: the wall" in "".join(obj for kind, _, obj in summary.items if kind == "text")
     evsec = next(s for s in sections if s.title == "Expected value")
     table = next(obj for kind, cap, obj in evsec.items if kind == "table" and cap.startswith("By seat"))
     shown = present(table, dup)

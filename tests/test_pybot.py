@@ -48,19 +48,20 @@ def botdir(tmp_path: Path, monkeypatch):
     sys.modules.pop("mybots", None)
 
 
-def test_a_python_bot_plays_in_a_batch_and_is_logged_as_python(botdir):
+def test_a_python_bot_plays_in_a_batch_and_is_logged_by_name(botdir):
     rules = load_rules("chengdu", {"seats": ["mybots:NeverPung", "greedy", "greedy", "greedy"]})
     out = hands.play_hands(rules, np.arange(40), 5, duplicate=True)
     p = out["players"]
     bots = np.array(p["bot"], dtype=object)
     rot = np.repeat(out["hands"]["rotation"], 4)
     seat = p["seat"]
-    assert set(bots[(seat + rot) % 4 == 0]) == {"python"}
+    assert set(bots[(seat + rot) % 4 == 0]) == {"mybots:NeverPung"}  # its name, not "python" (issue 28)
     assert set(bots[(seat + rot) % 4 != 0]) == {"greedy"}
     # it never pungs: no claim by the python seat in the recorded events
     rec = hands.play_hands(rules, np.arange(8), 5, record=True)
     ev = rec["events"]
-    py_seats = {i: int(s) for i, s in enumerate(rec["players"]["seat"]) if rec["players"]["bot"][i] == "python"}
+    py_seats = {i: int(s) for i, s in enumerate(rec["players"]["seat"])
+                if rec["players"]["bot"][i] == "mybots:NeverPung"}
     pungs = [(h, s) for h, t, s in zip(ev["hand_row"], ev["type"], ev["seat"], strict=True) if t == 5]
     assert pungs, "the greedy seats do pung"
     assert all(py_seats[4 * h] != s for h, s in pungs if 4 * h in py_seats)
@@ -112,7 +113,7 @@ def test_simulate_study_duplicate_with_two_workers_and_replay(botdir, tmp_path, 
     out = tmp_path / "run"
     run_study(study, out_dir=out, jobs=2, report=False, progress=False)
     p = pl.read_parquet(out / "variant=mine" / "players" / "*.parquet").sort("hand_id", "seat")
-    assert set(p["bot"].cast(pl.String).unique().to_list()) == {"python", "greedy"}
+    assert set(p["bot"].cast(pl.String).unique().to_list()) == {"mybots:NeverPung", "greedy"}
     out1 = tmp_path / "run1"
     run_study(study, out_dir=out1, jobs=1, report=False, progress=False)
     p1 = pl.read_parquet(out1 / "variant=mine" / "players" / "*.parquet").sort("hand_id", "seat")

@@ -199,10 +199,10 @@ def test_contrasts_add_paired_sections_between_two_variants(tmp_path: Path):
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
     assert json.loads((tmp_path / "run" / "study.json").read_text())["contrasts"] == [["cap3", "lenient"]]
     md = Path(report).with_suffix(".md").read_text()
-    assert "\nlenient − cap3 (scoring.cap: 3 → 5; void_suit: declared → declared_lenient):" in md
+    assert "\nlenient − cap3 (scoring.cap: 3 → 5; void_suit: declared → declared_lenient); play differs on" in md
     section = md.split("## Paired: lenient − cap3\n", 1)[1]
     assert "lenient minus cap3 on the same hands" in section.split("\n\n")[0]
-    assert "| lenient | wins ≥ 2 fan |" in section and "| lenient | declined wins |" in section
+    assert "\n| wins ≥ 2 fan | 40 |" in section and "\n| declined wins | 40 |" in section  # its hand metrics
     assert md.count("## Paired: ") == 4  # three variants against the baseline, then the contrast
 
 

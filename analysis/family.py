@@ -1,0 +1,120 @@
+"""One family of paired tests per comparison, shared by the report and ``xuezhan compare``; stable ids.
+
+:func:`paired_family` computes every paired table of a variant against its baseline (score by bot and
+component, score by seat, hand metrics) and adjusts their p-values together (Holm over all rows with a test),
+so a row has the same ``p_holm`` and ``verdict`` wherever it is printed. :func:`compare_document` is the
+``xuezhan compare --format json`` document: every row carries a stable ``id`` (for scripts) and a display
+``label`` (for people), under a :data:`SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from analysis import compare, ev
+from analysis.load import Run
+
+SCHEMA_VERSION = 1
+"""Version of the ``compare --format json`` document (:func:`compare_document`); raised on any change a
+script reading it would notice (a key renamed or removed, a meaning changed)."""
+
+COMPONENT_LABELS: dict[str, str] = {
+    "score_total": "score per hand", "score_win": "win payments per hand",
+    "score_kong": "kong payments per hand", "score_transfer": "kong-rain transfers per hand",
+    "score_huazhu": "花猪 penalties per hand", "score_chadajiao": "查大叫 payments per hand",
+    "score_refund": "kong refunds per hand"}
+"""Display label of each score component (its id is the column name, :data:`analysis.ev.COMPONENTS`)."""
+
+HAND_METRIC_IDS: dict[str, str] = {
+    "exhaustive_draw (流局)": "exhaustive_draw", "winners": "winners", "wins": "wins", "turns": "turns",
+    "kongs": "kongs", "huazhu (花猪) any": "huazhu_any", "chadajiao (查大叫) any": "chadajiao_any",
+    "cap binds (any win)": "cap_binds", "wins ≥ 2 fan": "wins_2fan", "declined wins": "declined_wins",
+    "points exchanged": "points_exchanged"}
+"""Stable id of each hand metric of :data:`analysis.compare.HAND_METRICS` (whose keys are the display labels)."""
+
+
+def paired_family(run: Run, variant: str, baseline: str, detect: float = compare.DETECT,
+                  extra: Mapping[str, pl.DataFrame] | None = None) -> dict[str, pl.DataFrame]:
+    """Every paired table of ``variant`` against ``baseline`` — ``by_bot`` (every component), ``by_seat``
+    (score_total), ``metrics`` — plus any ``extra`` paired tables (same columns, e.g. seat × other components
+    that ``xuezhan compare -c`` asks for), with ``p_holm`` and ``verdict`` recomputed over all of them: one
+    family of tests. ``detect``: the score tables' threshold (base units)."""
+    parts = {"by_bot": compare.paired_comparison(run, variant, baseline, "bot", ev.COMPONENTS, detect=detect),
+             "by_seat": compare.paired_comparison(run, variant, baseline, "seat", detect=detect),
+             "metrics": compare.paired_hand_metrics(run, variant, baseline), **(extra or {})}
+    tagged = pl.concat([df.select(*compare.COLUMNS).with_columns(pl.lit(k).alias("_t"),
+                                                                   pl.int_range(pl.len()).alias("_i"))
+                        for k, df in parts.items()])
+    adjusted = compare.add_adjusted(tagged)
+    out = {}
+    for k, df in parts.items():
+        sub = adjusted.filter(pl.col("_t") == k).sort("_i")
+        out[k] = df.with_columns(sub["p_holm"].alias("p_holm"), sub["verdict"].alias("verdict"))
+    return out
+
+
+def compare_rows(run: Run, variant: str, baseline: str, by: str, components: Sequence[str],
+                 detect: float = compare.DETECT) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """``(scores, metrics, tests)`` for ``xuezhan compare``: the score rows grouped ``by`` "bot" or "seat" for
+    ``components`` and the hand metrics, adjusted in the report's family (:func:`paired_family`) — extended by
+    the seat × component rows the report does not show when those are asked for — and the family's size."""
+    others = [c for c in components if c != "score_total"]
+    extra = ({"seat_components": compare.paired_comparison(run, variant, baseline, "seat", others, detect=detect)}
+             if by == "seat" and others else {})
+    fam = paired_family(run, variant, baseline, detect, extra)
+    order = {c: i for i, c in enumerate(components)}
+    if by == "bot":
+        scores = fam["by_bot"].filter(pl.col("component").is_in(list(components)))
+        keys = ["bot", "bot_baseline"]
+    else:
+        parts = ([fam["by_seat"]] if "score_total" in components else []) + (
+            [fam["seat_components"]] if extra else [])
+        scores = pl.concat(parts)
+        keys = ["seat"]
+    scores = (scores.with_columns(pl.col("component").replace_strict(order, return_dtype=pl.Int64).alias("_c"))
+              .sort([*keys, "_c"], maintain_order=True).drop("_c"))
+    return scores, fam["metrics"], family_tests(fam)
+
+
+def family_tests(family: Mapping[str, pl.DataFrame]) -> int:
+    """Tests in a family: rows with a p-value (rows where no unit differs are not tests)."""
+    return sum(int(df["p_value"].is_not_null().sum()) for df in family.values())
+
+
+def with_ids(df: pl.DataFrame) -> pl.DataFrame:
+    """A paired table with a stable ``id`` and a display ``label`` first: ``metric.<id>`` for hand metrics,
+    ``score.<component>.seat<k>`` or ``score.<component>.bot.<bot>[.was.<bot>]`` for scores."""
+    if "metric" in df.columns:
+        ids = df["metric"].replace_strict(HAND_METRIC_IDS, return_dtype=pl.String)
+        return df.select(pl.concat_str(pl.lit("metric."), ids).alias("id"), pl.col("metric").alias("label"),
+                         pl.all())
+    comp = pl.col("component")
+    if "seat" in df.columns:
+        who, who_label = pl.format("seat{}", "seat"), pl.format("seat {}", "seat")
+    else:
+        was = pl.when(pl.col("bot_baseline") != pl.col("bot")).then(pl.format(".was.{}", "bot_baseline"))
+        who = pl.concat_str(pl.lit("bot."), pl.col("bot"), was.otherwise(pl.lit("")))
+        who_label = pl.concat_str(pl.col("bot"), pl.when(pl.col("bot_baseline") != pl.col("bot"))
+                                  .then(pl.format(" (was {})", "bot_baseline")).otherwise(pl.lit("")))
+    label = pl.concat_str(who_label, pl.lit(": "), comp.replace_strict(COMPONENT_LABELS, return_dtype=pl.String))
+    return df.select(pl.concat_str(pl.lit("score."), comp, pl.lit("."), who).alias("id"), label.alias("label"),
+                     pl.all())
+
+
+def compare_document(scores: pl.DataFrame, metrics: pl.DataFrame, baseline: str, variant: str, by: str,
+                     n_tests: int) -> dict[str, Any]:
+    """The ``compare --format json`` document: ``schema_version``, the two arms, ``by``, ``holm_tests`` (the
+    size of the Holm family the ``p_holm`` values were adjusted in) and the rows of ``scores`` and
+    ``metrics``, each led by ``id`` and ``label`` (:func:`with_ids`); NaN and infinities as null."""
+    import math
+
+    def clean(rows: Sequence[dict]) -> list[dict]:
+        return [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
+                for r in rows]
+
+    return {"schema_version": SCHEMA_VERSION, "baseline": baseline, "variant": variant, "by": by,
+            "holm_tests": n_tests, "scores": clean(with_ids(scores).to_dicts()),
+            "metrics": clean(with_ids(metrics).to_dicts())}
