@@ -1374,6 +1374,9 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False,
     """Play hands and return the columns of the ``hands``, ``players`` and ``wins`` tables (schema names,
     without ``variant``). ``hand_ids``: int64[n]; dealer = deal_id % 4. With ``record`` the result also has
     ``"events"``: ``{"hand_row": int64[m], "type", "seat", "tile", "amount", "a", "b"}`` (see simulator.state)."""
+    from simulator.warmup import announce
+
+    announce(rules)  # a cold cache compiles here: say so (a minute or more), as simulate does
     raw = run_batch(rules, hand_ids, seed, duplicate=duplicate, record=record)
     out = records.to_columns(raw)
     if record:

@@ -89,6 +89,9 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
     if hand_id < 0:
         raise ReplayError(f"--hand must be a non-negative integer, got {hand_id}")
     dealers = None if dealer is None else np.array([dealer], np.int64)
+    from simulator.warmup import announce
+
+    announce(rules)
     raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers)
     out = to_columns(raw)  # engine.play_hands, with the dealer given
     out["events"] = event_columns(raw)
