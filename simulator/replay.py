@@ -13,11 +13,13 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pyarrow.parquet as pq
 
 from simulator import state as S
+from simulator.choices import Lang
 from simulator.errors import UserError
 from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules, validate
 from simulator.schema import SCORE_COMPONENTS
@@ -316,7 +318,7 @@ def audit(log: HandLog) -> HandState:
 # ---------------------------------------------------------------------------------------------------------
 # Rendering: every phrase in both languages (``zh`` with Chinese tile names, ``en`` with the tile notation).
 
-LANGS = ("zh", "en")
+LANGS = get_args(Lang)  # ("zh", "en")
 SUIT_NAMES_EN = ("characters (m)", "dots (p)", "bamboo (s)")
 KONG_EN = {1: "kongs (exposed)", 2: "adds to a kong", 3: "kongs (concealed)"}
 MELD_EN = {"pung": "pung", "kong": "kong", "ckong": "concealed kong"}

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from simulator import __version__
 from simulator import manifest as mf
+from simulator.choices import Backend
 from simulator.errors import UserError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
 from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
@@ -55,7 +56,7 @@ from simulator.tiles import N_KINDS, tile_str
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
 MAX_NAME = 200               # variant names: "variant=" + name must fit a 255-byte file name
-BACKENDS = ("loky", "dask")
+BACKENDS = get_args(Backend)  # ("loky", "dask")
 LOCK_NAME = ".lock"
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -736,7 +737,10 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
     if spec.backend == "loky":
         yield
         return
-    from dask.distributed import Client, LocalCluster
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise RunError("--backend dask needs the dask extra: pip install 'xuezhan[dask]'") from None
     from joblib import parallel_config
 
     with ExitStack() as stack:

@@ -78,7 +78,7 @@ class StudyFile(_Strict):
     chunk_size: Annotated[int, Field(gt=0)] | None = None
     contrasts: list[tuple[str, str]] = Field(default_factory=list)  # [A, B]: B − A paired, besides the baseline
 
-    @field_validator("baseline", mode="before")
+    @field_validator("baseline", mode="before", json_schema_input_type=str | RulesRef)  # a name, or a mapping
     @classmethod
     def _baseline_str(cls, v: Any) -> Any:
         return {"rules": v} if isinstance(v, str) else v

@@ -88,7 +88,7 @@ def test_python_bot_objects_and_parameterised_specs_play_their_seats():
     e = XuezhanEnv(seats=(None, bot, {"bot": "value", "decline_below": 3}, "greedy"))
     assert e.possible_agents == ["seat_0"] and e.rules.seats[2].bot == "value"
     e.reset(seed=4)
-    for agent in e.agent_iter():
+    for _agent in e.agent_iter():
         obs, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
     assert bot.asked > 5
