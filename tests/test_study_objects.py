@@ -46,3 +46,14 @@ def test_a_bad_study_object_is_one_line_naming_the_key():
     assert "\n" not in str(exc.value)
     with pytest.raises(StudyError, match="no_such_key"):
         xuezhan.load_study({**STUDY, "no_such_key": 1})
+
+
+def test_a_run_shows_its_variants_hands_digest_and_seats_in_a_notebook(tmp_path: Path):
+    result = xuezhan.run_study(STUDY, out_dir=tmp_path / "r", jobs=1, report=False, progress=False, diagnose=False)
+    run = xuezhan.open_run(result.out_dir)
+    html = run._repr_html_()
+    assert html.startswith("<p><b>xuezhan study objects</b>") and html.count("<tr>") == 1 + len(run.variants)
+    for v in run.variants:
+        assert f"<td>{run.digest(v)[:12]}</td>" in html
+    assert "<td>chengdu (baseline)</td><td>16</td><td>4</td>" in html
+    assert "greedy, value, greedy, greedy" in html
