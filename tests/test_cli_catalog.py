@@ -90,3 +90,16 @@ def test_the_schemas_accept_every_shipped_file_and_refuse_a_bad_one(kind, capsys
     bad = {"name": "x", "baseline": "chengdu", "hands": 0} if kind == "study" else {"seats": ["greedy", 3]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+def test_the_cache_directory_is_the_platforms(monkeypatch, tmp_path):
+    from simulator import tables
+
+    monkeypatch.delenv("XUEZHAN_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # honoured on Linux, as platformdirs does
+    import sys
+
+    if sys.platform.startswith("linux"):
+        assert tables.cache_dir() == tmp_path / "xdg" / "xuezhan"
+    monkeypatch.setenv("XUEZHAN_CACHE", str(tmp_path / "mine"))
+    assert tables.cache_dir() == tmp_path / "mine"

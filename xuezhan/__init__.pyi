@@ -19,6 +19,7 @@ from simulator.replay import record_hand as record_hand, record_logged_hand as r
 
 # bots written in Python (docs/bots.md)
 from simulator.agents import Bot as Bot, GreedyBot as GreedyBot, Observation as Observation, RandomBot as RandomBot
+from simulator.agents import PASS as PASS  # the action "pass" (no claim, no win)
 
 # reinforcement learning (the rl extra: pip install 'xuezhan[rl]')
 from simulator.env import XuezhanEnv as XuezhanEnv
