@@ -18,7 +18,7 @@ import pytest
 import xuezhan
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "simulator", "analysis", "xuezhan", "configs")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "simulator", "analysis", "xuezhan", "configs")
 CODE_PACKAGES = ("simulator", "analysis", "xuezhan")
 
 
@@ -78,6 +78,9 @@ def test_the_wheel_holds_every_module_and_every_config(wheel: Path):
     configs = {f"simulator/configs/{p.relative_to(ROOT / 'configs')}" for p in (ROOT / "configs").rglob("*.yaml")}
     assert configs <= names and "simulator/configs/studies/quickstart.yaml" in configs
     assert not any("__pycache__" in n or n.startswith(("configs/", "tests/")) for n in names)
+    # the typed API (PEP 561) and the licence travel with it
+    assert {"xuezhan/__init__.pyi", "xuezhan/py.typed", "simulator/py.typed", "analysis/py.typed"} <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def share_compiled_code(installed: Path) -> None:
