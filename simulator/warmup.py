@@ -58,8 +58,7 @@ def warm_up(progress: bool = True, lineups=("simple",)) -> float:
         return 0.0
     cold = [lu for lu in dict.fromkeys(lineups) if lu not in _warm and not cache_is_warm(lu)]
     if not cold:
-        _warm.update(lineups)  # later calls of this process skip the disk check
-        return 0.0
+        return 0.0  # (the disk check costs 0.3 ms: cheap before each play_hands call)
     from rich.console import Console
 
     from simulator import engine, tables
