@@ -180,6 +180,24 @@ class Run:
             raise RunDirError(f"{self.path}: no variant {variant!r} (has: {', '.join(self.variants)})")
         return variant
 
+    def _repr_html_(self) -> str:
+        """A notebook's view of the run: one row per variant (baseline marked) with its hands (from the
+        manifest: planned, and whether complete), seed, rules digest and seating; nothing is read from the logs."""
+        from html import escape
+
+        cells = ("variant", "hands", "seed", "rules digest", "seats")
+        rows = []
+        for v in self.variants:
+            man = self.manifests[v]
+            hands = f"{man.get('hands', '?'):,}" + ("" if man.get("complete", True) else " (incomplete)")
+            row = (f"{v} (baseline)" if v == self.baseline else v, hands, man.get("seed", "?"),
+                   self.digest(v)[:12], ", ".join(self.seat_labels(v)))
+            rows.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
+        kind = f"study {escape(str(self.study.get('name')))}" if self.study else "run"
+        return (f"<p><b>xuezhan {kind}</b> at <code>{escape(str(self.path))}</code>"
+                f"{' (duplicate seating)' if self.duplicate else ''}</p><table><tr>"
+                + "".join(f"<th>{c}</th>" for c in cells) + "</tr>" + "".join(rows) + "</table>")
+
     # -- data ---------------------------------------------------------------------------------------------
     def scan(self, table: str, variants: str | list[str] | tuple[str, ...] | None = None) -> pl.LazyFrame:
         """Lazy frame of one log table over the given variants (all by default), ``variant`` as a string; in a

@@ -5,7 +5,7 @@
 
 import numpy as np
 
-from simulator.env import XuezhanEnv
+from xuezhan import XuezhanEnv
 
 env = XuezhanEnv(config="chengdu")
 rng = np.random.default_rng(0)

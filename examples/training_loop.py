@@ -7,7 +7,7 @@ learner where the comments say. Needs the ``rl`` extra.
 
 import numpy as np
 
-from simulator.env import XuezhanEnv
+from xuezhan import XuezhanEnv
 
 env = XuezhanEnv(config="chengdu", seats=(None, "greedy", "greedy", "greedy"))
 rng = np.random.default_rng(0)

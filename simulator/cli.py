@@ -14,32 +14,30 @@ from pathlib import Path
 
 import typer
 
+from simulator.choices import Backend, Lang
 from simulator.errors import UserError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Monte Carlo rules statistics for Chengdu 血战到底 mahjong.")
+# rich_markup_mode=None: click's plain help, which lists an option's choices (<loky|dask>) and shows a flag as
+# a flag; shell completion: `xuezhan --install-completion` (typer's, for bash, zsh, fish, PowerShell)
 
 
-def _show_flags_as_flags() -> None:
-    """typer's help labels an on/off flag ``<bool>`` as if it took a value; a flag takes none, so show no type."""
-    from typer.core import TyperOption
+def _version(value: bool) -> None:
+    if value:
+        from simulator import __version__
 
-    show_type = TyperOption.display_type_rich
-
-    def display_type_rich(self, ctx):
-        return None if self.is_flag else show_type(self, ctx)
-
-    TyperOption.display_type_rich = display_type_rich
-
-
-_show_flags_as_flags()
+        typer.echo(f"xuezhan {__version__}")
+        raise typer.Exit()
 
 
 _DEBUG = {"on": False}
 
 
 @app.callback()
-def _options(debug: bool = typer.Option(False, "--debug", help="On a Python bot's error, print its own traceback "
+def _options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit."),
+             debug: bool = typer.Option(False, "--debug", help="On a Python bot's error, print its own traceback "
                                         "after the one-line error.")) -> None:
     """Monte Carlo rules statistics for Chengdu 血战到底 mahjong."""
     _DEBUG["on"] = debug
@@ -148,7 +146,7 @@ def replay(
                                     "played (rules, seed, seating from its manifest), verified against its logs."),
     variant: str | None = typer.Option(None, "--variant", help="Variant of --run (default: the study's baseline, "
                                        "or the only variant)."),
-    lang: str = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
+    lang: Lang = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
 ) -> None:
     """Print one hand as a player would follow it: deal, 换三张, 定缺, every turn, wins with fans, settlement."""
     from simulator.replay import LANGS, record_logged_hand, show
@@ -202,7 +200,7 @@ def simulate(
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<config>)."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
     resume: bool = typer.Option(False, "--resume", help="Continue a run of the same rule set and seed."),
-    backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
+    backend: Backend = typer.Option("loky", "--backend", help="loky (local processes) or dask (the dask extra)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", help="Hands per file (default: 5000)."),
     name: str | None = typer.Option(None, "--name", help="Variant name (default: the rule set's name)."),
@@ -237,7 +235,7 @@ def study(
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE applied to every arm, "
                                           "repeatable (refused for a key the arms differ in)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted study."),
-    backend: str = typer.Option("loky", "--backend", help="loky (local processes) or dask."),
+    backend: Backend = typer.Option("loky", "--backend", help="loky (local processes) or dask (the dask extra)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="dask scheduler address (default: local)."),
     no_report: bool = typer.Option(False, "--no-report", help="Simulate only; skip the report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -509,6 +507,14 @@ def main() -> None:
         typer.echo("interrupted: finished chunks are kept; rerun with --resume to continue", err=True)
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# ---- list, rules (simulator.catalog) ----------------------------------------------------------------------------
+
+from simulator.catalog import list_command, rules_app  # noqa: E402  (the commands are defined there)
+
+app.command("list")(list_command)
+app.add_typer(rules_app, name="rules")
 
 
 # ---- play (simulator.play) ------------------------------------------------------------------------------------

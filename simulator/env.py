@@ -1,7 +1,9 @@
 """A PettingZoo AEC environment over the step path: one episode = one hand, rewards = score changes.
 
-Optional extra ``[rl]`` (``pip install xuezhan[rl]``: pettingzoo, gymnasium). Agents ``seat_0`` … ``seat_3``;
-seats given a compiled bot name in ``seats`` play inline and never appear as the agent to move. Actions are the
+Optional extra ``[rl]`` (``pip install 'xuezhan[rl]'``: pettingzoo, gymnasium). Agents ``seat_0`` … ``seat_3``;
+seats given a bot in ``seats`` (a compiled bot's name, a spec with parameters as in a rule file, a
+``module:Class`` Python bot or a bot object) play inline and never appear as the agent to move. For one learning
+seat against three bots as a plain Gymnasium env, see :mod:`simulator.gym_env`. Actions are the
 integers of :mod:`simulator.state` (``Discrete(36)``); the observation is ``{"observation": int8[414],
 "action_mask": int8[36]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
 each seat's change of net score (base units) caused by the step, for every seat.
@@ -13,16 +15,22 @@ agents that choose as the compiled bots do reproduce the logged hand.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
+
+try:
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+except ImportError as exc:  # one line naming the extra, not a traceback through this module
+    raise ImportError(f"the RL environments need the rl extra: pip install 'xuezhan[rl]' ({exc})") from None
 
 from simulator import engine
 from simulator.agents import Observation, observe
 from simulator.game import Hand
-from simulator.rules import BOT_INDEX, load_rules
+from simulator.rules import apply_overrides, load_raw, validate
 from simulator.state import DECISIONS, N_ACTIONS, N_KINDS, N_SEATS
+from simulator.tiles import format_counts, tile_str
 
 # 唱歌/跳舞 come last, so the offsets of the blocks before them are those of the 298-long layout they extend
 OBS_LEN = 27 + 4 * 27 + 4 * 27 + 4 * 4 + 4 + len(DECISIONS) + 27 + 1 + 4 * 2 + 4 * 27
@@ -72,25 +80,39 @@ def encode(obs: Observation) -> np.ndarray:
 
 
 class XuezhanEnv(AECEnv):
-    """One hand of 血战到底 per episode. ``config``: a rule set name or path; ``seats``: four entries, ``None`` for
-    an agent of this environment or a compiled bot name (``greedy``, ``value`` …) for a seat played inline."""
+    """One hand of 血战到底 per episode.
 
-    metadata = {"render_modes": [], "name": "xuezhan_v0", "is_parallelizable": False}
+    ``config``: a rule set name or path; ``overrides``: rule overrides on it (``--set`` strings or a mapping, as
+    in ``load_rules``). ``seats``: four entries — ``None`` for an agent of this environment, else a bot played
+    inline: a compiled bot's name (``"greedy"``), a spec with parameters (``{"bot": "value", "decline_below": 3}``),
+    a Python bot ``"module:Class"`` (or ``{"bot": "module:Class", "params": {...}}``) or a bot object with
+    ``act(obs)`` (docs/bots.md). ``render_mode="ansi"``: ``render()`` returns the table as text.
+    Hand H of master seed S is dealt and dealt to as in ``simulate`` (wall, bot streams, dealer = H % 4)."""
 
-    def __init__(self, config: str = "chengdu", seats=(None, None, None, None), seed: int = 0):
+    metadata = {"render_modes": ["ansi"], "name": "xuezhan_v0", "is_parallelizable": False}
+
+    def __init__(self, config: str = "chengdu", seats=(None, None, None, None), seed: int = 0, *,
+                 overrides=None, render_mode: str | None = None):
         super().__init__()
         if len(seats) != N_SEATS:
             raise ValueError(f"seats: needs 4 entries, got {len(seats)}")
-        compiled = ["greedy" if s is None else s for s in seats]
-        for s in compiled:
-            if s not in BOT_INDEX:
-                raise ValueError(f"seats: {s!r} is not a compiled bot ({', '.join(BOT_INDEX)}) or None")
-        self.rules = load_rules(config, {"seats": compiled})
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode: {render_mode!r} is not one of {self.metadata['render_modes']} or None")
+        self.render_mode = render_mode
+        objects = {i: s for i, s in enumerate(seats) if s is not None and hasattr(s, "act")}
+        specs = ["greedy" if s is None or i in objects else s for i, s in enumerate(seats)]
+        data = apply_overrides(apply_overrides(load_raw(config), overrides), {"seats": specs})  # seating last
+        self.rules = validate(data, f"{config} (env)")
+        # Python bots of this env: objects given, and module:Class specs built (each seat its own instance)
+        self.bots: dict[int, Any] = {**{i: self.rules.seats[i].build() for i in self.rules.python_seats()},
+                                     **objects}
         self.external = tuple(i for i, s in enumerate(seats) if s is None)
+        if not self.external:
+            raise ValueError("seats: at least one seat must be None (an agent of this environment)")
         self.possible_agents = [f"seat_{i}" for i in self.external]
         self._seat_of = {a: i for a, i in zip(self.possible_agents, self.external, strict=True)}
         bot_ids, bot_par = self.rules.bot_arrays()
-        self.hand = Hand(self.rules, bot_ids, bot_par, self.external, record=True)
+        self.hand = Hand(self.rules, bot_ids, bot_par, (*self.external, *self.bots), record=True)
         self.master_seed = seed
         self.hand_id = -1
         self.decision = None
@@ -110,8 +132,13 @@ class XuezhanEnv(AECEnv):
             self.master_seed = int(seed)
             self.hand_id = -1
         self.hand_id = int(options["hand_id"]) if options and "hand_id" in options else self.hand_id + 1
-        wall, bots = engine.deal_seeds(self.master_seed, np.array([self.hand_id], np.int64))
-        self.hand.deal(wall[0], bots[0], self.hand_id % 4, label=str(self.hand_id))
+        deal_ids, _ = engine.split_ids(np.array([self.hand_id], np.int64), False)
+        wall, bots = engine.deal_seeds(self.master_seed, deal_ids)
+        self.hand.deal(wall[0], bots[0], int(deal_ids[0] % N_SEATS), label=str(self.hand_id))  # as run_batch
+        for s, bot in self.bots.items():
+            new_hand = getattr(bot, "new_hand", None)
+            if new_hand is not None:  # the seat's own stream seed, as in simulate (simulator.game.play_hands)
+                new_hand(int(self.hand.rngs[1 + s]))
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
@@ -126,6 +153,9 @@ class XuezhanEnv(AECEnv):
 
     def _advance(self) -> None:
         self.decision = self.hand.advance()
+        while self.decision is not None and self.decision.seat in self.bots:  # a Python bot's turn: play it
+            self.hand.apply(self.bots[self.decision.seat].act(observe(self.hand, self.decision)))
+            self.decision = self.hand.advance()
         net = self._net()
         delta = net - self._scores
         self._scores = net
@@ -165,11 +195,46 @@ class XuezhanEnv(AECEnv):
         self.hand.apply(int(action))
         self._advance()
 
-    def render(self):
-        return None
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: the table as text (what every seat shows, and the concealed hands of this
+        env's agents; bots' hands stay hidden); None without a render mode."""
+        if self.render_mode is None:
+            return None
+        return render_table(self)
 
     def close(self):
         return None
+
+
+def render_table(e: XuezhanEnv) -> str:
+    """The hand as text: one line per seat (bot or agent, score, declared void, melds, discards; the concealed
+    tiles of the env's agents), then the tiles left and the decision pending."""
+    hand, seats = e.hand, e.rules.seats
+    obs = observe(hand, e.decision) if e.decision is not None else None
+    lines = [f"hand {e.hand_id} of seed {e.master_seed}"]
+    discards: dict[int, list[int]] = {s: [] for s in range(N_SEATS)}
+    melds = obs.melds if obs is not None else None
+    if obs is not None:
+        for q, tile in obs.discards:
+            discards[q].append(tile)
+    net = e._net()
+    for s in range(N_SEATS):
+        who = f"agent seat_{s}" if s in e.external else f"bot {seats[s].bot}"
+        parts = [f"seat {s} ({who}): {int(net[s]):+d}"]
+        if s in e.external:
+            parts.append(f"hand {format_counts(hand.arrays[1][s])}")
+        if melds is not None and melds[s]:
+            parts.append("melds " + " ".join(f"{k}:{tile_str(t) if t >= 0 else '?'}" for k, t in melds[s]))
+        if discards[s]:
+            parts.append("discards " + " ".join(tile_str(t) for t in discards[s]))
+        lines.append("  " + "; ".join(parts))
+    if obs is None:
+        lines.append("hand over")
+    else:
+        offer = f" on {tile_str(obs.tile)}" if obs.tile >= 0 else ""
+        lines.append(f"{obs.tiles_left} tiles left; seat {obs.seat} to decide {obs.decision}{offer}, legal "
+                     f"{list(obs.legal_actions)}")
+    return "\n".join(lines)
 
 
 def env(**kwargs) -> XuezhanEnv:

@@ -13,11 +13,13 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pyarrow.parquet as pq
 
 from simulator import state as S
+from simulator.choices import Lang
 from simulator.errors import UserError
 from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN, RuleSet, load_rules, validate
 from simulator.schema import SCORE_COMPONENTS
@@ -88,6 +90,9 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
     if hand_id < 0:
         raise ReplayError(f"--hand must be a non-negative integer, got {hand_id}")
     dealers = None if dealer is None else np.array([dealer], np.int64)
+    from simulator.warmup import announce
+
+    announce(rules)
     raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers)
     out = to_columns(raw)  # hands.play_hands, with the dealer given
     out["events"] = event_columns(raw)
@@ -344,7 +349,7 @@ def audit(log: HandLog) -> HandState:
 # ---------------------------------------------------------------------------------------------------------
 # Rendering: every phrase in both languages (``zh`` with Chinese tile names, ``en`` with the tile notation).
 
-LANGS = ("zh", "en")
+LANGS = get_args(Lang)  # ("zh", "en")
 SUIT_NAMES_EN = ("characters (m)", "dots (p)", "bamboo (s)")
 KONG_EN = {1: "kongs (exposed)", 2: "adds to a kong", 3: "kongs (concealed)"}
 COMP_EN = ("win", "kong money", "kong transfer", "flower pig", "not ready", "refund")

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 
 from simulator import __version__, rundir
 from simulator import manifest as mf
+from simulator.choices import Backend
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     MAX_NAME,
     RunError,
@@ -63,7 +64,7 @@ from simulator.vocab import WIN_KINDS
 
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
-BACKENDS = ("loky", "dask")
+BACKENDS = get_args(Backend)  # ("loky", "dask")
 LOCK_NAME = mf.LOCK_NAME
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -652,7 +653,10 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
     if spec.backend == "loky":
         yield
         return
-    from dask.distributed import Client, LocalCluster
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise RunError("--backend dask needs the dask extra: pip install 'xuezhan[dask]'") from None
     from joblib import parallel_config
 
     with ExitStack() as stack:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -80,7 +81,7 @@ class StudyFile(_Strict):
     chunk_size: Annotated[int, Field(gt=0)] | None = None
     contrasts: list[tuple[str, str]] = Field(default_factory=list)  # [A, B]: B − A paired, besides the baseline
 
-    @field_validator("baseline", mode="before")
+    @field_validator("baseline", mode="before", json_schema_input_type=str | RulesRef)  # a name, or a mapping
     @classmethod
     def _baseline_str(cls, v: Any) -> Any:
         return {"rules": v} if isinstance(v, str) else v
@@ -114,14 +115,25 @@ def resolve_study_path(ref: str | Path) -> Path:
     raise StudyError(f"study {str(ref)!r} not found (looked for a file or configs/studies/{path.stem}.yaml)")
 
 
-def load_study(ref: str | Path) -> tuple[StudyFile, Path]:
-    """Read and validate a study file; returns the model and the file's path."""
-    path = resolve_study_path(ref)
-    data = read_yaml_mapping(path, "a study")
+StudyRef = str | Path | StudyFile | Mapping[str, Any]  # a file, a shipped study's name, or the study itself
+
+
+def load_study(ref: StudyRef) -> tuple[StudyFile, Path]:
+    """Read and validate a study: a file, a name in ``configs/studies/``, a :class:`StudyFile` or a mapping with
+    the file's keys. Returns the model and the path that relative rule-set paths are resolved against (for a
+    study given as an object: ``<study NAME>`` in the current directory, which is also how messages name it)."""
+    if isinstance(ref, StudyFile):
+        return ref, Path(f"<study {ref.name}>")
+    if isinstance(ref, Mapping):
+        where = Path(f"<study {ref.get('name', '?')}>")
+        data: Any = dict(ref)
+    else:
+        where = resolve_study_path(ref)
+        data = read_yaml_mapping(where, "a study")
     try:
-        return StudyFile.model_validate(data), path
+        return StudyFile.model_validate(data), where
     except ValidationError as exc:
-        raise StudyError(explain(exc, path)) from None
+        raise StudyError(explain(exc, where)) from None
 
 
 def _config_path(ref: str, study_path: Path) -> Path:
@@ -249,11 +261,12 @@ class StudyResult:
     differing: dict[str, tuple[int, int]] = field(default_factory=dict)  # variant -> (hands differing, hands)
 
 
-def run_study(ref: str | Path, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
+def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
               seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
               backend: str = "loky", scheduler: str | None = None, report: bool = True,
               progress: bool = True, diagnose: bool = True) -> StudyResult:
-    """Run a study file: simulate every variant, write ``study.json``, check that each variant's changes acted
+    """Run a study (a file, a shipped study's name, a :class:`StudyFile` or a dict with a study file's keys, as
+    in docs/studies.md): simulate every variant, write ``study.json``, check that each variant's changes acted
     (``analysis.diagnostics``), then write the report (if available).
 
     ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.

@@ -109,9 +109,14 @@ def build_suit_table() -> np.ndarray:
 
 
 def cache_dir() -> Path:
-    """``$XUEZHAN_CACHE`` if set, else ``~/.cache/xuezhan``."""
+    """``$XUEZHAN_CACHE`` if set, else the platform's user cache directory (platformdirs): ``~/.cache/xuezhan``
+    on Linux (``$XDG_CACHE_HOME/xuezhan`` when set), ``~/Library/Caches/xuezhan`` on macOS."""
     env = os.environ.get("XUEZHAN_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "xuezhan"
+    if env:
+        return Path(env)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("xuezhan", appauthor=False))
 
 
 def table_path() -> Path:

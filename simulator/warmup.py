@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 _warm: set[str] = set()  # line-ups this process has already run (nothing left to compile or load)
+_busy = False  # a warm-up is compiling in this process (its own play_hands call must not start another)
 
 
 def cache_location() -> Path:
@@ -49,36 +50,48 @@ def warm_up(progress: bool = True, lineups=("simple",)) -> float:
     ``"full"``; see :func:`lineup_of`), in this process; returns the seconds spent.
 
     Cheap when the cache is warm (nothing is compiled or loaded here: the workers load it themselves). When it
-    is cold, says so on stderr (with ``progress``) and compiles: about half a minute per line-up on a quiet core.
+    is cold, says so on stderr, before and after (always: a silent minute looks hung, from the CLI's ``--quiet``
+    as from Python), with a spinner on a terminal when ``progress``, and compiles: about half a minute per
+    line-up on a quiet core.
     """
+    if _busy:
+        return 0.0
     cold = [lu for lu in dict.fromkeys(lineups) if lu not in _warm and not cache_is_warm(lu)]
     if not cold:
-        return 0.0
+        return 0.0  # (the disk check costs 0.3 ms: cheap before each play_hands call)
+    from rich.console import Console
+
     from simulator import engine, tables
 
     start = time.perf_counter()
-    if progress:
-        from rich.console import Console
-
-        console = Console(stderr=True)
-        what = f"compiling the engine (one time, cached in {cache_location()} and {tables.cache_dir()})"
-        if console.is_terminal:
-            with console.status(f"{what} …"):
-                _compile_all(engine, tables, cold)
-        else:  # a log file gets the line before the wait, not only after it
-            console.print(f"{what} …", highlight=False, soft_wrap=True)
+    console = Console(stderr=True)
+    what = f"compiling the engine (one time, cached in {cache_location()} and {tables.cache_dir()})"
+    if progress and console.is_terminal:
+        with console.status(f"{what} …"):
             _compile_all(engine, tables, cold)
-        console.print(f"compiled in {time.perf_counter() - start:.0f} s; later runs start at once", highlight=False,
-                      soft_wrap=True)
-    else:
+    else:  # a log file or a notebook gets the line before the wait, not only after it
+        console.print(f"{what} …", highlight=False, soft_wrap=True)
         _compile_all(engine, tables, cold)
+    console.print(f"compiled in {time.perf_counter() - start:.0f} s; later runs start at once", highlight=False,
+                  soft_wrap=True)
     return time.perf_counter() - start
 
 
+def announce(rules) -> None:
+    """Before a Python entry point (``play_hands``, ``record_hand``, the RL env) first runs the engine on
+    ``rules``: compile it here with the notice of :func:`warm_up` if the cache is cold, instead of silently."""
+    warm_up(progress=True, lineups=(lineup_of(rules),))
+
+
 def _compile_all(engine, tables, lineups) -> None:
-    for lineup in lineups:
-        _run_once(engine, tables, lineup == "simple")
-        _warm.add(lineup)
+    global _busy
+    _busy = True
+    try:
+        for lineup in lineups:
+            _run_once(engine, tables, lineup == "simple")
+            _warm.add(lineup)
+    finally:
+        _busy = False
 
 
 _SIDE = "from simulator import precompile, tables; tables.suit_table(); precompile.precompile_side({simple})"
@@ -125,3 +138,12 @@ def wait_ready(side: subprocess.Popen) -> None:
     for line in side.stdout:
         if line.strip() == precompile.READY:
             return
+
+
+def play_hands(rules, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False) -> dict:
+    """:func:`simulator.hands.play_hands` for a Python user (``xuezhan.play_hands``): a cold cache is compiled
+    first with the notice of :func:`warm_up` (a minute or more), as ``xuezhan simulate`` does, not silently."""
+    from simulator import hands
+
+    announce(rules)
+    return hands.play_hands(rules, hand_ids, seed, duplicate=duplicate, record=record)

@@ -395,3 +395,16 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
     sigs = {fn.py_func.__name__: sig for fn, sig in precompile.side_plan(simple)}
     assert sigs["declare_voids"][2] == typeof(rows)  # (game, st, bpar)
     assert sigs["bot_discard"][1] == typeof(rows[0])
+
+
+def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, capsys):
+    """A notebook's first xuezhan.play_hands on a cold cache says it is compiling (as simulate does)."""
+    from simulator import warmup
+
+    calls = []
+    monkeypatch.setattr(warmup, "_run_once", lambda engine, tables, simple: calls.append(simple))
+    monkeypatch.setattr(warmup, "_warm", set())
+    monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: False)
+    warmup.play_hands(load_rules("chengdu", {"seats": ["expert"] * 4}), np.arange(2), 0)  # xuezhan.play_hands
+    assert calls == [False]  # the full copy, which this line-up needs
+    assert "compiling the engine (one time" in capsys.readouterr().err

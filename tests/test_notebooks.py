@@ -1,7 +1,8 @@
 """Execute the notebooks end to end (nbclient, the venv's python3 kernel) so they never rot.
 
-Each notebook simulates its own small study in a temporary directory through the ``xuezhan`` CLI and then uses
-only ``analysis.*``. ``XUEZHAN_NB_HANDS`` lowers the number of hands to keep CI fast; the cells' outputs are
+Each notebook runs its own small study (a dict or a shipped study's name given to ``xuezhan.run_study``, in the
+kernel: no YAML written, no CLI shelled out) in a temporary directory, and imports nothing of this project but
+``xuezhan``. ``XUEZHAN_NB_HANDS`` lowers the number of hands to keep CI fast; the cells' outputs are
 checked for errors and for the tables and figures they promise.
 """
 
@@ -26,7 +27,10 @@ def test_notebooks_are_stored_clean():
         code = [c for c in book.cells if c.cell_type == "code"]
         assert code and all(not c.outputs and c.execution_count is None for c in code), name
         source = "\n".join(c.source for c in code)
-        assert "simulator.engine" not in source and "simulator.runner" not in source
+        assert "import xuezhan" in source and "xuezhan.run_study(" in source, name
+        imports = [line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))]
+        assert not {m.split(".")[0] for m in imports} & {"simulator", "analysis", "subprocess"}, (name, imports)
+        assert not [line for line in source.splitlines() if line.startswith(("name:", "baseline:"))], name  # YAML
 
 
 @pytest.mark.parametrize("name", NAMES)

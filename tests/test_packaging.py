@@ -18,7 +18,7 @@ import pytest
 import xuezhan
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "simulator", "analysis", "xuezhan", "configs")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "simulator", "analysis", "xuezhan", "configs")
 CODE_PACKAGES = ("simulator", "analysis", "xuezhan")
 
 
@@ -48,14 +48,14 @@ def test_public_api_names_the_modules_objects():
 
 def _setuptools_builds_wheels() -> bool:
     version = tuple(int(x) for x in importlib.metadata.version("setuptools").split(".")[:2])
-    return version >= (70, 1)
+    return version >= (77, 0)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """The wheel, built offline from a copy of the source files (the checkout stays clean)."""
     if not _setuptools_builds_wheels():
-        pytest.skip("building a wheel offline needs the test extra's setuptools>=70.1 (pip install -e '.[test]')")
+        pytest.skip("building a wheel offline needs the test extra's setuptools>=77 (pip install -e '.[test]')")
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     src.mkdir()
@@ -78,6 +78,9 @@ def test_the_wheel_holds_every_module_and_every_config(wheel: Path):
     configs = {f"simulator/configs/{p.relative_to(ROOT / 'configs')}" for p in (ROOT / "configs").rglob("*.yaml")}
     assert configs <= names and "simulator/configs/studies/quickstart.yaml" in configs
     assert not any("__pycache__" in n or n.startswith(("configs/", "tests/")) for n in names)
+    # the typed API (PEP 561) and the licence travel with it
+    assert {"xuezhan/__init__.pyi", "xuezhan/py.typed", "simulator/py.typed", "analysis/py.typed"} <= names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def share_compiled_code(installed: Path) -> None:

@@ -143,7 +143,7 @@ def test_cli_replays_a_run_hand_in_both_languages(dup_run):
     (["--hand", "16"], "logged hands 0..15"),
     (["--variant", "nope"], "not in"),
     (["--seed", "3"], "drop --seed"),
-    (["--lang", "fr"], "expected one of zh, en"),
+    (["--lang", "fr"], "'fr' is not one of 'zh', 'en'"),
 ])
 def test_bad_run_replays_are_one_line_errors(dup_run, args, message, capsys):
     from cli_helpers import cli_run

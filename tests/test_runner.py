@@ -277,7 +277,7 @@ BAD_ARGS = [
     (["--hands", "8", "--set", "scoring.cap=true"], "scoring.cap: Input should be a valid integer (got True)"),
     (["--hands", "-5"], "--hands must be positive"),
     (["--hands", "8", "--jobs", "0"], "--jobs must be in 1..4096"),
-    (["--hands", "8", "--backend", "spark"], "--backend 'spark'"),
+    (["--hands", "8", "--backend", "spark"], "'spark' is not one of 'loky', 'dask'"),
     (["--hands", "8", "--scheduler", "tcp://127.0.0.1:1"], "needs --backend dask"),
     (["--hands", "8", "--chunk-size", "0"], "--chunk-size"),
     (["--hands", "8", "--seed", "-1"], "--seed"),

@@ -1,0 +1,10 @@
+"""The closed sets of values of command-line options, as ``Literal`` types: declared once here (a module with no
+imports, so the CLI starts fast), listed in ``--help`` and checked by typer, and used by the library modules
+(``simulator.runner.BACKENDS``, ``simulator.replay.LANGS`` are these types' values)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Backend = Literal["loky", "dask"]  # joblib's local processes, or a dask.distributed cluster (the dask extra)
+Lang = Literal["zh", "en"]  # a replay's tile names: Chinese, or tile notation with English words

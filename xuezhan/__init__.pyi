@@ -1,0 +1,46 @@
+# ruff: noqa: I001  (grouped by topic, not sorted: this is the API's table of contents)
+# The public API of ``import xuezhan``, for type checkers and IDEs (PEP 561: this package ships ``py.typed``).
+# It is also the one list of names: xuezhan/__init__.py reads these imports at run time and imports each
+# module on first use, so ``import xuezhan`` stays cheap. Add a name here and it is public, typed and lazy.
+from simulator import __version__ as __version__
+
+# rules and scoring
+from simulator.rules import BotSpec as BotSpec, RuleSet as RuleSet, load_rules as load_rules
+from simulator.score import score_hand as score_hand
+from simulator.errors import UserError as UserError
+
+# simulation
+from simulator.warmup import play_hands as play_hands
+from simulator.runner import RunSpec as RunSpec, Variant as Variant, run_variants as run_variants
+from simulator.runner import simulate as simulate
+from simulator.study import StudyFile as StudyFile, StudyResult as StudyResult
+from simulator.study import load_study as load_study, run_study as run_study
+from simulator.replay import record_hand as record_hand, record_logged_hand as record_logged_hand
+
+# bots written in Python (docs/bots.md)
+from simulator.agents import Bot as Bot, GreedyBot as GreedyBot, Observation as Observation, RandomBot as RandomBot
+from simulator.agents import PASS as PASS  # the action "pass" (no claim, no win)
+
+# reinforcement learning (the rl extra: pip install 'xuezhan[rl]')
+from simulator.env import XuezhanEnv as XuezhanEnv
+from simulator.gym_env import XuezhanGymEnv as XuezhanGymEnv
+
+# analysis (reads the logs only)
+from analysis.load import Run as Run, open_run as open_run
+from analysis.fans import fan_distribution as fan_distribution, flag_frequencies as flag_frequencies
+from analysis.fans import hand_type_frequencies as hand_type_frequencies
+from analysis.ev import expected_value as expected_value
+from analysis.risk import risk_table as risk_table, session_risk_table as session_risk_table
+from analysis.shape import game_shape as game_shape
+from analysis.compare import paired_comparison as paired_comparison, paired_hand_metrics as paired_hand_metrics
+from analysis.economy import economy_table as economy_table
+from analysis.diagnostics import diagnose as diagnose
+from analysis.report import write_report as write_report
+
+# the analysis modules themselves, for everything else they hold (xuezhan.plots.ev_errorbars, ...)
+from analysis import compare as compare, diagnostics as diagnostics, economy as economy, ev as ev, fans as fans
+from analysis import plots as plots, report as report, risk as risk, sessions as sessions, shape as shape
+from analysis import stats as stats
+
+__all__: list[str]
+API: dict[str, str]
