@@ -207,6 +207,6 @@ def test_write_report_failure_leaves_nothing(run_dir, tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(report, "render_markdown", boom)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="disk full"):
         write_report(run_dir, out=tmp_path / "report.html", n_boot=5)
     assert list(tmp_path.iterdir()) == []

@@ -184,7 +184,6 @@ def test_cli_runs_the_shipped_quickstart(tmp_path: Path, capsys):
 
 
 def test_report_is_written_when_available(tmp_path: Path):
-    pytest.importorskip("analysis.report")
     small = CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
     assert report is not None and Path(report).is_file()
@@ -193,7 +192,6 @@ def test_report_is_written_when_available(tmp_path: Path):
 def test_contrasts_add_paired_sections_between_two_variants(tmp_path: Path):
     """A study's ``contrasts`` compare two variants directly (B − A on the same hands), besides each against the
     baseline: recorded in study.json, in the summary and as their own paired section with the hand metrics."""
-    pytest.importorskip("analysis.report")
     small = (CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
              + "contrasts: [[cap3, lenient]]\n")
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
