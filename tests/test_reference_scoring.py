@@ -74,7 +74,7 @@ def test_rare_contexts_match_the_reference_scorer():
     assert {"qingdui", "longqidui", "qidui", "jingou"} <= set(w["hand_type"]) <= set(LABELS)
 
 
-RANKS = {"any": range(9), "terminal": (0, 8), "258": (1, 4, 7)}  # ranks a drawn hand leans to (rare shapes)
+RANKS = {"any": range(9), "terminal": (0, 6, 8), "258": (1, 4, 7)}  # kinds a drawn group starts at (rare shapes)
 
 
 @st.composite
@@ -83,8 +83,15 @@ def winning_hands(draw) -> tuple[Win, str]:
     from one or two suits and, for some hands, from terminal or 2/5/8 ranks only; the winning tile, the win
     kind and a context that can happen (docs/rules.md, contexts). Returns the win and its tile notation."""
     suits = draw(st.lists(st.integers(0, 2), min_size=1, max_size=2, unique=True))
-    ranks = RANKS[draw(st.sampled_from(list(RANKS)))]
-    kind_of = st.sampled_from([s * 9 + r for s in suits for r in ranks])
+    style = draw(st.sampled_from([*RANKS, "mixed"]))  # mixed: each meld, group and pair leans its own way
+    pools = {name: st.sampled_from([s * 9 + r for s in suits for r in ranks]) for name, ranks in RANKS.items()}
+
+    class _Kinds:
+        @staticmethod
+        def filter(ok):
+            return pools[draw(st.sampled_from(list(RANKS))) if style == "mixed" else style].filter(ok)
+
+    kind_of = _Kinds
     counts, melds = [0] * 27, []
     if draw(st.integers(0, 5)) == 0:  # seven pairs
         for _ in range(7):
@@ -97,7 +104,7 @@ def winning_hands(draw) -> tuple[Win, str]:
             melds.append((name, k))
         used = {k: 3 if n == "pung" else 4 for n, k in melds}
         for _ in range(4 - len(melds)):
-            if draw(st.booleans()) or not any(k % 9 <= 6 for k in [s * 9 + r for s in suits for r in ranks]):
+            if draw(st.booleans()):
                 k = draw(kind_of.filter(lambda k: counts[k] + used.get(k, 0) <= 1))
                 counts[k] += 3
             else:
