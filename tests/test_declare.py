@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_helpers import events_of, logs, per_hand, play, rules_of
+from reference_scorer import check_wins
 from typer.testing import CliRunner
 
 from simulator import state as S
@@ -84,6 +85,7 @@ def test_declarations_happen_are_scored_and_zero_sum(played, mode):
     without = score_hand(rules, w["hand"][i], melds, w["tile"][i], w["kind"][i],
                          set(w["context"][i].split(",")) - {mode})
     assert again.fan == without.fan + DECLARE_FAN[mode]
+    assert check_wins(rules, w) == len(w["hand_id"])  # every win, against the independent reference scorer
 
 
 @pytest.mark.parametrize("mode", ["sing", "dance"])
