@@ -3,7 +3,9 @@ the runner and integrity tests compare bytes against (:func:`snapshot`, :func:`r
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,3 +45,45 @@ def reference_fixture(run: Callable[[Path], object]):
         return out
 
     return reference
+
+
+# A run that stops right after its first manifest write listing a finished chunk (the parent commits chunks in its
+# main thread, so it sits there, workers up, the run unfinished, signals delivered) until the release file exists:
+# tests kill or interrupt it at that point, with no race against the run finishing first.
+_PAUSED = """
+import sys, time
+from pathlib import Path
+from simulator import cli, runner
+paused, release = Path(sys.argv[1]), Path(sys.argv[2])
+write = runner._Run.write_manifest
+def write_then_pause(self):
+    write(self)
+    if self.manifest["chunks"] and not paused.exists():
+        paused.write_text(str(sum(c["last"] - c["first"] + 1 for c in self.manifest["chunks"])))
+        while not release.exists():
+            time.sleep(0.01)
+runner._Run.write_manifest = write_then_pause
+sys.argv = ["xuezhan", *sys.argv[3:]]
+cli.main()
+"""
+
+
+def start_paused(argv: list[str], where: Path, **popen) -> subprocess.Popen:
+    """``xuezhan *argv`` in a child that pauses after its first listed chunk (see :func:`wait_paused`); it goes on
+    once ``where / "release"`` exists. ``where`` must not be inside the run's output directory."""
+    where.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([sys.executable, "-c", _PAUSED, str(where / "paused"), str(where / "release"), *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_paused(proc: subprocess.Popen, where: Path, timeout: float = 300) -> int:
+    """Wait until the child of :func:`start_paused` is paused; returns the hands its manifest lists as done."""
+    deadline = time.monotonic() + timeout
+    while not (where / "paused").exists():
+        assert proc.poll() is None, f"run ended before pausing: {proc.communicate()[1]}"
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("no chunk finished in time")
+        time.sleep(0.01)
+    time.sleep(0.05)  # the file is written before the pause loop starts
+    return int((where / "paused").read_text())

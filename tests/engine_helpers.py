@@ -44,9 +44,27 @@ def per_hand(values: np.ndarray) -> np.ndarray:
     return np.asarray(values).reshape(-1, 4)
 
 
+_ROW_STARTS: list = []  # [(hand_row array, start offset of each row)] of the last event table read
+
+
+def _row_slice(hand_row: np.ndarray, row: int) -> slice | np.ndarray:
+    """Where row ``row``'s events sit: a slice (the offsets of every row computed once per event table, since
+    event tables are in hand-row order), or a mask for an unsorted table."""
+    if not _ROW_STARTS or _ROW_STARTS[0][0] is not hand_row:
+        rows = np.asarray(hand_row)
+        starts = (np.searchsorted(rows, np.arange(int(rows.max(initial=-1)) + 2))
+                  if np.all(rows[1:] >= rows[:-1]) else None)
+        _ROW_STARTS[:] = [(hand_row, starts)]
+    starts = _ROW_STARTS[0][1]
+    if starts is None:
+        return np.asarray(hand_row) == row
+    return slice(starts[row], starts[row + 1]) if row + 1 < len(starts) else slice(0, 0)
+
+
 def events_of(cols: dict, row: int) -> list[tuple[int, ...]]:
+    """The events of hand row ``row``, each a tuple in ``records.EVENT_FIELDS`` order."""
     ev = cols["events"]
-    sel = ev["hand_row"] == row
+    sel = _row_slice(ev["hand_row"], row)
     return list(zip(*(ev[f][sel].tolist() for f in records.EVENT_FIELDS), strict=True))
 
 

@@ -3,6 +3,8 @@ every table, CRN pairing, the report written by the study, and the report/compar
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +15,11 @@ import pytest
 from analysis import compare, economy, ev, fans, risk, shape
 from analysis.load import open_run
 from analysis.report import write_report
+from simulator import cli
 from simulator.schema import SCORE_COMPONENTS
 
 pytestmark = pytest.mark.slow
 
-XUEZHAN = [sys.executable, "-c", "from simulator.cli import main; main()"]
 
 STUDY = """\
 name: analysis_check
@@ -43,7 +45,20 @@ seed: 12
 
 
 def xuezhan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*XUEZHAN, *map(str, args)], capture_output=True, text=True, timeout=900)
+    """``xuezhan *args`` through the console entry point (``cli.main``) in this process, as a finished process:
+    exit code, stdout, stderr (no interpreter start and imports per command)."""
+    out, err, old = io.StringIO(), io.StringIO(), sys.argv
+    sys.argv = ["xuezhan", *map(str, args)]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = old
+    return subprocess.CompletedProcess(["xuezhan", *map(str, args)], code, out.getvalue(), err.getvalue())
 
 
 def study(tmp: Path, text: str) -> Path:
@@ -178,7 +193,7 @@ def test_cli_report_and_compare(run_dir, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "huazhu_8x − huazhu_16x" in res.stdout and "seat 0" in res.stdout
     out = tmp_path / "r.html"
-    res = xuezhan("report", run_dir, "--baseline", "cap3", "--out", out, "--boot", "100")
+    res = xuezhan("report", run_dir, "--baseline", "cap3", "--out", out, "--boot", "0")  # intervals: the study's
     assert res.returncode == 0, res.stderr
     assert out.is_file() and (tmp_path / "r.md").is_file()
     assert "baseline cap3" in (tmp_path / "r.md").read_text(encoding="utf-8")
@@ -207,6 +222,6 @@ def test_write_report_failure_leaves_nothing(run_dir, tmp_path, monkeypatch):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(report, "render_markdown", boom)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="disk full"):
         write_report(run_dir, out=tmp_path / "report.html", n_boot=5)
     assert list(tmp_path.iterdir()) == []

@@ -605,3 +605,18 @@ def test_report_answers_first_and_reads_like_prose(tmp_path):
     assert "Mean score per hand by position" in md and "dealer+3" in md
     # the unit count is headed by its unit
     assert "| variant | seat | component | hands | n_obs |" in md
+
+
+def test_economy_counts_the_base_in_score_units(tmp_path):
+    """``scoring.base`` = 3: coins = N · 3 · score_total − A (score_total is in base units). Seat 0 of the four
+    example hands scores 6, −16, −24, 2 base units (see test_economy_from_manifest_and_override): mean −8, so
+    with N = 2, A = 1 coins average 2 · 3 · −8 − 1 = −49."""
+    from analysis_synth import _base_hands, write_run
+
+    run = write_run(tmp_path / "run", {"tripled": _base_hands(8)},
+                    overrides={"tripled": {"scoring": {"base": 3}, "economy": {"room_factor": 2, "rake": 1}}})
+    df = economy.economy_table(run, "seat")
+    r = row(df, variant="tripled", seat=0, quantity="coins")
+    assert (r["room_factor"], r["rake"]) == (2, 1)
+    assert r["mean"] == 2 * 3 * -8 - 1
+    assert r["se"] == pytest.approx(2 * 3 * math.sqrt(616 / 3 / 4))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from engine_helpers import events_of, logs, per_hand, play, rules_of
+from reference_scorer import check_wins
 from typer.testing import CliRunner
 
 from simulator import state as S
@@ -84,6 +85,7 @@ def test_declarations_happen_are_scored_and_zero_sum(played, mode):
     without = score_hand(rules, w["hand"][i], melds, w["tile"][i], w["kind"][i],
                          set(w["context"][i].split(",")) - {mode})
     assert again.fan == without.fan + DECLARE_FAN[mode]
+    assert check_wins(rules, w) == len(w["hand_id"])  # every win, against the independent reference scorer
 
 
 @pytest.mark.parametrize("mode", ["sing", "dance"])
@@ -141,7 +143,7 @@ def test_the_audit_catches_a_declared_hand_that_changes(played, change):
         audit(log)
 
 
-def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits():
+def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits(no_numba_cache_writes):
     from simulator.engine import alloc, locked_kong_options
     from simulator.evaluate import wait_mask
     from simulator.tables import suit_table
@@ -191,7 +193,7 @@ def _hands_before(cols: dict, row: int):
 def test_no_undeclared_player_feeds_a_dancer_unless_forced(played):
     _, cols = played["dance"]
     voids = per_hand(cols["players"]["void_suit"])
-    fed = forced = 0
+    fed = 0
     for row in range(N):
         shown, won, declared = [0] * 4, [False] * 4, [False] * 4
         for (typ, seat, tile, amount, _a, _b), conc in _hands_before(cols, row):
@@ -211,8 +213,7 @@ def test_no_undeclared_player_feeds_a_dancer_unless_forced(played):
                 held = [k for k in range(27) if conc[seat][k] > 0]
                 legal = [k for k in held if k // 9 == void] or held  # strict 定缺: void tiles first
                 assert all((blocked >> k) & 1 for k in legal), (row, seat, tile)
-                forced += 1
-    assert fed == forced
+    assert fed > 0  # the forced case occurred, so the check above ran (feeding is otherwise never seen)
 
 
 @pytest.mark.parametrize("mode", ["sing", "dance"])

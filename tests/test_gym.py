@@ -12,7 +12,7 @@ pytest.importorskip("pettingzoo")
 import gymnasium  # noqa: E402
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from simulator import agents, engine  # noqa: E402
+from simulator import agents, hands  # noqa: E402
 from simulator.env import XuezhanEnv  # noqa: E402
 from simulator.game import IllegalActionError  # noqa: E402
 from simulator.gym_env import ENV_ID, XuezhanGymEnv  # noqa: E402
@@ -51,7 +51,7 @@ def test_a_greedy_learner_reproduces_simulate_and_rewards_sum_to_its_score(seat)
     e = XuezhanGymEnv(bots=bots, seat=seat, overrides={"scoring.cap": 3})
     for hand_id in (1, 2, 5, 7):
         total, score = greedy_play(e, hand_id, 21)
-        raw = engine.run_batch(rules, np.array([hand_id]), 21)
+        raw = hands.run_batch(rules, np.array([hand_id]), 21)
         assert total == score == raw["p"][:, -6:].sum(axis=1)[seat]
 
 

@@ -37,14 +37,21 @@ def examples(doc: str) -> list[list[str]]:
     return [shlex.split(cmd) for _, cmd in sorted(found) if cmd.startswith("xuezhan ")]
 
 
-def small(argv: list[str]) -> list[str]:
-    """The command with fewer hands: ``--hands``/``-n`` replaced (or added to simulate/study)."""
+def small(argv: list[str], report: bool = True) -> list[str]:
+    """The command with fewer hands: ``--hands``/``-n`` replaced (or added to simulate/study); simulate and study
+    on one process (``--jobs 1``: starting workers costs more than these few hands), a study without its report
+    unless ``report`` (one study per document writes one: the report is tested on its own elsewhere)."""
     argv = list(argv)
-    for flag in ("--hands", "-n"):
-        if flag in argv:
-            argv[argv.index(flag) + 1] = SMALL_HANDS
-            return argv
-    return argv + ["--hands", SMALL_HANDS] if argv[1] in ("simulate", "study") else argv
+    if argv[1] not in ("simulate", "study"):
+        return argv
+    for flag, value in (("--hands", SMALL_HANDS), ("--jobs", "1")):
+        short = {"--hands": "-n", "--jobs": "-j"}[flag]
+        where = next((i for i, a in enumerate(argv) if a in (flag, short)), None)
+        if where is None:
+            argv += [flag, value]
+        else:
+            argv[where + 1] = value
+    return argv + (["--no-report"] if argv[1] == "study" and not report else [])
 
 
 def test_the_readme_has_the_examples_it_promises():
@@ -58,9 +65,11 @@ def test_every_example_command_runs(doc: str, tmp_path: Path, monkeypatch, capsy
     for folder in ("configs", "tests"):
         (tmp_path / folder).symlink_to(ROOT / folder)
     monkeypatch.chdir(tmp_path)
+    studies = 0
     for argv in examples(doc):
-        code, out, err = cli_run([*small(argv)[1:], *(["--quiet"] if argv[1] in ("simulate", "study") else [])],
-                                 capsys)
+        studies += argv[1] == "study"
+        code, out, err = cli_run([*small(argv, report=studies <= 1)[1:],
+                                  *(["--quiet"] if argv[1] in ("simulate", "study") else [])], capsys)
         assert code == 0, f"{shlex.join(argv)}\n{out}\n{err}"
         assert out.strip(), shlex.join(argv)
 

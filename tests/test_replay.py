@@ -57,11 +57,11 @@ def test_recording_does_not_change_the_hand_and_totals_match():
 
 
 def test_bad_arguments_are_user_errors():
-    with pytest.raises(RulesError):
+    with pytest.raises(RulesError, match="no_such_rules"):
         runner.invoke(app, ["replay", "no_such_rules", "--seed", "1"], catch_exceptions=False)
-    with pytest.raises(ReplayError):
+    with pytest.raises(ReplayError, match="--seed must be a non-negative integer, got -5"):
         record_hand(load_rules("chengdu"), 0, -5)
-    with pytest.raises(ReplayError):
+    with pytest.raises(ReplayError, match="--hand must be a non-negative integer, got -1"):
         record_hand(load_rules("chengdu"), -1, 5)
 
 

@@ -6,8 +6,6 @@ import hashlib
 import json
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +14,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_helpers import cli_run, reference_fixture, snapshot
+from cli_helpers import cli_run, reference_fixture, snapshot, start_paused, wait_paused
 
 from simulator import runner
 from simulator.records import Coded
@@ -27,7 +25,6 @@ from simulator.vocab import WIN_KINDS
 HANDS = 6000      # reference run: enough chunks to interleave, and long enough (~1 s) to interrupt
 CHUNK = 200
 SEED = 7
-XUEZHAN = Path(sys.executable).parent / "xuezhan"
 
 
 def make_variant(config: str = "chengdu", name: str | None = None, overrides=None) -> runner.Variant:
@@ -135,26 +132,18 @@ def test_seed_changes_the_hands(reference: Path, tmp_path: Path):
 # Interruption and resume
 
 def _start(out: Path, *extra: str) -> subprocess.Popen:
-    args = [str(XUEZHAN), "simulate", "chengdu", "--hands", str(HANDS), "--chunk-size", str(CHUNK),
-            "--seed", str(SEED), "--out", str(out), "--quiet", *extra]
+    """``xuezhan simulate`` of the reference run, paused after its first listed chunk (cli_helpers.start_paused):
+    killed or interrupted there, it cannot have finished first."""
+    args = ["simulate", "chengdu", "--hands", str(HANDS), "--chunk-size", str(CHUNK), "--seed", str(SEED),
+            "--out", str(out), "--quiet", *extra]
     # SIGINT back to default in the child: a parent started in the background may ignore it, and Python only
     # installs its KeyboardInterrupt handler when SIGINT is not ignored.
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return start_paused(args, out.parent / f"{out.name}-pause",
+                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def _wait_for_chunks(proc: subprocess.Popen, manifest: Path, timeout: float = 120) -> int:
-    """Poll the manifest until at least one chunk is done; return hands done."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if manifest.exists():
-            done = json.loads(manifest.read_text())["hands_done"]
-            if done > 0:
-                return done
-        assert proc.poll() is None, f"run ended early: {proc.communicate()[1]}"
-        time.sleep(0.01)
-    proc.kill()
-    raise AssertionError("no chunk finished in time")
+def mf_hands_done(out: Path) -> int:
+    return json.loads((out / "variant=chengdu" / "_manifest.json").read_text())["hands_done"]
 
 
 def _assert_no_debris(vdir: Path) -> None:
@@ -168,32 +157,35 @@ def _assert_no_debris(vdir: Path) -> None:
 
 
 def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
-    proc = _start(tmp_path, "--jobs", "1")
-    done = _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "_manifest.json")
+    out = tmp_path / "run"
+    proc = _start(out, "--jobs", "1")
+    done = wait_paused(proc, tmp_path / "run-pause")
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
-    vdir = tmp_path / "variant=chengdu"
-    assert done < HANDS, "the run finished before it could be killed; raise HANDS"
+    vdir = out / "variant=chengdu"
+    assert 0 < done < HANDS
     _assert_no_debris(vdir)
     with pytest.raises(runner.RunError, match="--resume"):
-        run(tmp_path)
-    summary = run(tmp_path, resume=True, jobs=2)
+        run(out)
+    summary = run(out, resume=True, jobs=2)
     assert 0 < summary.hands_run < HANDS
-    assert not list(tmp_path.rglob("*.tmp"))
-    assert snapshot(tmp_path) == snapshot(reference)
+    assert not list(out.rglob("*.tmp"))
+    assert snapshot(out) == snapshot(reference)
 
 
 def test_ctrl_c_exits_cleanly_and_resumes(reference: Path, tmp_path: Path):
-    proc = _start(tmp_path, "--jobs", "2")
-    _wait_for_chunks(proc, tmp_path / "variant=chengdu" / "_manifest.json")
+    out = tmp_path / "run"
+    proc = _start(out, "--jobs", "2")
+    assert wait_paused(proc, tmp_path / "run-pause") < HANDS
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1].startswith("error: interrupted")
-    assert not list(tmp_path.rglob("*.tmp"))
-    _assert_no_debris(tmp_path / "variant=chengdu")
-    run(tmp_path, resume=True, jobs=1)
-    assert snapshot(tmp_path) == snapshot(reference)
+    assert not list(out.rglob("*.tmp"))
+    _assert_no_debris(out / "variant=chengdu")
+    assert 0 < mf_hands_done(out) < HANDS  # interrupted for real: resume has work to do
+    run(out, resume=True, jobs=1)
+    assert snapshot(out) == snapshot(reference)
 
 
 def test_resume_with_more_hands_extends_the_run(tmp_path: Path):

@@ -103,7 +103,7 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
         hand.deal(wall[0], bots[0], 0)
         while (d := hand.advance()) is not None:
             obs = agents.observe(hand, d)
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="read-only"):
                 obs.hand[0] = 1
             for q, melds in enumerate(obs.melds):
                 for i, (kind, tile) in enumerate(melds):

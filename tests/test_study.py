@@ -184,7 +184,6 @@ def test_cli_runs_the_shipped_quickstart(tmp_path: Path, capsys):
 
 
 def test_report_is_written_when_available(tmp_path: Path):
-    pytest.importorskip("analysis.report")
     small = CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
     assert report is not None and Path(report).is_file()
@@ -193,7 +192,6 @@ def test_report_is_written_when_available(tmp_path: Path):
 def test_contrasts_add_paired_sections_between_two_variants(tmp_path: Path):
     """A study's ``contrasts`` compare two variants directly (B − A on the same hands), besides each against the
     baseline: recorded in study.json, in the summary and as their own paired section with the hand metrics."""
-    pytest.importorskip("analysis.report")
     small = (CRN_STUDY.replace("hands: 200", "hands: 40").replace("chunk_size: 100", "chunk_size: 20")
              + "contrasts: [[cap3, lenient]]\n")
     report = run_study(write(tmp_path, small), out_dir=tmp_path / "run", jobs=1, progress=False).report
@@ -303,3 +301,32 @@ def test_compare_csv_and_json_carry_full_precision(small_study: Path, capsys):
     assert len(doc["metrics"]) == metrics.height
     code, _, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--format", "xml"], capsys)
     assert code == 2 and "--format 'xml'" in err
+
+
+def test_an_interrupted_study_resumes_to_the_same_bytes(tmp_path: Path, monkeypatch):
+    """Ctrl-C after five of the study's chunks (in the second variant): no study.json, a plain rerun is refused,
+    ``resume`` finishes it and every file equals an uninterrupted run's."""
+    from cli_helpers import snapshot
+
+    from simulator import runner
+
+    small = CRN_STUDY.replace("hands: 200", "hands: 24").replace("chunk_size: 100", "chunk_size: 8")
+    path = write(tmp_path, small)
+    clean, cut = tmp_path / "clean", tmp_path / "cut"
+    run_study(path, out_dir=clean, jobs=1, report=False, progress=False)
+    commit, done = runner._Run.commit, []
+
+    def interrupted(self, res):
+        if len(done) == 5:
+            raise KeyboardInterrupt
+        done.append(res.variant)
+        commit(self, res)
+    monkeypatch.setattr(runner._Run, "commit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_study(path, out_dir=cut, jobs=1, report=False, progress=False)
+    monkeypatch.undo()
+    assert len(set(done)) >= 2 and not (cut / "study.json").exists()
+    with pytest.raises(RunError, match="--resume"):
+        run_study(path, out_dir=cut, jobs=1, report=False, progress=False)
+    run_study(path, out_dir=cut, jobs=1, resume=True, report=False, progress=False)
+    assert snapshot(cut) == snapshot(clean)

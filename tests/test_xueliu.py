@@ -137,7 +137,7 @@ def test_first_wins_are_those_of_xuezhan_on_the_same_walls():
         assert np.array_equal(a[c][a["_first"]], b[c][b["_first"]]), c
 
 
-def test_locked_kongs_keep_the_waits():
+def test_locked_kongs_keep_the_waits(no_numba_cache_writes):
     """A locked winner may kong only the tile it drew, and a concealed kong only when its waits stay the same."""
     table = suit_table()
     st = engine.alloc(False, S.MAX_WINS)

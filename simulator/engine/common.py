@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from numba import njit
 
-from simulator import numba_cache
 from simulator.evaluate import (
     shanten,
     wait_mask,
@@ -29,8 +28,6 @@ from simulator.state import (
     PS_WAITS,
     tiles_left,
 )
-
-numba_cache.drop_stale_caches()  # before anything compiled is loaded (simulator.numba_cache)
 
 # Rule values the compiled code compares against (indices into the rule vocabularies of simulator.rules)
 EX_RANDOM = EXCHANGES.index("random")
