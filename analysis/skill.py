@@ -75,50 +75,49 @@ class Design:
         return int(self.wall.max()) + 1 if self.wall.size else 0
 
 
-def _wsum(w: np.ndarray, idx: np.ndarray, x: np.ndarray | None, n: int) -> np.ndarray:
-    """Per-group sums of ``x`` (or counts) over rows, the group codes ``idx`` of length N, ``n`` groups."""
-    return np.bincount(idx, weights=x, minlength=n).astype(np.float64) * w
+def _group_stats(d: Design, idx: np.ndarray) -> np.ndarray:
+    """float64[7, G] per group of rows (``idx``: int64[N] codes 0..G−1, e.g. hands or (wall, seat) cells): the
+    group's wall, then count, sum and sum of squares of the test bot's scores, then the same for the field bot."""
+    g = int(idx.max()) + 1
+    out = np.zeros((7, g), dtype=np.float64)
+    out[0, idx] = d.wall
+    for k, sel in enumerate((d.test, ~d.test)):
+        x = d.score[sel]
+        out[1 + 3 * k] = np.bincount(idx[sel], minlength=g)
+        out[2 + 3 * k] = np.bincount(idx[sel], weights=x, minlength=g)
+        out[3 + 3 * k] = np.bincount(idx[sel], weights=x * x, minlength=g)
+    return out
 
 
-def _estimates(d: Design, wall_weight: np.ndarray) -> np.ndarray:
-    """:data:`COLUMNS` for walls weighted by ``wall_weight`` (float64[W]: 1 each for the sample, bootstrap
-    counts for a replicate). Returns float64[len(COLUMNS)]."""
-    x, t = d.score, d.test
-    row_w = wall_weight[d.wall]
-    n_t, n_f = row_w[t].sum(), row_w[~t].sum()
-    m_t, m_f = (row_w[t] * x[t]).sum() / n_t, (row_w[~t] * x[~t]).sum() / n_f
-    v_t = (row_w[t] * (x[t] - m_t) ** 2).sum() / n_t
-    v_f = (row_w[~t] * (x[~t] - m_f) ** 2).sum() / n_f
-    edge, sd = m_t - m_f, float(np.sqrt((v_t + v_f) / 2.0))
-    # test × field pairs within a hand: Σ(x_i − x_j)² = n_F·Q_T + n_T·Q_F − 2·S_T·S_F per hand
-    n_h = int(d.hand.max()) + 1
-    hand_wall = np.zeros(n_h, dtype=np.int64)
-    hand_wall[d.hand] = d.wall
-    hw = wall_weight[hand_wall]
-    one = np.ones(1)
-    nT = _wsum(one, d.hand[t], None, n_h)
-    nF = _wsum(one, d.hand[~t], None, n_h)
-    sT, sF = _wsum(one, d.hand[t], x[t], n_h), _wsum(one, d.hand[~t], x[~t], n_h)
-    qT, qF = _wsum(one, d.hand[t], x[t] ** 2, n_h), _wsum(one, d.hand[~t], x[~t] ** 2, n_h)
-    pairs = (hw * nT * nF).sum()
-    edge_pair = (hw * (nF * sT - nT * sF)).sum() / pairs
-    sd_pair = float(np.sqrt(max((hw * (nF * qT + nT * qF - 2 * sT * sF)).sum() / pairs - edge_pair ** 2, 0.0)))
-    # variance components over (wall, seat) cells, bot means removed
-    y = x - np.where(t, m_t, m_f)
-    n_c = int(d.cell.max()) + 1
-    cell_wall = np.zeros(n_c, dtype=np.int64)
-    cell_wall[d.cell] = d.wall
-    cw = wall_weight[cell_wall]
-    cn = _wsum(one, d.cell, None, n_c)
-    cs, cq = _wsum(one, d.cell, y, n_c), _wsum(one, d.cell, y ** 2, n_c)
+def _estimates(hands: np.ndarray, cells: np.ndarray, wall_weight: np.ndarray) -> np.ndarray:
+    """:data:`COLUMNS` from :func:`_group_stats` of the hands and of the (wall, seat) cells, the walls weighted by
+    ``wall_weight`` (float64[W]: 1 each for the sample, bootstrap counts for a replicate). Returns
+    float64[len(COLUMNS)]."""
+    cw = wall_weight[cells[0].astype(np.int64)]
+    nT, sT, qT, nF, sF, qF = cells[1:]
+    n_t, n_f = (cw * nT).sum(), (cw * nF).sum()
+    m_t, m_f = (cw * sT).sum() / n_t, (cw * sF).sum() / n_f
+    v_t, v_f = (cw * qT).sum() / n_t - m_t ** 2, (cw * qF).sum() / n_f - m_f ** 2
+    edge, sd = m_t - m_f, float(np.sqrt(max((v_t + v_f) / 2.0, 0.0)))
+    # test x field pairs within a hand: sum of (x_i - x_j)^2 = n_F*Q_T + n_T*Q_F - 2*S_T*S_F per hand
+    hw = wall_weight[hands[0].astype(np.int64)]
+    hnT, hsT, hqT, hnF, hsF, hqF = hands[1:]
+    pairs = (hw * hnT * hnF).sum()
+    edge_pair = (hw * (hnF * hsT - hnT * hsF)).sum() / pairs
+    sd_pair = float(np.sqrt(max((hw * (hnF * hqT + hnT * hqF - 2 * hsT * hsF)).sum() / pairs - edge_pair ** 2,
+                                0.0)))
+    # variance components over (wall, seat) cells of y = score - its bot's mean
+    cn = nT + nF
+    cs = sT + sF - nT * m_t - nF * m_f
+    cq = qT - 2 * m_t * sT + nT * m_t ** 2 + qF - 2 * m_f * sF + nF * m_f ** 2
     keep = (cn > 0) & (cw > 0)
     cw, cn, cs, cq = cw[keep], cn[keep], cs[keep], cq[keep]
-    n_tot, cells = (cw * cn).sum(), cw.sum()
+    n_tot, n_cells = (cw * cn).sum(), cw.sum()
     within_df = (cw * (cn - 1)).sum()
-    play = (cw * (cq - cs ** 2 / cn)).sum() / within_df if within_df > 0 else np.nan
+    play = max((cw * (cq - cs ** 2 / cn)).sum() / within_df, 0.0) if within_df > 0 else np.nan
     grand = (cw * cs).sum() / n_tot
-    msb = (cw * cn * (cs / cn - grand) ** 2).sum() / (cells - 1)
-    n0 = (n_tot - (cw * cn ** 2).sum() / n_tot) / (cells - 1)
+    msb = (cw * cn * (cs / cn - grand) ** 2).sum() / (n_cells - 1)
+    n0 = (n_tot - (cw * cn ** 2).sum() / n_tot) / (n_cells - 1)
     deal = max((msb - play) / n0, 0.0)
     p_t = n_t / (n_t + n_f)
     bot = p_t * (1 - p_t) * edge ** 2
@@ -161,9 +160,10 @@ def skill_measures(d: Design, *, n_boot: int = N_BOOT, seed: int = 0, target: fl
     W = d.n_walls
     if W < 2 or d.test.all() or not d.test.any():
         raise ValueError("skill measures need at least 2 walls and both a test and a field bot")
-    est = _estimates(d, np.ones(W, dtype=np.float64))
+    hands, cells = _group_stats(d, d.hand), _group_stats(d, d.cell)
+    est = _estimates(hands, cells, np.ones(W, dtype=np.float64))
     rng = np.random.default_rng(seed)
-    reps = np.array([_estimates(d, np.bincount(rng.integers(0, W, W), minlength=W).astype(np.float64))
+    reps = np.array([_estimates(hands, cells, np.bincount(rng.integers(0, W, W), minlength=W).astype(np.float64))
                      for _ in range(n_boot)], dtype=np.float64).reshape(n_boot, len(COLUMNS))
     a = (1 - level) / 2
     zc = z_value(level)

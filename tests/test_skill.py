@@ -159,3 +159,27 @@ def test_no_skill_section_without_two_bots_in_duplicate(tmp_path):
     run = open_run(run_study(tmp_path / "s.yaml", out_dir=tmp_path / "run", jobs=1, report=False,
                              progress=False).out_dir)
     assert skill.skill_table(run).height == 0 and skill.skill_section(run) is None
+
+
+def test_shipped_skill_study_measures_expert_against_greedy():
+    """configs/studies/skill.yaml: the issue's eight rule sets, one expert among three greedy, duplicate walls."""
+    from simulator.study import load_study, study_variants
+
+    study, path = load_study("skill")
+    arms = {v.name: v.rules for v in study_variants(study, path)}
+    assert study.duplicate and list(arms) == ["chengdu", "cap3", "uncapped", "huazhu_8x", "xueliu", "single",
+                                              "exchange_three", "chengdu_points"]
+    assert {tuple(b.bot for b in r.seats) for r in arms.values()} == {("expert", "greedy", "greedy", "greedy")}
+    assert arms["huazhu_8x"].void_suit == "none" and arms["huazhu_8x"].settlement.huazhu_penalty == 8
+
+
+def test_plot_draws_on_a_given_axis():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    table = pl.DataFrame({"variant": ["a", "b"], "test": ["expert"] * 2, "field": ["greedy"] * 2,
+                          "skill_luck": [0.1, 0.05], "skill_luck_lo": [0.07, 0.02], "skill_luck_hi": [0.13, 0.08]})
+    assert skill.skill_luck_plot(table, ax=ax) is fig
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert "expert vs greedy" in ax.get_xlabel()
