@@ -22,7 +22,8 @@ wall, ``deal_id``):
   random effect, ANOVA method of moments over the (wall, seat) cells, each played once per rotation), ``μ_bot``
   the seat's bot (fixed effect; its variance is ``Σ_b p_b (μ_b − μ̄)²`` with ``p_b`` the bot's share of
   player-hands) and ``e`` the rest (how the four players' decisions play out on that deal). Shares of the sum of
-  the three components, percentile intervals from the same bootstrap.
+  the three components, percentile intervals from the same bootstrap. Without duplicate seating each cell holds
+  one player-hand, so the deal and the play cannot be told apart: the three shares are NaN.
 
 These measure *this pair of bots* under each rule set, not human players (docs/studies.md, "Skill vs luck").
 """
@@ -161,14 +162,22 @@ def skill_measures(d: Design, *, n_boot: int = N_BOOT, seed: int = 0, target: fl
     if W < 2 or d.test.all() or not d.test.any():
         raise ValueError("skill measures need at least 2 walls and both a test and a field bot")
     hands, cells = _group_stats(d, d.hand), _group_stats(d, d.cell)
-    est = _estimates(hands, cells, np.ones(W, dtype=np.float64))
     rng = np.random.default_rng(seed)
-    reps = np.array([_estimates(hands, cells, np.bincount(rng.integers(0, W, W), minlength=W).astype(np.float64))
-                     for _ in range(n_boot)], dtype=np.float64).reshape(n_boot, len(COLUMNS))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero SD or no within-cell replicate: inf/NaN
+        est = _estimates(hands, cells, np.ones(W, dtype=np.float64))
+        reps = np.array([_estimates(hands, cells, np.bincount(rng.integers(0, W, W), minlength=W).astype(
+            np.float64)) for _ in range(n_boot)], dtype=np.float64).reshape(n_boot, len(COLUMNS))
+        return _summarise(d, est, reps, target, level)
+
+
+def _summarise(d: Design, est: np.ndarray, reps: np.ndarray, target: float, level: float) -> dict[str, float]:
+    """The measures of :func:`skill_measures` from the sample's estimates (float64[len(COLUMNS)]) and the
+    bootstrap replicates' (float64[n_boot, len(COLUMNS)])."""
+    n_boot = reps.shape[0]
     a = (1 - level) / 2
     zc = z_value(level)
     se = _edge_se(d)
-    out: dict[str, float] = {"walls": float(W), "player_hands": float(d.score.size),
+    out: dict[str, float] = {"walls": float(d.n_walls), "player_hands": float(d.score.size),
                              "edge": est[0], "edge_se": se, "edge_lo": est[0] - zc * se, "edge_hi": est[0] + zc * se}
 
     def interval(name: str, values: np.ndarray, point: float) -> None:
@@ -209,10 +218,11 @@ def variant_design(run: Run, variant: str) -> tuple[Design, str, str] | None:
 
 def skill_table(run: Run | str, *, n_boot: int = N_BOOT, seed: int = 0, target: float = TARGET,
                 level: float = LEVEL) -> pl.DataFrame:
-    """One row per variant that seats exactly two distinct bots: ``variant, test, field, walls, player_hands``,
-    the measures of :func:`skill_measures` (money in base units per player-hand; ``hands_90`` in hands) and, for
-    a variant with a ``session:`` block of K hands, ``session_hands`` = K and ``sessions_90`` (= hands_90 / K)
-    with its bounds (null otherwise); an unbounded ``hands_90_hi`` is null. Empty when no variant qualifies."""
+    """One row per variant that seats exactly two distinct bots and played at least 2 walls: ``variant, test,
+    field, walls, player_hands``, the measures of :func:`skill_measures` (money in base units per player-hand;
+    ``hands_90`` in hands) and, for a variant with a ``session:`` block of K hands, ``session_hands`` = K and
+    ``sessions_90`` (= hands_90 / K) with its bounds (null otherwise); an unbounded ``hands_90_hi`` is null.
+    Empty when no variant qualifies."""
     run = as_run(run)
     rows = []
     for v in run.variants:
@@ -220,6 +230,8 @@ def skill_table(run: Run | str, *, n_boot: int = N_BOOT, seed: int = 0, target: 
         if got is None:
             continue
         d, test, field = got
+        if d.n_walls < 2:
+            continue
         m = skill_measures(d, n_boot=n_boot, seed=seed, target=target, level=level)
         k = (run.session(v) or {}).get("hands")
         m.update({f"sessions_90{s}": (m[f"hands_90{s}"] / k if k else None) for s in ("", "_lo", "_hi")})
