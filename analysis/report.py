@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, summary, sweep
+from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, skill, summary, sweep
 from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se  # noqa: F401 (fmt_p: re-exported)
 from analysis.load import Run, open_run
 from analysis.rare import RARE_UNITS
@@ -206,6 +206,7 @@ def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: in
         "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
         "economy": (economy.economy_table, run, "bot"),
         **({"sessions": (sessions_section, run, baseline)} if run.has_sessions else {}),
+        "skill": (skill.skill_section, run, n_boot, seed),
         "decline": (shape.decline_effect, run, "bot")}
     return {name: pool.submit(*job) for name, job in jobs.items()}
 
@@ -311,6 +312,8 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     sections.append(s)
     if "sessions" in get:
         sections.append(get["sessions"]())
+    if (sk := get["skill"]()) is not None:  # analysis.skill: duplicate runs with a test and a field bot
+        sections.append(sk)
     s = Section("Declined wins", decline_text())
     s.table("Decliners vs non-decliners, by bot", get["decline"]())
     return [*sections, s, *paired]
