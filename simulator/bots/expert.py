@@ -5,12 +5,14 @@
   ``defence`` × the expected deal-in loss of the tile (:mod:`simulator.bots.danger`) minus the expected 花猪
   penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
   optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
-- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income, discounted
-  by the 退税 risk) beats the value without it.
+- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income) beats the
+  value without it, every option charged the 退税 refund of all kong income held by its chance of ending not
+  ready (:func:`kong_value`); never a tile whose discard win it has just declined.
 - **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
   opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
-  pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
-  engine enforces 最后N张必胡.
+  pass lock (``pass_ron_lock``) would forbid until the next draw, the hand ending first (fewer opponents in,
+  fewer draws left) and the deal-in risk of playing on; the waits' copies left exclude winners' laid-down
+  hands (public under 血战). The engine enforces 最后N张必胡.
 - **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: as
   greedy (a pass chosen by this evaluation measured worse against greedy).
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
