@@ -480,7 +480,7 @@ def ask(agent, obs: Observation, hand_label: str) -> int:
     except _NoAnswer:
         raise BotError(f"bot {bot_name(agent)}: no answer within {limit:g} s ({where}); raise the limit with "
                        "--bot-timeout") from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, UserError):  # a UserError is already one line (xuezhan play's input, say)
         raise
     except BaseException as exc:  # SystemExit too: a bot never ends the run
         err = BotError(f"bot {bot_name(agent)}: {type(exc).__name__}: {str(exc)[:160]} ({where}); "

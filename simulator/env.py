@@ -138,7 +138,7 @@ class XuezhanEnv(AECEnv):
         for s, bot in self.bots.items():
             new_hand = getattr(bot, "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed, as in simulate (simulator.game.play_hands)
-                new_hand(int(self.hand.rngs[1 + s]))
+                new_hand(int(self.hand.st.rngs[1 + s]))
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0 for a in self.agents}
         self._cumulative_rewards = {a: 0 for a in self.agents}
@@ -222,7 +222,7 @@ def render_table(e: XuezhanEnv) -> str:
         who = f"agent seat_{s}" if s in e.external else f"bot {seats[s].bot}"
         parts = [f"seat {s} ({who}): {int(net[s]):+d}"]
         if s in e.external:
-            parts.append(f"hand {format_counts(hand.arrays[1][s])}")
+            parts.append(f"hand {format_counts(hand.st.conc[s])}")
         if melds is not None and melds[s]:
             parts.append("melds " + " ".join(f"{k}:{tile_str(t) if t >= 0 else '?'}" for k, t in melds[s]))
         if discards[s]:

@@ -31,10 +31,12 @@ COMP_ZH = ("胡牌", "刮风下雨", "呼叫转移", "查花猪", "查大叫", "
 WIN_ZH = {"discard": "点炮", "self_draw": "自摸", "rob_kong": "抢杠胡"}
 EXCHANGE_ZH = {"clockwise": "顺时针", "counterclockwise": "逆时针", "opposite": "对家"}
 # The expert's reason for a discard (the code it returned, logged in the discard event's ``a``; see
-# simulator.bots.expert.discard_reason), in the order of its R_* codes 1..7
-REASON_ZH = ("牌效最优", "做大牌", "保持下叫", "打缺门", "清第三门 (防花猪)", "弃和防守", "随机 (temperature)")
+# simulator.bots.expert.discard_reason), in the order of its R_* codes 1..8
+REASON_ZH = ("牌效最优", "做大牌", "保持下叫", "打缺门", "清第三门 (防花猪)", "弃和防守", "同值选安全",
+             "随机 (temperature)")
 REASON_EN = ("best value", "aiming for a big hand", "keeping 下叫 (ready)", "discarding the void suit",
-             "clearing the third suit (花猪)", "folding (deal-in risk)", "noise (temperature)")
+             "clearing the third suit (花猪)", "folding (deal-in risk)", "the safer of equal-value tiles",
+             "noise (temperature)")
 
 
 class ReplayError(UserError):

@@ -188,10 +188,13 @@ def test_a_fifth_copy_of_a_kind(hands):
 
 def test_tiles_appear_or_vanish(hands):
     """One more tile dealt to a seat than the deal has (of a kind seen at most three times, outside its void)."""
-    log = _fresh(hands["chengdu"][0])
-    st = _final(log)
-    seat = next(s for s in range(4) if not st.won[s]) if not all(st.won) else 0
-    kind = next(k for k in range(27) if st.seen[k] < 4 and k // 9 != st.void[seat])
+    def situation(lg):
+        st = _final(lg)
+        seat = next(s for s in range(4) if not st.won[s]) if not all(st.won) else 0
+        kind = next((k for k in range(27) if st.seen[k] < 4 and k // 9 != st.void[seat]), None)
+        return None if kind is None else (seat, kind)
+
+    log, (seat, kind) = next((lg, sk) for lg in map(_fresh, hands["chengdu"]) if (sk := situation(lg)) is not None)
     players = [dict(p) for p in log.players]
     dealt = counts_from_str(players[seat]["dealt"]).astype(np.int64)
     dealt[kind] += 1

@@ -203,8 +203,15 @@ def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu")
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     conc = counts_from_str("111222333m4445p")
     no = np.zeros(4, np.int8)
-    return expert_takes_win(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
-                            parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
+    return expert_takes_win(TABLE, params, ps, seat_rows(conc), FACE_UP, mt_all, nm_all, 0, no.copy(), no.copy(), 0,
+                            2, parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
+
+
+def seat_rows(conc, seat=0):
+    """uint8[4, 27]: every seat's concealed counts, ``conc`` at ``seat`` and empty hands elsewhere."""
+    out = np.zeros((4, 27), np.uint8)
+    out[seat] = conc
+    return out
 
 
 def _decline_threshold(lock: str, tiles_left: int, config: str = "chengdu") -> float:
@@ -248,8 +255,8 @@ def test_the_expert_always_takes_a_self_draw():
     _, ps, mt_all, nm_all = fresh_table_state(50)
     no = np.zeros(4, np.int8)
     conc = counts_from_str("111222333m4445p")
-    assert expert_takes_win(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc, no.copy(), no.copy(), 0, 2,
-                            parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
+    assert expert_takes_win(TABLE, params, ps, seat_rows(conc), FACE_UP, mt_all, nm_all, 0, no.copy(), no.copy(),
+                            0, 2, parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
 
 
 # ---- 定缺 and 换三张 by value ----------------------------------------------------------------------------------

@@ -77,7 +77,8 @@ def test_a_stamp_mismatch_deletes_only_that_locations_cache(tmp_path, monkeypatc
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(numba_cache, "_checked", False)
     dirs = numba_cache.cache_dirs(numba_cache.compiled_sources())
-    assert len(dirs) == 2 and all(d.parent == tmp_path for d in dirs)  # simulator/ and simulator/bots/
+    # simulator/, simulator/bots/ and simulator/engine/: one cache directory per package with compiled code
+    assert len(dirs) == 3 and all(d.parent == tmp_path for d in dirs)
     for d in dirs:
         d.mkdir()
         (d / "f-1.py311.nbi").write_bytes(b"x")

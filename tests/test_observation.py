@@ -226,15 +226,16 @@ def test_another_seats_concealed_kong_is_read_as_public_information_only():
     """meld_suit (the expert's 清一色 signal), dead_suit (defensive, expert) and public_unseen (the expert's
     waits) do not depend on the kind or suit of another seat's 暗杠 — only its own are known."""
     void_none = load_rules("chengdu", {"void_suit": "none"}).to_arrays()
-    conc = counts_from_str("1234567m22s")  # none of KONG_TILES
+    own = np.zeros((4, 27), np.uint8)
+    own[0] = counts_from_str("1234567m22s")  # none of KONG_TILES; the other seats' hands are hidden (all zero)
     got = set()
     for x in KONG_TILES:
         mk, mt, nm, ps = table_with_concealed_kong(x)
         got.add((meld_suit(mk, mt, nm, 1), dead_suit(void_none, ps, mk, mt, nm, 1),
-                 public_unseen(ps, mk, mt, nm, 0, conc, x), public_unseen(ps, mk, mt, nm, 0, conc, KONG_TILES[0])))
+                 public_unseen(ps, own, mk, mt, nm, 0, x), public_unseen(ps, own, mk, mt, nm, 0, KONG_TILES[0])))
     assert got == {(1, -1, 4.0, 4.0)}
     mk, mt, nm, ps = table_with_concealed_kong(KONG_TILES[0])  # one's own 暗杠 is known to oneself
-    assert public_unseen(ps, mk, mt, nm, 1, conc, KONG_TILES[0]) == 1.0
+    assert public_unseen(ps, np.roll(own, 1, axis=0), mk, mt, nm, 1, KONG_TILES[0]) == 1.0
 
 
 @pytest.mark.parametrize("bot", [BOT_GREEDY, BOT_VALUE, BOT_DEFENSIVE, BOT_EXPERT])

@@ -304,8 +304,9 @@ def test_compare_csv_and_json_carry_full_precision(small_study: Path, capsys):
 
 
 def test_an_interrupted_study_resumes_to_the_same_bytes(tmp_path: Path, monkeypatch):
-    """Ctrl-C after five of the study's chunks (in the second variant): no study.json, a plain rerun is refused,
-    ``resume`` finishes it and every file equals an uninterrupted run's."""
+    """Ctrl-C after five of the study's chunks (in the second variant): study.json is already there (it is written
+    first, so the directory belongs to this study), a plain rerun is refused, ``resume`` finishes it and every file
+    equals an uninterrupted run's."""
     from cli_helpers import snapshot
 
     from simulator import runner
@@ -325,7 +326,7 @@ def test_an_interrupted_study_resumes_to_the_same_bytes(tmp_path: Path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         run_study(path, out_dir=cut, jobs=1, report=False, progress=False)
     monkeypatch.undo()
-    assert len(set(done)) >= 2 and not (cut / "study.json").exists()
+    assert len(set(done)) >= 2 and (cut / "study.json").exists()
     with pytest.raises(RunError, match="--resume"):
         run_study(path, out_dir=cut, jobs=1, report=False, progress=False)
     run_study(path, out_dir=cut, jobs=1, resume=True, report=False, progress=False)

@@ -215,7 +215,7 @@ def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params,
         return True
     if bot == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
-    return expert_takes_win(table, params, ps, mk, mt, nm, seat, conc[seat], mk[seat], mt[seat], nm[seat],
+    return expert_takes_win(table, params, ps, conc, mk, mt, nm, seat, mk[seat], mt[seat], nm[seat],
                             ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
 
 

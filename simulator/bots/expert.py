@@ -5,12 +5,14 @@
   ``defence`` × the expected deal-in loss of the tile (:mod:`simulator.bots.danger`) minus the expected 花猪
   penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
   optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
-- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income, discounted
-  by the 退税 risk) beats the value without it.
+- **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income) beats the
+  value without it, every option charged the 退税 refund of all kong income held by its chance of ending not
+  ready (:func:`kong_value`); never a tile whose discard win it has just declined.
 - **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
   opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
-  pass lock (``pass_ron_lock``) would forbid until the next draw and the deal-in risk of playing on; the
-  engine enforces 最后N张必胡.
+  pass lock (``pass_ron_lock``) would forbid until the next draw, the hand ending first (fewer opponents in,
+  fewer draws left) and the deal-in risk of playing on; the waits' copies left exclude winners' laid-down
+  hands (public under 血战). The engine enforces 最后N张必胡.
 - **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: as
   greedy (a pass chosen by this evaluation measured worse against greedy).
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
@@ -31,9 +33,11 @@ from simulator.bots.common import acceptance, connectivity, discard_shantens, dr
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
 from simulator.bots.danger import opponent_threats, tile_risk
 from simulator.bots.expert_value import (
+    END_RATE,
     N_SHAPES,
     S_EXIT,
     S_PLAIN,
+    TYP_ACC,
     exit_value,
     held4,
     p_win,
@@ -73,6 +77,8 @@ from simulator.state import (
     N_SEATS,
     N_TILES,
     PS_DISCARDED,
+    PS_LOCK_MASK,
+    PS_LOCKED,
     PS_N,
     PS_WON,
     VOID_DECLARED,
@@ -82,9 +88,9 @@ from simulator.state import (
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
-KONG_KEEP = 0.8        # share of kong income kept on average (退税 if not ready, 呼叫转移 after a deal-in)
+KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
+TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: refund_risk)
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
-SURVIVE = 0.8          # P(the hand goes on long enough for a waited win to be paid at the table rate)
 # P(a ready hand's discard deals in), per discard, while it waits after declining a win. 0.1 against 0.05 measured
 # +0.006 / +0.003 / +0.004 ± 0.002 base units per player-hand against greedy (paired, 24,000 walls × 4, seeds
 # 7 / 11 / 13, tempo 0); 0.2 gave +0.001 (seed 7)
@@ -257,7 +263,8 @@ def gumbel(rng) -> float:
 
 
 # Why the expert chose its discard (logged with the discard event, shown by ``xuezhan replay``; 0 = not the expert)
-R_VALUE, R_SHAPE, R_READY, R_VOID, R_THIRD, R_FOLD, R_NOISE = range(1, 8)
+R_VALUE, R_SHAPE, R_READY, R_VOID, R_THIRD, R_FOLD, R_SAFER, R_NOISE = range(1, 9)
+FOLD_MIN = 0.01  # value (base units) a discard must give up for the deal-in risk to count as folding
 REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 32)
 
 
@@ -305,20 +312,22 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
         if v > best_v:
             best, best_v = k, v
     why = discard_reason(params, best, best_safe, best_val, void, sh_buf[best] if alt < 0 else SHANTEN_NEVER,
-                         shaped[best])
+                         shaped[best], vals[best_val] - vals[best], sh_buf[best] > sh_buf[best_val])
     return best | why << REASON_SHIFT
 
 
 @njit(cache=True)
-def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped) -> int:
+def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped, given_up, steps_up) -> int:
     """What decided discard ``k``: the noise (``temperature``) moved it off the best choice; else the deal-in
-    risk moved it off the best-value tile (folding); else it is the best-value tile and the reason is what its
-    value rests on — a dead tile of the void suit (declared, or the third suit cleared against 花猪), staying
-    ready, a big shape, or plain efficiency."""
+    risk moved it off the best-value tile, giving up ``given_up`` base units of hand value: folding when that is
+    at least :data:`FOLD_MIN` or the tile leaves the hand a step further from ready (``steps_up``), else the safer
+    of tiles worth the same (a tie broken by safety); else it is the
+    best-value tile and the reason is what its value rests on — a dead tile of the void suit (declared, or the
+    third suit cleared against 花猪), staying ready, a big shape, or plain efficiency."""
     if k != best_safe:
         return R_NOISE
     if k != best_val:
-        return R_FOLD
+        return R_FOLD if given_up >= FOLD_MIN or steps_up else R_SAFER
     if k // 9 == void:
         return R_THIRD if void_rule(params) != VOID_DECLARED else R_VOID
     if sh_after == 0:
@@ -359,8 +368,17 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
 @njit(cache=True)
 def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
                  tiles_left, bpar) -> int:
-    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income)."""
+    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income, and all kong
+    income held is priced by the chance of being ready at the end: :func:`refund_risk`). Never a tile whose
+    discard win it has just declined (its lock since its last draw holds the tile): the decline kept the wait
+    as worth more than the win, and a pung or kong of the tile gives the wait up."""
+    if ps[seat, PS_LOCKED] and (ps[seat, PS_LOCK_MASK] >> tile) & 1:
+        return 0
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    held = held_kong_income(params, mk, nm, n_in)
+    u_tot = unseen_total(conc, visible)
     now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
+    now -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
@@ -369,19 +387,21 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
         conc[tile] -= 2
         visible[tile] += 2
         v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, bpar)
+        v -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in,
+                           n_draws)
         conc[tile] += 2
         visible[tile] -= 2
         if v > best:
             best, choice = v, 1
     if can_kong:
-        n_in, _ = table_context(ps, seat, tiles_left)
         conc[tile] -= 3
         visible[tile] += 3
         mk[nm] = MELD_KONG
         v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
+        v += kong_value(params, table, ps, seat, conc, mk, mt, nm + 1, void, u_tot, tiles_left, held,
+                        direct_kong_amount(params, n_in))
         conc[tile] += 3
         visible[tile] -= 3
-        v += kong_income(params, direct_kong_amount(params, n_in))
         if v > best:
             choice = 2
     return choice
@@ -389,15 +409,70 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
 
 @njit(cache=True)
 def kong_income(params, amount) -> float:
+    """Kong income still to come (:func:`kong_potential`), at the average share kept (:data:`KONG_KEEP`)."""
     keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
     return keep * amount
 
 
 @njit(cache=True)
+def held_kong_income(params, mk, nm, n_in) -> float:
+    """Kong income the seat holds from its own kongs, priced with the opponents in now (a lower bound: more may
+    have paid when it was made): 暗杠 at the concealed-kong rate, an exposed kong at the 直杠 rate."""
+    tot = 0.0
+    for i in range(nm):
+        if mk[i] == MELD_CKONG:
+            tot += concealed_kong_amount(params, n_in)
+        elif mk[i] == MELD_KONG:
+            tot += direct_kong_amount(params, n_in)
+    return tot
+
+
+@njit(cache=True)
+def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
+    """P(the hand is ready at the exhaustive draw): 1 when ready now (a 3k+2 hand: one discard from it), else
+    P(reaching shanten 0 within ``n_draws`` own draws) at the typical acceptance."""
+    sh = shanten(table, conc, mk, mt, nm, void)
+    if sh <= 0:
+        return 1.0
+    if sh >= SHANTEN_NEVER:
+        return 0.0
+    return p_win(sh - 1, TYP_ACC, u_tot, n_draws, 0)
+
+
+@njit(cache=True)
+def refund_risk(params, ready, n_in, n_draws) -> float:
+    """P(kong income is refunded under 退税): the hand reaches the exhaustive draw — no end first over ``n_draws``
+    own draws at :data:`~simulator.bots.expert_value.END_RATE` per draw for ``n_in`` opponents in, times
+    :data:`~simulator.bots.dance.P_EXHAUST` — with the seat not ready (``ready``: P(ready then))."""
+    if not params[P_REFUND_KONGS_IF_NOT_READY]:
+        return 0.0
+    return P_EXHAUST * (1.0 - END_RATE[min(n_in, len(END_RATE) - 1)]) ** n_draws * (1.0 - ready)
+
+
+@njit(cache=True)
+def kong_value(params, table, ps, seat, conc, mk, mt, nm, void, u_tot, tiles_left, held, amount) -> float:
+    """What a kong collecting ``amount`` is worth, with ``held`` the kong income the seat held before it: the new
+    income is kept unless passed on by 呼叫转移 (:data:`TRANSFER_KEEP`, under 退税 rules) or refunded, and all of
+    it is refunded at the exhaustive draw if the hand is not ready then (:func:`refund_risk`, by the chance the
+    hand after the kong — ``conc``, ``mk``, ``nm`` without the kong's tiles, its replacement draw to come — is
+    ready at the end). A kong that breaks a ready hand with the wall nearly empty so costs its own income and the
+    income held; the 查大叫 side is in the hand's value (:func:`ready_bonus`)."""
+    n_in, n_draws = table_context(ps, seat, tiles_left - 1)
+    r = refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in,
+                    n_draws + 1)
+    keep = TRANSFER_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
+    return amount * keep * (1.0 - r) - held * r
+
+
+@njit(cache=True)
 def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar) -> int:
-    """The kong among ``opts`` that adds the most value over discarding normally, or −1."""
+    """The kong among ``opts`` that adds the most value over discarding normally (kong income priced by
+    :func:`kong_value`), or −1."""
     base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
-    n_in, _ = table_context(ps, seat, tiles_left)
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    held = held_kong_income(params, mk, nm, n_in)
+    u_tot = unseen_total(conc, visible)
+    base -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
     best, pick = base, -1
     for k in range(N_KINDS):
         if not (opts >> k) & 1:
@@ -408,9 +483,10 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             mk[nm] = MELD_CKONG
             mt[nm] = k
             v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
+            v += kong_value(params, table, ps, seat, conc, mk, mt, nm + 1, void, u_tot, tiles_left, held,
+                            concealed_kong_amount(params, n_in))
             conc[k] = 4
             visible[k] -= 4
-            v += kong_income(params, concealed_kong_amount(params, n_in))
         else:
             i = 0
             while mt[i] != k or mk[i] != MELD_PUNG:
@@ -419,44 +495,65 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             visible[k] += 1
             mk[i] = MELD_KONG
             v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, bpar)
+            each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
+            v += kong_value(params, table, ps, seat, conc, mk, mt, nm, void, u_tot, tiles_left, held, each * n_in)
             mk[i] = MELD_PUNG
             conc[k] += 1
             visible[k] -= 1
-            each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
-            v += kong_income(params, each * n_in)
         if v > best:
             best, pick = v, k
     return pick
 
 
 @njit(cache=True)
-def public_unseen(ps, mk_all, mt_all, nm_all, seat, conc, k) -> float:
+def public_unseen(ps, conc_all, mk_all, mt_all, nm_all, seat, k) -> float:
     """Copies of k that may still come, judged without the exact discard counts (the win decision is taken
-    inside the engine's claim step, which does not carry them): 4 − own − in melds − 1 if anyone discarded it.
-    Melds: its own and the others' face-up ones (another seat's 暗杠 is face down: its kind is not known)."""
-    u = 4 - np.int64(conc[k])
+    inside the engine's claim step, which does not carry them): 4 − own − in melds − in winners' hands − 1 if
+    anyone discarded it. Melds: its own and the others' face-up ones (another seat's 暗杠 is face down: its kind is
+    not known). A winner's hand is laid down at the table under 血战 (public, docs/rules.md "Bots"); under 血流 a
+    winner plays on with its hand hidden and is not marked out (``PS_WON`` 0), so it is not counted. A discard win's
+    tile is in the winner's hand and counted as its discarder's discard too: at most one copy too few."""
+    u = 4 - np.int64(conc_all[seat, k])
     for q in range(N_SEATS):
         for i in range(nm_all[q]):
             if (mt_all[q, i] if q == seat else face_up(mk_all, mt_all, q, i)) == k:
                 u -= 3
         if (ps[q, PS_DISCARDED] >> k) & 1:
             u -= 1
+        if q != seat and ps[q, PS_WON]:
+            u -= np.int64(conc_all[q, k])
     return float(u) if u > 0 else 0.0
 
 
 @njit(cache=True)
-def expert_takes_win(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, tile, capped,
+def first_hit(hits, rounds, end_rate) -> float:
+    """P(a hit before the hand ends without this seat) over ``rounds`` own draws, with ``hits`` expected hits in
+    all and the hand ending first at ``end_rate`` per own draw (competing risks)."""
+    a = hits / rounds
+    s = a - math.log(1.0 - end_rate)
+    if s <= 0.0:
+        return 0.0
+    return a / s * (1.0 - math.exp(-s * rounds))
+
+
+@njit(cache=True)
+def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, mk, mt, nm, void, tile, capped,
                      self_draw, tiles_left, bpar) -> bool:
-    """Take a self-draw always; take a discard win unless waiting is worth more (``conc`` = the 13 tiles
-    without the winning one). Waiting is valued over the hand's waits, each scored as a self-draw (every
-    opponent still in pays) and as a discard win; the pass lock removes, until the next draw, the discard wins
-    it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth more fan, ``all_tiles``
-    all). Winning now also leaves the table now (``tempo``); waiting costs ``defence`` × deal-in risk."""
+    """Take a self-draw always; take a discard win unless waiting is worth more (``conc_all[seat]`` = the 13 tiles
+    without the winning one). Waiting is valued over the hand's waits (copies still unseen: :func:`public_unseen`),
+    each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
+    next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
+    more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won
+    — at :data:`~simulator.bots.expert_value.END_RATE` per own draw, so a wait is worth less the fewer opponents
+    are in and the fewer draws are left. Waiting costs ``defence`` × deal-in risk; winning now also leaves the
+    table now (``tempo``). (Charging as well the opponents' self-draws paid while still in, 0.02 per opponent in
+    and own draw, measured worse: docs/rules.md, "Bots".)"""
     if self_draw:
         return True
     n_in, n_draws = table_context(ps, seat, tiles_left)
     if n_draws <= 1 or n_in == 0:
         return True
+    conc = conc_all[seat]
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
     ronw = ron_weights(params, ps, seat)
@@ -464,7 +561,7 @@ def expert_takes_win(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, 
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
             continue
-        u = public_unseen(ps, mk_all, mt_all, nm_all, seat, conc, k) - (1.0 if k == tile else 0.0)
+        u = public_unseen(ps, conc_all, mk_all, mt_all, nm_all, seat, k) - (1.0 if k == tile else 0.0)
         if u <= 0.0:
             continue
         conc[k] += 1
@@ -484,20 +581,22 @@ def expert_takes_win(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, 
     unseen = tiles_left + 13.0 * n_in  # the wall and the opponents' hands
     p = w / unseen  # per own draw
     rounds = float(n_draws)
+    end = END_RATE[min(n_in, len(END_RATE) - 1)]
     h_sd = p * rounds
     h_ron = r_w / unseen * (rounds - LOCK_ROUNDS)
     h_lock = ok_w / unseen * LOCK_ROUNDS  # the lock window: only allowed discard wins
     h_free = r_w / unseen * LOCK_ROUNDS  # the same window without a lock
     base = h_sd * sd_sum / w * n_in + h_ron * ron_sum / r_w
-    p_any = 1.0 - math.exp(-(h_sd + h_ron + h_lock))
-    value = (base + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / (h_sd + h_ron + h_lock)
-    # a lock only removes options: never value waiting under it above waiting without one
-    free = (1.0 - math.exp(-(h_sd + h_ron + h_free))) * (base + h_free * ron_sum / r_w) / (h_sd + h_ron + h_free)
     total = h_sd + h_ron + h_lock
-    wait = SURVIVE * min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
+    p_any = first_hit(total, rounds, end)
+    value = (base + (h_lock * ok_sum / ok_w if ok_w > 0 else 0.0)) / total
+    # a lock only removes options: never value waiting under it above waiting without one
+    p_free = first_hit(h_sd + h_ron + h_free, rounds, end)
+    free = p_free * (base + h_free * ron_sum / r_w) / (h_sd + h_ron + h_free)
+    wait = min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
     now = float(points_of(capped, params))
     # winning now also leaves the table now; a later win saves only the rounds after it
-    now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - SURVIVE * p_any * 0.5)
+    now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - p_any * 0.5)
     exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
     risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
     return now >= wait - risk

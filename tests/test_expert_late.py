@@ -1,0 +1,157 @@
+"""The expert's late game (issue 34 items 3-6 and 8): declining a discard win with few opponents left, waits
+that sit in winners' laid-down hands, no pung of a tile whose win it has just declined, kongs that break a ready
+hand late, and discard reasons that say what the decision was."""
+
+from __future__ import annotations
+
+import numpy as np
+from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+
+from simulator import state as S
+from simulator.bots.expert import (
+    FOLD_MIN,
+    R_FOLD,
+    R_READY,
+    R_SAFER,
+    discard_reason,
+    expert_claim,
+    expert_self_kong,
+    expert_takes_win,
+    kong_value,
+    public_unseen,
+)
+from simulator.evaluate import MELD_KONG
+from simulator.rules import load_rules
+from simulator.tiles import counts_from_str, parse_tiles
+
+CHENGDU = load_rules("chengdu").to_arrays()
+NO = np.zeros(4, np.int8)
+
+
+def _takes(hand: str, tile: str, tiles_left: int, won=(), conc_all=None, **kw) -> bool:
+    """The expert's decision on a discard win on ``tile`` (capped 0 fan) for seat 0 holding ``hand``, with the
+    seats in ``won`` out (their laid-down hands in ``conc_all``, if given)."""
+    _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
+    for q in won:
+        ps[q, S.PS_WON] = 1
+    ca = seat_rows(counts_from_str(hand)) if conc_all is None else conc_all
+    if conc_all is not None:
+        ca[0] = counts_from_str(hand)
+    return expert_takes_win(TABLE, CHENGDU, ps, ca, FACE_UP, mt_all, nm_all, 0, NO.copy(), NO.copy(), 0, 2,
+                            parse_tiles(tile)[0], 0, False, tiles_left, bot_row(**kw))
+
+
+def test_with_one_opponent_left_the_expert_takes_a_plain_discard_win_it_would_decline_with_three():
+    """Declining a 1-point discard win to wait for a 2-point self-draw: worth it early with three opponents in
+    (three payers, a long hand), not with one opponent left, whose win ends the hand (the old model declined it
+    at every wall length, also with one opponent left, and lost 0.7 base units per such decline)."""
+    hand, tile = "123m456m789m3345p", "2p"
+    assert not _takes(hand, tile, 40)
+    for left in (6, 10, 14, 20, 28, 40):
+        assert _takes(hand, tile, left, won=(1, 2))
+
+
+def test_declining_is_worth_less_the_fewer_opponents_are_in():
+    """The smallest ambition at which the same win is declined rises as opponents leave."""
+    def threshold(won):
+        lo, hi = 0.0, 20.0
+        for _ in range(25):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _takes("123m456m789m3345p", "2p", 20, won, ambition=mid) else (lo, mid)
+        return hi
+    assert threshold(()) < threshold((1,)) < threshold((1, 2))
+
+
+def test_a_winners_laid_down_hand_is_public_and_its_tiles_cannot_come():
+    """Under 血战 a winner's hand is shown at the table: copies in it are not waited on. A hand still in play
+    is hidden (its tiles may still come), whatever it holds."""
+    _, ps, mt_all, nm_all = fresh_table_state(20)
+    ca = seat_rows(counts_from_str("1m"))
+    ca[1] = counts_from_str("111m234567p99p")
+    k = parse_tiles("1m")[0]
+    assert public_unseen(ps, ca, FACE_UP, mt_all, nm_all, 0, k) == 3.0  # seat 1 still plays: hidden
+    ps[1, S.PS_WON] = 1
+    assert public_unseen(ps, ca, FACE_UP, mt_all, nm_all, 0, k) == 0.0
+
+
+def test_waits_held_by_a_winner_are_not_worth_declining_for():
+    """Seat 0 waits on 3p (plain) and 6p; the same decision with a winner showing every other 6p and 3p takes
+    the win it would decline if that winner's tiles were elsewhere."""
+    hand, tile = "123m456m789m4566p", "3p"
+    hidden = seat_rows(counts_from_str(hand))
+    hidden[1] = counts_from_str("111222m333m55s")
+    shown = seat_rows(counts_from_str(hand))
+    shown[1] = counts_from_str("333p66p678m99s55s")
+    assert not _takes(hand, tile, 30, won=(1,), conc_all=hidden, ambition=3)
+    assert _takes(hand, tile, 30, won=(1,), conc_all=shown, ambition=3)
+
+
+def _claim(conc, tile, locked: bool) -> int:
+    _, ps, _, _ = fresh_table_state(30)
+    if locked:
+        ps[0, S.PS_LOCKED] = 1
+        ps[0, S.PS_LOCK_MASK] = 1 << tile
+    return expert_claim(TABLE, CHENGDU, ps, 0, conc, NO.copy(), NO.copy(), 0, 2, tile, True, False,
+                        np.zeros(27, np.int8), 30, bot_row())
+
+
+def test_no_pung_of_a_tile_whose_discard_win_was_just_declined():
+    """Hands the expert would pung a tile from leave it when it has just declined a win on that tile (its pass
+    lock holds the tile): the decline kept the wait, the pung gives it up."""
+    rng = np.random.default_rng(5)
+    found = 0
+    for _ in range(400):
+        tiles = rng.permutation(np.repeat(np.arange(18), 4))[:13]  # 万 and 筒 only (索 is the void)
+        conc = np.bincount(tiles, minlength=27).astype(np.uint8)
+        pairs = np.nonzero(conc == 2)[0]
+        if len(pairs) == 0:
+            continue
+        t = int(pairs[0])
+        if _claim(conc.copy(), t, False) == 1:
+            found += 1
+            assert _claim(conc.copy(), t, True) == 0
+    assert found >= 10
+
+
+def _kong(tiles_left: int) -> int:
+    """Seat 0 holds a 直杠 of 9m and 2222m4m789p55p1p after its draw: ready (3m) after discarding 1p; a 暗杠 of
+    2m leaves 4m 789p 55p 1p, not ready."""
+    _, ps, _, _ = fresh_table_state(tiles_left)
+    mk, mt = NO.copy(), NO.copy()
+    mk[0], mt[0] = MELD_KONG, parse_tiles("9m")[0]
+    visible = np.zeros(27, np.int8)
+    visible[mt[0]] = 4
+    return expert_self_kong(TABLE, CHENGDU, ps, 0, counts_from_str("22224m789p55p1p"), mk, mt, 1, 2,
+                            1 << parse_tiles("2m")[0], visible, tiles_left, bot_row())
+
+
+def test_no_kong_that_breaks_a_ready_hand_with_the_wall_nearly_empty():
+    """With two tiles left the kong would most likely end the hand not ready: its income and the kong income
+    held are refunded (退税) and it pays 查大叫. (A flat 0.8 on the new kong's income took it.)"""
+    assert _kong(2) == -1
+
+
+def test_kong_income_is_worth_less_late_when_the_kong_breaks_a_ready_hand_and_more_is_held():
+    _, ps, _, _ = fresh_table_state(40)
+    conc = counts_from_str("4m789p55p1p")
+    mk, mt = NO.copy(), NO.copy()
+    mk[0], mk[1] = MELD_KONG, MELD_KONG
+
+    def value(left, held):
+        ps[:, S.PS_NDRAWS] = (55 - left) // 4
+        return kong_value(CHENGDU, TABLE, ps, 0, conc, mk, mt, 2, 2, 80.0, left, held, 6.0)
+    assert value(2, 0.0) < value(40, 0.0)
+    assert value(2, 4.0) < value(2, 0.0)
+    ready = counts_from_str("34m789p55p")
+    assert kong_value(CHENGDU, TABLE, ps, 0, ready, mk, mt, 2, 2, 80.0, 2, 4.0, 6.0) > value(2, 4.0)
+
+
+def test_the_reason_is_folding_only_when_value_is_given_up():
+    """A safer tile of the same value is a tie broken by safety, not folding (10% of the expert's discards were
+    labelled folding where 1% gave up a step)."""
+    args = (CHENGDU, 3, 3, 5, 2, 1, 0)
+    assert discard_reason(*args, 0.0, False) == R_SAFER
+    assert discard_reason(*args, FOLD_MIN / 2, False) == R_SAFER
+    assert discard_reason(*args, FOLD_MIN, False) == R_FOLD
+    assert discard_reason(*args, 0.0, True) == R_FOLD  # a step further from ready, even at no value (a lost hand)
+    assert discard_reason(CHENGDU, 3, 3, 3, 2, 0, 0, 0.0, False) == R_READY
