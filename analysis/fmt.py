@@ -79,7 +79,7 @@ def md_table(df: pl.DataFrame) -> str:
 
 SE_PAIRS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("mean", "se", ("ci_lo", "ci_hi")),
-    ("diff", "se_paired", ("ci_lo", "ci_hi")),
+    ("diff", "se_paired", ("ci_lo", "ci_hi", "mean_baseline")),  # the baseline mean: to the paired SE (finer)
     ("p", "se", ("p_lo", "p_hi")),
 )
 """(estimate, its SE, columns rounded with it) of the tables that carry an SE: :func:`round_to_se`."""
