@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from analysis.load import Run, as_run
+from simulator.rules import flat_keys
 
 # Row keys of each log table: what identifies a row across variants.
 _VALUE_BOT = "value"
@@ -65,24 +66,10 @@ class Finding:
 # Changed keys
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested mappings and lists as ``{"scoring.cap": 4, "seats.0.bot": "greedy", ...}``."""
-    if isinstance(data, dict):
-        items: Any = data.items()
-    elif isinstance(data, list):
-        items = enumerate(data)
-    else:
-        return {prefix[:-1]: data}
-    out: dict[str, Any] = {}
-    for k, v in items:
-        out.update(_flatten(v, f"{prefix}{k}."))
-    return out
-
-
 def changed_keys(base_rules: dict, rules: dict) -> dict[str, tuple[Any, Any]]:
     """``{dotted key: (baseline value, variant value)}`` for every rule key that differs (name and description
     excluded; a key missing on one side counts as ``None``)."""
-    a, b = _flatten(base_rules), _flatten(rules)
+    a, b = flat_keys(base_rules), flat_keys(rules)
     keys = sorted((a.keys() | b.keys()) - {"name", "description"})
     return {k: (a.get(k), b.get(k)) for k in keys if a.get(k) != b.get(k)}
 

@@ -19,20 +19,7 @@ from analysis.family import COMPONENT_LABELS
 from analysis.fmt import fmt, fmt_p, round_to_se
 from analysis.load import Run
 from analysis.play import play_sentence
-
-
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-        return out
-    if isinstance(data, list):
-        out = {}
-        for i, v in enumerate(data):
-            out.update(_flatten(v, f"{prefix}{i}."))
-        return out
-    return {prefix[:-1]: data}
+from simulator.rules import flat_keys
 
 
 def _value(key: str, value: Any) -> str:
@@ -49,7 +36,7 @@ def _value(key: str, value: Any) -> str:
 def rule_differences(run: Run, variant: str, baseline: str) -> str:
     """``key: baseline → variant`` for every resolved rule key that differs (name/description excluded);
     values as people write them (``cap: 4 → uncapped``, ``on``/``off``), ``—`` for a key one side lacks."""
-    a, b = _flatten(run.rules(baseline)), _flatten(run.rules(variant))
+    a, b = flat_keys(run.rules(baseline)), flat_keys(run.rules(variant))
     keys = sorted((set(a) | set(b)) - {"name", "description"})
     diffs = [f"{k}: {_value(k, a[k]) if k in a else '—'} → {_value(k, b[k]) if k in b else '—'}"
              for k in keys if a.get(k) != b.get(k) or (k in a) != (k in b)]

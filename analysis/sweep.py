@@ -15,18 +15,10 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from analysis.load import Run
+from simulator.rules import flat_keys
 
 UNBOUNDED = (None, "none")
 """Values of a swept rule that mean "no limit" (an uncapped cap): placed after every number."""
-
-
-def _flat(data: object, prefix: str = "") -> dict[str, object]:
-    if isinstance(data, Mapping):
-        out: dict[str, object] = {}
-        for k, v in data.items():
-            out.update(_flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: data}
 
 
 def sweep_rule(run: Run, baseline: str) -> str | None:
@@ -35,10 +27,10 @@ def sweep_rule(run: Run, baseline: str) -> str | None:
     others = [v for v in run.variants if v != baseline]
     if len(others) < 2:
         return None
-    base = _flat(run.rules(baseline))
+    base = flat_keys(run.rules(baseline), lists=False)
     keys = set()
     for v in others:
-        rules = _flat(run.rules(v))
+        rules = flat_keys(run.rules(v), lists=False)
         changed = {k for k in set(base) | set(rules) if k not in ("name", "description")
                    and base.get(k) != rules.get(k)}
         if len(changed) != 1:
@@ -47,7 +39,7 @@ def sweep_rule(run: Run, baseline: str) -> str | None:
     if len(keys) != 1:
         return None
     key = keys.pop()
-    values = [_flat(run.rules(v)).get(key) for v in run.variants]
+    values = [flat_keys(run.rules(v), lists=False).get(key) for v in run.variants]
     ok = all(isinstance(x, int | float) and not isinstance(x, bool) or x in UNBOUNDED for x in values)
     return key if ok else None
 
@@ -69,7 +61,7 @@ def dose_table(run: Run, baseline: str, key: str, metrics: Mapping[str, pl.DataF
     chosen = list(dict.fromkeys([*always, *ranked]))[: max(top, len(always))]
     rows = []
     for v in run.variants:
-        value = _flat(run.rules(v)).get(key)
+        value = flat_keys(run.rules(v), lists=False).get(key)
         label = "none" if value in UNBOUNDED else (str(int(value)) if float(value).is_integer() else str(value))
         for m in chosen:
             if v == baseline:

@@ -79,10 +79,9 @@ def resolved_yaml(ref: str, overrides: list[str] | None = None) -> str:
 def rules_diff(a: str, b: str, overrides: list[str] | None = None) -> list[tuple[str, Any, Any]]:
     """``[(dotted key, value in a, value in b)]`` for every resolved key that differs (``name`` and
     ``description`` left out), sorted by key; a key missing on one side shows None there."""
-    from simulator.rules import load_rules
-    from simulator.study import _flat_keys
+    from simulator.rules import flat_keys, load_rules
 
-    fa, fb = (_flat_keys(load_rules(ref, overrides or None).resolved()) for ref in (a, b))
+    fa, fb = (flat_keys(load_rules(ref, overrides or None).resolved()) for ref in (a, b))
     keys = sorted(k for k in fa.keys() | fb.keys() if k not in ("name", "description") and fa.get(k) != fb.get(k))
     return [(k, fa.get(k), fb.get(k)) for k in keys]
 

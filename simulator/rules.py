@@ -578,6 +578,15 @@ def load_raw(ref: str | Path, relative_to: Path | None = None, _seen: tuple[Path
     return deep_merge(load_raw(parent, path.parent, _seen + (path,)), data)
 
 
+def flat_keys(data: Any, prefix: str = "", *, lists: bool = True) -> dict[str, Any]:
+    """Nested rule data as ``{"scoring.cap": 4, "seats.0.bot": "greedy", ...}`` (the keys ``--set`` takes);
+    with ``lists=False`` a list is one value (``{"seats": [...]}``)."""
+    if isinstance(data, dict) or (lists and isinstance(data, list)):
+        items = data.items() if isinstance(data, dict) else enumerate(data)
+        return {k: v for key, val in items for k, v in flat_keys(val, f"{prefix}{key}.", lists=lists).items()}
+    return {prefix[:-1]: data}
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``scoring.cap=3`` -> (['scoring', 'cap'], 3); the value is read as YAML (null, true, 16, cap, ...)."""
     key, sep, value = text.partition("=")

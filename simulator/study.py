@@ -32,6 +32,7 @@ from simulator.rules import (
     RuleSet,
     apply_overrides,
     explain,
+    flat_keys,
     load_raw,
     parse_override,
     read_yaml_mapping,
@@ -166,14 +167,6 @@ def study_variants(study: StudyFile, study_path: Path) -> list[Variant]:
     return [_variant(ref, study, study_path) for ref in (study.baseline, *study.variants)]
 
 
-def _flat_keys(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested rule data as ``{"scoring.cap": 4, "seats.0.bot": "greedy", ...}``."""
-    if isinstance(data, dict | list):
-        items = data.items() if isinstance(data, dict) else enumerate(data)
-        return {k: v for key, val in items for k, v in _flat_keys(val, f"{prefix}{key}.").items()}
-    return {prefix[:-1]: data}
-
-
 def _override_keys(overrides: Overrides) -> list[str]:
     if isinstance(overrides, dict):
         return [str(k) for k in overrides]
@@ -186,7 +179,7 @@ def apply_common_overrides(variants: list[Variant], overrides: Overrides | None,
     A key on which the arms differ is refused: overriding it in every arm would erase what the study compares."""
     if not overrides:
         return variants
-    flat = [_flat_keys(v.rules.resolved()) for v in variants]
+    flat = [flat_keys(v.rules.resolved()) for v in variants]
     differing = {k for f in flat[1:] for k in f.keys() | flat[0].keys()
                  if f.get(k) != flat[0].get(k) and k not in ("name", "description")}
     for key in _override_keys(overrides):
