@@ -1,6 +1,7 @@
 """Tiny synthetic run directories in the real log schema, for the analysis tests (hand-checkable numbers).
 
-``write_run`` takes, per variant, a list of hands; each hand lists its four players as keyword dicts. Every
+``write_run`` takes, per variant, a list of hands; each hand lists its four players as keyword dicts (a session
+run's hands also give ``session_id`` and ``hand_in_session``, its players ``bankroll``: the session tables). Every
 schema column gets a neutral default, ``score_total`` is the sum of the components, the ``hands`` row and the
 ``wins`` rows are derived from the players (a winning player's ``payer``/``n_payers``/``points`` go to its
 wins row), so the three tables are consistent by construction.
@@ -17,7 +18,10 @@ import pyarrow.parquet as pq
 
 from simulator import manifest as mf
 from simulator.rules import FLAGS, load_rules
-from simulator.schema import HANDS, PLAYERS, SCORE_COMPONENTS, WINS
+from simulator.schema import SCORE_COMPONENTS
+from simulator.schema import tables as schema_tables
+
+SESSION_KEYS = ("session_id", "hand_in_session")  # of a hand of a session run (its players add ``bankroll``)
 
 
 def player(seat: int, bot: str = "greedy", **kw: Any) -> dict[str, Any]:
@@ -47,10 +51,11 @@ def _rows(variant: str, hands: list[dict[str, Any]]) -> tuple[list, list, list]:
         players = hand["players"]
         won = [p for p in players if p["won"]]
         hrows.append({"variant": variant, "hand_id": hid, "deal_id": hand.get("deal_id", hid),
-                      "rotation": hand.get("rotation", 0), "dealer": hid % 4, "exchange": "none",
+                      "rotation": hand.get("rotation", 0), "dealer": hand.get("dealer", hid % 4), "exchange": "none",
                       "n_winners": len(won), "exhaustive_draw": hand["exhaustive_draw"],
                       "tiles_left": 0 if hand["exhaustive_draw"] else 10,
-                      "n_kongs": sum(p["n_kongs"] for p in players), "turns": hand.get("turns", 40)})
+                      "n_kongs": sum(p["n_kongs"] for p in players), "turns": hand.get("turns", 40),
+                      **{k: hand[k] for k in SESSION_KEYS if k in hand}})
         for p in players:
             extra = p["_extra"]
             prows.append({"variant": variant, "hand_id": hid, "deal_id": hand.get("deal_id", hid),
@@ -86,7 +91,7 @@ def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: d
         for first in range(0, len(hands), size):
             last = min(first + size, len(hands)) - 1
             blobs = {t: _parquet([r for r in tables[t] if first <= r["hand_id"] <= last], sch)
-                     for t, sch in (("hands", HANDS), ("players", PLAYERS), ("wins", WINS))}
+                     for t, sch in schema_tables(any("session_id" in h for h in hands)).items()}
             for t, blob in blobs.items():
                 (vdir / t).mkdir(parents=True, exist_ok=True)
                 (vdir / t / mf.part_name(first, last)).write_bytes(blob)

@@ -196,15 +196,15 @@ def test_a_larger_huazhu_penalty_clears_the_third_suit():
     assert n_low >= 20 and n_high * 4 < n_low
 
 
-def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu") -> bool:
-    """The expert's decision (tempo 0) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
+def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu", tempo: float = 0.0) -> bool:
+    """The expert's decision (``tempo`` 0 unless given) on a 3p discard for 111m222m333m444p5p (3p/6p plain,
     5p 对对胡)."""
     params = load_rules(config, {"pass_ron_lock": lock}).to_arrays()
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     conc = counts_from_str("111222333m4445p")
     no = np.zeros(4, np.int8)
     return expert_takes_win(TABLE, params, ps, seat_rows(conc), FACE_UP, mt_all, nm_all, 0, no.copy(), no.copy(), 0,
-                            2, parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=0))
+                            2, parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=tempo))
 
 
 def seat_rows(conc, seat=0):
@@ -214,13 +214,13 @@ def seat_rows(conc, seat=0):
     return out
 
 
-def _decline_threshold(lock: str, tiles_left: int, config: str = "chengdu") -> float:
+def _decline_threshold(lock: str, tiles_left: int, config: str = "chengdu", tempo: float = 0.0) -> float:
     """The smallest ``ambition`` at which the expert declines that win (bisection; decisions are monotone)."""
     lo, hi = 0.0, 5.0
-    assert _takes(lock, tiles_left, lo, config) and not _takes(lock, tiles_left, hi, config)
+    assert _takes(lock, tiles_left, lo, config, tempo) and not _takes(lock, tiles_left, hi, config, tempo)
     for _ in range(30):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _takes(lock, tiles_left, mid, config) else (lo, mid)
+        lo, hi = (mid, hi) if _takes(lock, tiles_left, mid, config, tempo) else (lo, mid)
     return hi
 
 
@@ -229,6 +229,16 @@ def test_under_xueliu_an_early_win_is_worth_more():
     more ambition to decline the same discard win."""
     for left in (10, 30):
         assert _decline_threshold("off", left, "xueliu") > _decline_threshold("off", left, "chengdu")
+
+
+def test_tempo_is_what_winning_now_is_worth_beyond_the_points():
+    """``tempo`` (the seat parameter, through the rule set's parameter row): the more an early win is worth, the
+    more ambition it takes to decline the same discard win; a seat that declines it at tempo 0 takes it at 0.05.
+    Held at any one value (the parameter ignored), the thresholds would be equal."""
+    for left in (10, 30):
+        t0, t1, t2 = (_decline_threshold("off", left, tempo=t) for t in (0.0, 0.02, 0.05))
+        assert t0 < t1 < t2
+        assert not _takes("off", left, (t0 + t1) / 2, tempo=0.0) and _takes("off", left, (t0 + t1) / 2, tempo=0.05)
 
 
 def test_the_pass_lock_in_force_changes_whether_a_small_discard_win_is_taken():
