@@ -43,8 +43,9 @@ def pytest_sessionstart(session) -> None:
 @pytest.fixture
 def no_numba_cache_writes(monkeypatch):
     """For tests that call compiled engine internals directly: numba compiles copies for the test's argument
-    types, which must stay out of the disk cache (it holds exactly the warm-up's planned signatures, checked by
-    tests/test_engine.py; a stray copy there also depends on which tests ran before). Loading still works."""
+    types, which are kept out of the disk cache (they would only cost disk and load time: the engine's own
+    signatures are checked by type inference, tests/signature_probe.py, whatever the cache holds). Loading
+    still works."""
     from numba.core import caching
 
     monkeypatch.setattr(caching.Cache, "save_overload", lambda self, sig, data: None)
