@@ -170,7 +170,7 @@ def test_a_non_utf8_study_file_is_one_error_line(tmp_path: Path, capsys):
 def test_missing_study_file(tmp_path: Path, capsys):
     code, _, err = cli_run(["study", str(tmp_path / "nope.yaml")], capsys)
     assert code == 2 and "not found" in err
-    with pytest.raises(StudyError):
+    with pytest.raises(StudyError, match="study 'no_such_study' not found"):
         load_study("no_such_study")
 
 
