@@ -1,7 +1,9 @@
 """The Parquet log schema (documented for users in ``docs/logs.md``): one source of truth for writers and tests.
 
 Three tables per variant: ``hands`` (one row per hand), ``players`` (one row per player per hand) and ``wins``
-(one row per win). Money columns are integers in **base units** (multiply by ``scoring.base`` from the
+(one row per win). The files do not store the variant: it is the hive partition of their path
+(``RUN/<table>/variant=<name>/``, :data:`PARTITION`), which every Parquet reader turns into a ``variant`` column.
+Money columns are integers in **base units** (multiply by ``scoring.base`` from the
 manifest for score units). "Not applicable" is null in every column (``fan`` of a player who did not win,
 ``void_suit`` under ``void_suit: none``), never a sentinel number, so a naive mean is a mean over wins. Two
 integers are negative by meaning: ``start_shanten`` −1 (a complete hand) and ``payer`` −1 (every player still
@@ -14,11 +16,11 @@ import pyarrow as pa
 
 from simulator.rules import FLAGS
 
+PARTITION = "variant"  # the hive partition key of the table directories: a column readers take from the path
 CAT = pa.dictionary(pa.int8(), pa.string())
 CAT16 = pa.dictionary(pa.int16(), pa.string())
 
 HANDS = pa.schema([
-    ("variant", CAT),
     ("hand_id", pa.int64()),       # global hand index: seeds, dealer and pairing across variants
     ("deal_id", pa.int64()),       # wall index (= hand_id unless the study plays duplicate)
     ("rotation", pa.int8()),       # bot seating rotation of a duplicate deal (0 otherwise)
@@ -35,7 +37,6 @@ HANDS = pa.schema([
 _FLAG_FIELDS = [(f, pa.bool_()) for f in FLAGS]
 
 PLAYERS = pa.schema([
-    ("variant", CAT),
     ("hand_id", pa.int64()),
     ("deal_id", pa.int64()),
     ("seat", pa.int8()),
@@ -67,7 +68,6 @@ PLAYERS = pa.schema([
 ])
 
 WINS = pa.schema([
-    ("variant", CAT),
     ("hand_id", pa.int64()),
     ("deal_id", pa.int64()),
     ("win_order", pa.int8()),
