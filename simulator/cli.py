@@ -211,7 +211,7 @@ def simulate(
     bot_timeout: float | None = typer.Option(None, "--bot-timeout", help="Seconds a Python bot may take per "
                                              "decision (default 60; 0: no limit)."),
 ) -> None:
-    """Simulate N hands (at most 10^10) of one rule set into DIR/variant=<name>/ (Parquet logs + _manifest.json)."""
+    """Simulate N hands (at most 10^10) of one rule set into DIR/<table>/variant=<name>/ (Parquet logs)."""
     from simulator.runner import RunSpec, Variant
     from simulator.runner import simulate as run
 

@@ -801,7 +801,7 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
 
 def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec, *,
                  study_locked: bool = False) -> list[RunSummary]:
-    """Simulate every variant on the same hand ids and seed into ``out_dir/variant=<name>/``.
+    """Simulate every variant on the same hand ids and seed into ``out_dir/<table>/variant=<name>/``.
 
     ``out_dir`` itself is locked first (one run at a time in a directory), then every variant directory before
     it is inspected; all arguments and directories are checked before anything is written, so a refused run
