@@ -1,10 +1,10 @@
 """Open a run directory and scan its Parquet logs lazily with polars.
 
-Layout (written by ``simulator.runner``)::
+Layout (written by ``simulator.runner``; paths: ``simulator.layout``)::
 
     RUN/study.json                                   (studies only: name, baseline, variants, hands, seed, ...)
-    RUN/variant=<name>/_manifest.json                (resolved rule set, digest, seed, chunks with checksums)
-    RUN/variant=<name>/{hands,players,wins}/part-*.parquet
+    RUN/_variants/variant=<name>/_manifest.json      (resolved rule set, digest, seed, chunks with checksums)
+    RUN/{hands,players,wins}/variant=<name>/part-*.parquet
 
 Every variant's files are verified against its manifest when the run is opened (size, SHA-256 and footer row
 count of every listed file: ``check="full"``, the default; or sizes only, ``check="sizes"``, much faster on a
@@ -12,8 +12,9 @@ large run), and only the files the manifest lists are read, so a damaged, missin
 naming the file, never silently different data.
 
 Tables follow :mod:`simulator.schema`; money columns are integers in **base units** (multiply by
-``Run.base(variant)`` for score units). Categorical columns are read as plain strings and ``variant`` is taken
-from the directory name, so frames from different variants concatenate and join without dictionary clashes.
+``Run.base(variant)`` for score units). Categorical columns are read as plain strings and ``variant`` (not stored
+in the files) is taken from the directory name, so frames from different variants concatenate and join without
+dictionary clashes. Runs of the earlier variant-first layout are refused with a "re-simulate" message.
 This module never imports the engine or the runner.
 """
 
@@ -26,8 +27,8 @@ from typing import Any
 
 import polars as pl
 
+from simulator import layout, rundir, schema
 from simulator import manifest as mf
-from simulator import rundir, schema
 from simulator.errors import UserError
 
 TABLE_NAMES = tuple(schema.TABLES)
@@ -38,11 +39,12 @@ class RunDirError(UserError):
 
 
 def _polars_schema(table: str, sessions: bool = False) -> dict[str, pl.DataType]:
-    """The polars schema of a log table as this module returns it (categoricals as strings); ``sessions``: with
-    the session columns (``schema.SESSION_FIELDS``)."""
+    """The polars schema of a log table as this module returns it (``variant`` first, categoricals as strings);
+    ``sessions``: with the session columns (``schema.SESSION_FIELDS``)."""
     empty = pl.from_arrow(schema.tables(sessions)[table].empty_table())
     assert isinstance(empty, pl.DataFrame)
-    return {name: (pl.String if dtype == pl.Categorical else dtype) for name, dtype in empty.schema.items()}
+    return {schema.PARTITION: pl.String,
+            **{name: (pl.String if dtype == pl.Categorical else dtype) for name, dtype in empty.schema.items()}}
 
 
 def _find_rules(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -239,8 +241,15 @@ class Run:
 
     def parts(self, variant: str, table: str) -> list[Path]:
         """Part files of one table of a variant, as the (verified) manifest lists them, in hand-id order."""
-        tdir = self.path / f"variant={self.check(variant)}" / table
+        tdir = layout.table_dir(layout.control_dir(self.path, self.check(variant)), table)
         return [tdir / c["file"] for c in self.manifests[variant]["chunks"]]
+
+    def file_metadata(self, variant: str, table: str = "hands") -> dict[str, str]:
+        """The key-value metadata xuezhan writes into each Parquet file of ``table`` (``{}`` before the first
+        chunk): ``table``, ``variant``, ``digest`` (of the rules), ``seed``, ``duplicate`` and ``version`` (of
+        xuezhan), as strings; read from the first file, every file of the variant's table carries the same."""
+        parts = self.parts(variant, table)
+        return layout.read_file_metadata(parts[0]) if parts else {}
 
     def hands(self, variants: str | list[str] | None = None) -> pl.LazyFrame:
         """The ``hands`` table (one row per hand). ``n_wins`` of logs written before it existed (血战 and 标准打法
@@ -273,7 +282,7 @@ def _verified_manifest(vdir: Path, check: str, partial: bool = False) -> dict[st
         manifest = mf.read(vdir)
         bad = [p for lines in mf.bad_chunks(vdir, manifest, check).values() for p in lines]
         if bad:
-            raise mf.ManifestError(f"{vdir}: {bad[0]}; run `xuezhan verify` for the full list")
+            raise mf.ManifestError(f"{layout.run_of(vdir)}: {bad[0]}; run `xuezhan verify` for the full list")
         return manifest
     except mf.ManifestError as exc:
         raise RunDirError(str(exc)) from None
@@ -288,16 +297,20 @@ def open_run(run_dir: str | Path, check: str = "full", partial: bool = False) ->
     ``check``: "full" (default) checks the size, SHA-256 and row count of every listed file; "sizes" checks
     sizes only (fast; catches truncated, missing and stray files, not flipped bits).
     Variant order: ``study.json``'s ``variants`` (names, or mappings with a ``name``) when present, followed by
-    any other ``variant=*`` directory in name order.
+    any other variant (``_variants/variant=*``) in name order. A run of the earlier variant-first layout is
+    refused (one line: re-simulate it).
     """
     if check not in mf.CHECKS:
         raise ValueError(f"check must be one of {mf.CHECKS}, got {check!r}")
     path = Path(run_dir)
     if not path.is_dir():
         raise RunDirError(f"{path}: run directory not found")
-    found = sorted(p.name.split("=", 1)[1] for p in path.glob("variant=*") if p.is_dir())
+    old = layout.old_layout(path)
+    if old:
+        raise RunDirError(old)
+    found = [layout.name_of(p) for p in layout.control_dirs(path)]
     if not found:
-        raise RunDirError(f"{path}: not a run directory (no variant=<name>/ subdirectories)")
+        raise RunDirError(f"{path}: not a run directory (no {layout.CONTROL}/variant=<name>/ subdirectories)")
     busy = rundir.in_progress(path)
     if busy and not partial:
         raise RunDirError(busy)
@@ -307,8 +320,11 @@ def open_run(run_dir: str | Path, check: str = "full", partial: bool = False) ->
         raise RunDirError(str(exc)) from None
     listed = [name for name, _ in rundir.study_arms(study or {}) if name in found]
     variants = tuple(dict.fromkeys(listed + [v for v in found if v not in listed]))
-    manifests = {v: _verified_manifest(path / f"variant={v}", check, bool(busy)) for v in variants}
+    manifests = {v: _verified_manifest(layout.control_dir(path, v), check, bool(busy)) for v in variants}
     clash = rundir.study_problems(path, study, found, manifests)
+    if not busy:  # while a run writes, its new partition directories may precede their manifest
+        entries, what = rundir.run_strays(path)
+        clash += [f"{p}: {what}" for p in entries]
     if clash:
         raise RunDirError(f"{clash[0]}{f' (+{len(clash) - 1} more)' if len(clash) > 1 else ''}; "
                           f"`xuezhan verify {path}` lists every problem")

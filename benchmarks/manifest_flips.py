@@ -60,7 +60,7 @@ def main() -> int:
             run = tmp_path / f"t{i}"
             shutil.copytree(ref, run)
             arm = rng.choice(["chengdu", "hz8"])
-            rel = "study.json" if args.file == "study.json" else f"variant={arm}/{mf.MANIFEST}"
+            rel = "study.json" if args.file == "study.json" else f"_variants/variant={arm}/{mf.MANIFEST}"
             path = run / rel
             data = bytearray(path.read_bytes())
             bit = rng.randrange(8 * len(data))

@@ -94,7 +94,7 @@ def bench(config: str, hands: int, jobs: int, chunk_size: int | None, out: Path)
             "--name", "bench", "--quiet"]
     if chunk_size:
         args += ["--chunk-size", str(chunk_size)]
-    manifest = out / "variant=bench" / "_manifest.json"
+    manifest = out / "_variants" / "variant=bench" / "_manifest.json"
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peaks: dict[int, tuple[str, int]] = {}

@@ -185,7 +185,8 @@ def _print_summaries(summaries) -> None:
         where = f"{played:,} hands" if s.sessions is None else f"{played:,} hands in {s.sessions:,} sessions"
         if played != s.hands:
             where += f" (of {s.hands:,} hand ids: sessions stopped early)"
-        typer.echo(f"{s.name}: {where} in {s.path} ({s.played_run:,} played now; {s.rows['wins']:,} wins)")
+        tables = f"{s.path.parent.parent}/{{hands,players,wins}}/{s.path.name}"  # the control dir's run (layout)
+        typer.echo(f"{s.name}: {where} in {tables} ({s.played_run:,} played now; {s.rows['wins']:,} wins)")
     ran, seconds = sum(s.played_run for s in summaries), summaries[0].seconds
     if ran:
         typer.echo(f"simulated {ran:,} hands in {seconds:.1f} s ({ran / seconds:,.0f} hands/s)")
@@ -210,7 +211,7 @@ def simulate(
     bot_timeout: float | None = typer.Option(None, "--bot-timeout", help="Seconds a Python bot may take per "
                                              "decision (default 60; 0: no limit)."),
 ) -> None:
-    """Simulate N hands (at most 10^10) of one rule set into DIR/variant=<name>/ (Parquet logs + _manifest.json)."""
+    """Simulate N hands (at most 10^10) of one rule set into DIR/<table>/variant=<name>/ (Parquet logs)."""
     from simulator.runner import RunSpec, Variant
     from simulator.runner import simulate as run
 
@@ -320,12 +321,11 @@ def _outside_tables(run_dir: Path, out: Path | None) -> None:
     from simulator.manifest import TABLES
 
     where = Path(os.path.abspath(out)).parent
-    for vdir in Path(run_dir).glob("variant=*"):
-        for t in TABLES:
-            tdir = Path(os.path.abspath(vdir / t))
-            if where == tdir or tdir in where.parents:
-                raise fail(f"--out {out}: inside the table directory {vdir / t}, which holds only Parquet parts "
-                           "(readers read every file there); write the report elsewhere")
+    for t in TABLES:
+        tdir = Path(os.path.abspath(Path(run_dir) / t))
+        if where == tdir or tdir in where.parents:
+            raise fail(f"--out {out}: inside the table directory {Path(run_dir) / t}, which holds only Parquet "
+                       "parts (readers read every file there); write the report elsewhere")
 
 
 def _unreadable(run_dir: Path, exc: Exception) -> typer.Exit:
@@ -345,7 +345,8 @@ def _check_mode(check: str) -> None:
 
 @app.command()
 def verify(
-    run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one variant=<name>/ in it."),
+    run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one "
+                                  "_variants/variant=<name>/ in it."),
     check: str = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
                               "(fast: sizes only)."),
     repair: bool = typer.Option(False, "--repair", help="Restore a damaged manifest from its backup copy and move "

@@ -1,5 +1,6 @@
 """Directory locks of a run: the exclusive ``flock`` a writer holds on ``DIR/.lock`` and on each
-``DIR/variant=<name>/.lock`` from before it inspects a directory until it ends (docs/logs.md, "Layout").
+``DIR/_variants/variant=<name>/.lock`` (``simulator.layout``) from before it inspects a directory until it ends
+(docs/logs.md, "Layout").
 
 Readers probe the same locks (``simulator.manifest.writer_active``) to tell a run in progress from a damaged one.
 """

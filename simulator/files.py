@@ -16,12 +16,13 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
+def atomic_write(path: Path, data: bytes, tmp_dir: Path | None = None, tag: str | None = None) -> None:
     """Write ``data`` to ``path`` so that ``path`` is either absent/old or complete, never partial.
 
-    The temporary (``.<dir>.<name>.<pid>.tmp``) goes to ``tmp_dir`` (default: beside ``path``; same file system,
+    The temporary (``.<tag>.<name>.<pid>.tmp``; ``tag`` defaults to the name of the file's directory) goes to
+    ``tmp_dir`` (default: beside ``path``, without a tag; same file system,
     so the rename is atomic): the runner keeps temporaries out of the table directories that readers scan."""
-    tag = "" if tmp_dir is None else f"{path.parent.name}."  # which table directory the file goes to
+    tag = "" if tmp_dir is None else f"{tag or path.parent.name}."  # which table directory the file goes to
     tmp = (tmp_dir or path.parent) / f".{tag}{path.name}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:

@@ -1,11 +1,12 @@
 """The manifest of a variant directory, and the check of its files against it.
 
-``DIR/variant=<name>/_manifest.json`` (user documentation: ``docs/logs.md``) says what was simulated (rules,
-seed, plan of hand-id chunks) and lists every **finished** chunk with, per table, the size, SHA-256 and row
-count of its Parquet file. Pending chunks are not listed (they follow from ``hands`` and ``chunk_size``), so
-the manifest holds one entry per finished chunk and nothing per hand. The leading underscore keeps the file
-out of what pyarrow and pandas read as a dataset; it lives beside, not inside, the table directories, which
-hold nothing but ``part-*.parquet`` files (polars and DuckDB read every file of a directory they are given).
+``DIR/_variants/variant=<name>/_manifest.json`` (user documentation: ``docs/logs.md``; the layout:
+:mod:`simulator.layout`) says what was simulated (rules, seed, plan of hand-id chunks) and lists every
+**finished** chunk with, per table, the size, SHA-256 and row count of its Parquet file
+``DIR/<table>/variant=<name>/part-….parquet``. Pending chunks are not listed (they follow from ``hands`` and
+``chunk_size``), so the manifest holds one entry per finished chunk and nothing per hand. It lives outside the
+table directories, which hold nothing but ``part-*.parquet`` files (polars and DuckDB read every file of a
+directory they are given).
 
 Pure data and hashing: no engine, no runner, so ``analysis`` uses it to verify before reading.
 """
@@ -18,16 +19,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+from simulator import layout
 from simulator.errors import UserError
-from simulator.schema import TABLES as _SCHEMAS
 
 MANIFEST = "_manifest.json"
 BACKUP = ".manifest.backup.json"  # the same bytes, written after MANIFEST: what --resume / verify --repair restore
 LOCK_NAME = ".lock"          # flock'd by the writer of a directory (simulator.runner); readers probe it
 CHECKSUM = "checksum"        # SHA-256 of the canonical JSON of every other field (header and chunk list)
 LEGACY_MANIFEST = "manifest.json"  # format 1 (no checksums), written by xuezhan before checksums existed
-FORMAT = 2
-TABLES = tuple(_SCHEMAS)  # hands, players, wins
+FORMAT = 3                   # 3: table-first layout (simulator.layout); 2: variant-first, refused
+TABLES = layout.TABLES       # hands, players, wins
 MAX_HANDS = 10**10           # upper limit of --hands (documented in docs/logs.md)
 MAX_CHUNKS = 2_000_000       # = MAX_HANDS / the default chunk size: bounds the manifest (~0.5 KB per chunk)
 CHECKS = ("full", "sizes")   # full: size + SHA-256 + row count in the footer; sizes: size only (fast)
@@ -275,34 +276,36 @@ def check_file(path: Path, size: int, sha256: str, rows: int, check: str = "full
 
 
 def bad_chunks(vdir: Path, manifest: dict[str, Any], check: str = "full") -> dict[int, list[str]]:
-    """Problems of the listed chunks: ``{chunk index: ["hands/part-...: what", ...]}`` (empty when all good)."""
+    """Problems of the listed chunks: ``{chunk index: ["hands/variant=x/part-...: what", ...]}`` (paths relative to
+    the run directory; empty when all good)."""
     if check not in CHECKS:
         raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
     bad: dict[int, list[str]] = {}
     for i, c in enumerate(manifest["chunks"]):
         for t in TABLES:
-            problem = check_file(vdir / t / c["file"], c["size"][t], c["sha256"][t], c["rows"][t], check)
+            path = layout.table_dir(vdir, t) / c["file"]
+            problem = check_file(path, c["size"][t], c["sha256"][t], c["rows"][t], check)
             if problem:
-                bad.setdefault(i, []).append(f"{t}/{c['file']}: {problem}")
+                bad.setdefault(i, []).append(f"{layout.rel(path, vdir)}: {problem}")
     return bad
 
 
 def unlisted_parts(vdir: Path, manifest: dict[str, Any]) -> list[str]:
-    """``table/file`` of every file in a table directory that the manifest does not list.
+    """``table/variant=x/file`` of every entry of the variant's table directories that the manifest does not list.
 
     Anything there is read by a reader given the directory (pandas, pyarrow, polars, DuckDB), so it matters
     even though xuezhan itself reads only listed files."""
     listed = {c["file"] for c in manifest["chunks"]}
     out = []
     for t in TABLES:
-        tdir = vdir / t
+        tdir = layout.table_dir(vdir, t)
         if tdir.is_dir():
-            out += [f"{t}/{p.name}" for p in sorted(tdir.iterdir()) if p.name not in listed]
+            out += [layout.rel(p, vdir) for p in sorted(tdir.iterdir()) if p.name not in listed]
     return out
 
 
 def problems(vdir: Path, manifest: dict[str, Any], check: str = "full") -> list[str]:
-    """Every problem of a variant directory against its manifest, one line each naming the file."""
+    """Every problem of a variant against its manifest, one line each naming the file (relative to the run)."""
     found = [p for lines in bad_chunks(vdir, manifest, check).values() for p in lines]
     found += [f"{name}: not listed in the manifest (left by an interrupted run? --resume removes a part file, "
               f"moves anything else to {QUARANTINE}/)" for name in unlisted_parts(vdir, manifest)]
@@ -315,8 +318,8 @@ def verified(vdir: Path, check: str = "full") -> dict[str, Any]:
     found = problems(vdir, manifest, check)
     if found:
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
-        raise ManifestError(f"{vdir}: {'; '.join(found[:3])}{more}; run `xuezhan verify` for the full list, and "
-                            "`xuezhan simulate/study ... --resume` to re-simulate damaged chunks")
+        raise ManifestError(f"{layout.run_of(vdir)}: {'; '.join(found[:3])}{more}; run `xuezhan verify` for the "
+                            "full list, and `xuezhan simulate/study ... --resume` to re-simulate damaged chunks")
     return manifest
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
+from simulator import schema
 from simulator import state as S
 from simulator.evaluate import (
     CTX_AFTER_KONG,
@@ -30,6 +31,7 @@ from simulator.evaluate import (
     CTX_SING,
 )
 from simulator.rules import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
+from simulator.schema import SCORE_COMPONENTS
 from simulator.tiles import N_KINDS, SUITS, tile_str
 from simulator.vocab import MELD_NAMES, WIN_KINDS
 
@@ -167,8 +169,23 @@ def _flag_columns(flags: np.ndarray) -> dict[str, np.ndarray]:
 _FLAG_SHIFTS = np.arange(len(FLAGS), dtype=np.int64)
 
 
+def _typed(table: str, cols: dict) -> dict:
+    """``cols`` in schema order, each numeric or bool column cast to its schema dtype (the one declaration of the
+    log columns, :mod:`simulator.schema`); ``ValueError`` when the names are not the schema's."""
+    declared = schema.columns(table, "session_id" in cols)
+    if set(cols) != {c.name for c in declared}:
+        names = {c.name for c in declared}
+        raise ValueError(f"{table}: columns {sorted(set(cols) ^ names)} differ from simulator.schema")
+    out = {}
+    for c in declared:
+        dtype = schema.numpy_dtype(c.type)
+        out[c.name] = cols[c.name] if dtype is None else np.asarray(cols[c.name]).astype(dtype, copy=False)
+    return out
+
+
 def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
-    """The three tables' columns (schema names without ``variant``) from :func:`hands.run_batch` output.
+    """The three tables' columns (the names and, for numbers and flags, the numpy dtypes of
+    :data:`simulator.schema.COLUMNS`, in its order) from :func:`hands.run_batch` output.
 
     Text and categorical columns are object arrays of ``str`` (None = not applicable); with ``encoded``, text
     columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`runner.encode_tables`).
@@ -176,50 +193,49 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
     hand_ids, deal_ids, rot = raw["hand_ids"], raw["deal_ids"], raw["rotations"]
     h, p, w = raw["h"], raw["p"], raw["w"]
     hands = {
-        "hand_id": hand_ids, "deal_id": deal_ids, "rotation": rot.astype(np.int8),
-        "dealer": h[:, S.H_DEALER].astype(np.int8),
+        "hand_id": hand_ids, "deal_id": deal_ids, "rotation": rot,
+        "dealer": h[:, S.H_DEALER],
         "exchange": Coded(h[:, S.H_EXCHANGE], EXCHANGES),
-        "n_winners": h[:, S.H_NWINNERS].astype(np.int8),
-        "n_wins": h[:, S.H_NWINS].astype(np.int16),
-        "exhaustive_draw": h[:, S.H_EXHAUSTIVE].astype(bool),
-        "tiles_left": h[:, S.H_TILES_LEFT].astype(np.int8),
-        "n_kongs": h[:, S.H_NKONGS].astype(np.int8),
-        "turns": h[:, S.H_TURNS].astype(np.int16),
+        "n_winners": h[:, S.H_NWINNERS],
+        "n_wins": h[:, S.H_NWINS],
+        "exhaustive_draw": h[:, S.H_EXHAUSTIVE],
+        "tiles_left": h[:, S.H_TILES_LEFT],
+        "n_kongs": h[:, S.H_NKONGS],
+        "turns": h[:, S.H_TURNS],
     }
     won = p[:, S.PL_WON].astype(bool)
     scores = p[:, S.PL_SCORE:S.PL_SCORE + S.N_COMP]
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
-        "seat": p[:, S.PL_SEAT].astype(np.int8),
+        "seat": p[:, S.PL_SEAT],
         "bot": Coded(p[:, S.PL_BOT], raw.get("bot_labels", BOT_LABELS)),  # + the run's Python bots' names
         "dealt": notation_array(raw["dealt"]),
-        "start_shanten": p[:, S.PL_START_SH].astype(np.int8),
+        "start_shanten": p[:, S.PL_START_SH],
         "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),
         "won": won,
-        "win_order": p[:, S.PL_WIN_ORDER].astype(np.int8),
+        "win_order": p[:, S.PL_WIN_ORDER],
         "win_kind": Coded(p[:, S.PL_WIN_KIND], WIN_KINDS),
-        "win_turn": p[:, S.PL_WIN_TURN].astype(np.int16),
+        "win_turn": p[:, S.PL_WIN_TURN],
         "hand_type": Coded(p[:, S.PL_HAND_TYPE], HAND_TYPES),
         **_flag_columns(p[:, S.PL_FLAGS]),
-        "gen": p[:, S.PL_GEN].astype(np.int8),
-        "fan": p[:, S.PL_FAN].astype(np.int8),
-        "capped_fan": p[:, S.PL_CAPPED].astype(np.int8),
-        "n_kongs": p[:, S.PL_NKONGS].astype(np.int8),
-        "huazhu": p[:, S.PL_HUAZHU].astype(bool),
-        "ready": p[:, S.PL_READY].astype(bool),
-        "declined_wins": p[:, S.PL_DECLINED].astype(np.int8),
-        "declared": p[:, S.PL_DECLARED].astype(bool),
-        **{name: scores[:, c].astype(np.int32) for c, name in enumerate(
-            ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund"))},
-        "score_total": scores.sum(axis=1).astype(np.int32),
+        "gen": p[:, S.PL_GEN],
+        "fan": p[:, S.PL_FAN],
+        "capped_fan": p[:, S.PL_CAPPED],
+        "n_kongs": p[:, S.PL_NKONGS],
+        "huazhu": p[:, S.PL_HUAZHU],
+        "ready": p[:, S.PL_READY],
+        "declined_wins": p[:, S.PL_DECLINED],
+        "declared": p[:, S.PL_DECLARED],
+        **{name: scores[:, c] for c, name in enumerate(SCORE_COMPONENTS)},
+        "score_total": scores.sum(axis=1),
     }
     wh = raw["w_hand"]
     wins = {
         "hand_id": hand_ids[wh], "deal_id": deal_ids[wh],
-        "win_order": w[:, S.W_ORDER].astype(np.int8),
-        "winner": w[:, S.W_WINNER].astype(np.int8),
-        "payer": w[:, S.W_PAYER].astype(np.int8),
-        "n_payers": w[:, S.W_NPAYERS].astype(np.int8),
+        "win_order": w[:, S.W_ORDER],
+        "winner": w[:, S.W_WINNER],
+        "payer": w[:, S.W_PAYER],
+        "n_payers": w[:, S.W_NPAYERS],
         "kind": Coded(w[:, S.W_KIND], WIN_KINDS),
         "tile": Coded(w[:, S.W_TILE], TILE_NAMES),
         "hand": notation_array(raw["wconc"]),
@@ -228,19 +244,19 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "context": _contexts(w[:, S.W_CTX]),
         "hand_type": Coded(w[:, S.W_HAND_TYPE], HAND_TYPES),
         **_flag_columns(w[:, S.W_FLAGS]),
-        "gen": w[:, S.W_GEN].astype(np.int8),
-        "fan": w[:, S.W_FAN].astype(np.int8),
-        "capped_fan": w[:, S.W_CAPPED].astype(np.int8),
-        "points": w[:, S.W_POINTS].astype(np.int32),
-        "received": w[:, S.W_RECEIVED].astype(np.int32),
-        "turn": w[:, S.W_TURN].astype(np.int16),
+        "gen": w[:, S.W_GEN],
+        "fan": w[:, S.W_FAN],
+        "capped_fan": w[:, S.W_CAPPED],
+        "points": w[:, S.W_POINTS],
+        "received": w[:, S.W_RECEIVED],
+        "turn": w[:, S.W_TURN],
     }
     if "session_id" in raw:  # simulator.sessions: the columns of schema.SESSION_FIELDS
-        sid, k = raw["session_id"], raw["hand_in_session"].astype(np.int16)
+        sid, k = raw["session_id"], raw["hand_in_session"]
         hands.update(session_id=sid, hand_in_session=k)
         players.update(session_id=np.repeat(sid, 4), hand_in_session=np.repeat(k, 4),
-                       bankroll=raw["bankroll"].astype(np.float64))
-    out = {"hands": hands, "players": players, "wins": wins}
+                       bankroll=raw["bankroll"])
+    out = {t: _typed(t, cols) for t, cols in (("hands", hands), ("players", players), ("wins", wins))}
     if not encoded:
         for cols in out.values():
             for name, col in cols.items():

@@ -570,9 +570,14 @@ def _run_variant(run_dir: Path, variant: str | None) -> str:
     """The variant to replay: the one named, else the study's baseline, else the run's only variant."""
     if not run_dir.is_dir():
         raise ReplayError(f"--run {run_dir}: directory not found")
-    found = sorted(p.name.split("=", 1)[1] for p in run_dir.glob("variant=*") if p.is_dir())
+    from simulator import layout
+
+    old = layout.old_layout(run_dir)
+    if old:
+        raise ReplayError(f"--run {old}")
+    found = [layout.name_of(p) for p in layout.control_dirs(run_dir)]
     if not found:
-        raise ReplayError(f"--run {run_dir}: not a run directory (no variant=<name>/ subdirectories)")
+        raise ReplayError(f"--run {run_dir}: not a run directory (no {layout.CONTROL}/variant=<name>/ subdirectories)")
     if variant is not None:
         if variant not in found:
             raise ReplayError(f"--variant {variant!r}: not in {run_dir} (has: {', '.join(found)})")
@@ -593,13 +598,14 @@ def _run_variant(run_dir: Path, variant: str | None) -> str:
 def _logged_rows(vdir: Path, manifest: dict, table: str, hand_id: int) -> list[dict]:
     """The rows of ``hand_id`` in its chunk of ``table`` (``[]`` when the chunk is not finished: the manifest lists
     finished chunks only). The file is checked against the manifest's size and SHA-256 before it is read."""
+    from simulator.layout import run_of, table_dir
     from simulator.manifest import sha256_file
 
     for chunk in manifest["chunks"]:
         if chunk["first"] <= hand_id <= chunk["last"]:
-            path = vdir / table / chunk["file"]
+            path = table_dir(vdir, table) / chunk["file"]
             if not path.is_file() or sha256_file(path) != chunk["sha256"][table]:
-                raise ReplayError(f"{path}: missing or damaged (run `xuezhan verify {vdir.parent}`)")
+                raise ReplayError(f"{path}: missing or damaged (run `xuezhan verify {run_of(vdir)}`)")
             return pq.read_table(path, filters=[("hand_id", "==", hand_id)]).to_pylist()
     return []
 

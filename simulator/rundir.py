@@ -1,5 +1,6 @@
 """The whole run directory, beyond one manifest: ``study.json`` against the variant directories, the manifest's
-backup copy and its repair, and moving aside what is not ours (``_quarantine/``).
+backup copy and its repair, and moving aside what is not ours (``_quarantine/``). Where each file lives:
+:mod:`simulator.layout`.
 
 User documentation: ``docs/logs.md``. Plain data and files only (no engine, no runner at import time), so the
 readers (``analysis.load``), ``xuezhan verify`` and the runner share every check.
@@ -12,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from simulator import layout
 from simulator import manifest as mf
 from simulator.files import atomic_write
 
@@ -72,10 +74,11 @@ def study_problems(run_dir: Path, study: dict[str, Any] | None, found: list[str]
         return [f"{run_dir}/{STUDY_FILE}: missing (the variants were run by study {owned[0][:60]!r})"] if owned else []
     arms = study_arms(study)
     names = [a for a, _ in arms]
-    out = [f"{run_dir}/variant={a}: missing (an arm of study {study.get('name')!r})" for a in names if a not in found]
-    out += [f"{run_dir}/variant={v}: not an arm of study {study.get('name')!r} (arms: {', '.join(names)})"
+    vdir = layout.control_dir
+    out = [f"{vdir(run_dir, a)}: missing (an arm of study {study.get('name')!r})" for a in names if a not in found]
+    out += [f"{vdir(run_dir, v)}: not an arm of study {study.get('name')!r} (arms: {', '.join(names)})"
             for v in found if v not in names]
-    out += [f"{run_dir}/variant={a}: rules {manifests[a]['digest'][:12]}, study.json records {d[:12]} for this arm "
+    out += [f"{vdir(run_dir, a)}: rules {manifests[a]['digest'][:12]}, study.json records {d[:12]} for this arm "
             "(a swapped or renamed directory?)" for a, d in arms
             if d is not None and a in manifests and manifests[a].get("digest") != d]
     if study.get("baseline") is not None and study.get("baseline") not in names and names:
@@ -88,7 +91,7 @@ def in_progress(path: Path) -> str | None:
     a variant directory), with the hands done of each variant whose manifest can be read; None when no writer
     holds its locks."""
     path = Path(path)
-    vdirs = [path] if path.name.startswith("variant=") else sorted(p for p in path.glob("variant=*") if p.is_dir())
+    vdirs = [path] if layout.is_control_dir(path) else layout.control_dirs(path)
     busy = [v for v in vdirs if mf.writer_active(v)]
     if not busy and not mf.writer_active(path):
         return None
@@ -96,9 +99,9 @@ def in_progress(path: Path) -> str | None:
     for v in busy:
         try:
             m = mf.read(v)
-            done.append(f"{v.name.split('=', 1)[1]} {m['hands_done']:,} of {m['hands']:,} hands")
+            done.append(f"{layout.name_of(v)} {m['hands_done']:,} of {m['hands']:,} hands")
         except mf.ManifestError:
-            done.append(f"{v.name.split('=', 1)[1]} starting")
+            done.append(f"{layout.name_of(v)} starting")
     return (f"{path}: run in progress ({'; '.join(done) or 'starting'}); wait for it to finish, or read the "
             "finished chunks with --partial")
 
@@ -149,12 +152,12 @@ def write_manifest(vdir: Path, manifest: dict[str, Any]) -> None:
 # What is not ours
 
 def strays(vdir: Path, keep: set[str]) -> tuple[list[Path], list[Path]]:
-    """Entries of the table directories not in ``keep`` (file names of listed chunks): (``ours``: part files,
-    left by an interrupted or re-planned run; ``foreign``: anything else, files and directories, and a listed
-    name that is not a regular file)."""
+    """Entries of the variant's table directories (``RUN/<table>/variant=<name>/``) not in ``keep`` (file names
+    of listed chunks): (``ours``: part files, left by an interrupted or re-planned run; ``foreign``: anything
+    else, files and directories, and a listed name that is not a regular file)."""
     ours, foreign = [], []
     for t in mf.TABLES:
-        tdir = vdir / t
+        tdir = layout.table_dir(vdir, t)
         if not tdir.is_dir():
             continue
         for p in sorted(tdir.iterdir()):
@@ -165,20 +168,30 @@ def strays(vdir: Path, keep: set[str]) -> tuple[list[Path], list[Path]]:
     return ours, foreign
 
 
-def quarantine(vdir: Path, entries: list[Path]) -> list[str]:
-    """Move each entry (file or directory) to ``vdir/_quarantine/<table>/`` (a free name: ``name.1``, ...);
-    one line per entry saying where it went. Nothing is deleted."""
+def quarantine(where: Path, entries: list[Path], run_dir: Path) -> list[str]:
+    """Move each entry (file or directory) of ``run_dir/<table>/…`` to ``where/_quarantine/<table>/`` (``where``:
+    the variant's control directory, or the run directory for entries of ``RUN/<table>/`` itself; a free name:
+    ``name.1``, ...); one line per entry saying where it went, relative to the run. Nothing is deleted."""
     lines = []
     for p in entries:
-        dest_dir = vdir / mf.QUARANTINE / p.parent.name
+        dest_dir = where / mf.QUARANTINE / p.relative_to(run_dir).parts[0]
         dest_dir.mkdir(parents=True, exist_ok=True)
         dest, n = dest_dir / p.name, 0
         while dest.exists() or dest.is_symlink():
             n += 1
             dest = dest_dir / f"{p.name}.{n}"
         os.replace(p, dest)
-        lines.append(f"{p.parent.name}/{p.name}: not ours, moved to {dest.relative_to(vdir)}")
+        lines.append(f"{p.relative_to(run_dir).as_posix()}: not ours, moved to {dest.relative_to(run_dir).as_posix()}")
     return lines
+
+
+def run_strays(run_dir: Path) -> tuple[list[Path], str]:
+    """Entries of ``RUN/<table>/`` that are no variant's partition directory (:func:`simulator.layout.strays`,
+    against the variants that have a control directory), and what to say of each."""
+    names = {layout.name_of(v) for v in layout.control_dirs(run_dir)}
+    return layout.strays(run_dir, names), (f"not a variant=<name> directory of this run (a reader of the table "
+                                           f"directory would read it); --repair or --resume moves it to "
+                                           f"{mf.QUARANTINE}/")
 
 
 def repair(vdir: Path) -> list[str]:
@@ -193,4 +206,4 @@ def repair(vdir: Path) -> list[str]:
         if not note:
             lines.append(f"{mf.BACKUP}: rewritten from {mf.MANIFEST}")
     ours, foreign = strays(vdir, {c["file"] for c in manifest["chunks"]})
-    return lines + quarantine(vdir, ours + foreign)
+    return lines + quarantine(vdir, ours + foreign, layout.run_of(vdir))

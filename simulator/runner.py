@@ -1,9 +1,9 @@
 """Batch simulation: hand-id chunks run in parallel (joblib: loky or dask), written as Parquet with a manifest.
 
-Layout of a run directory (documented for users in ``docs/logs.md``)::
+Layout of a run directory (documented for users in ``docs/logs.md``; paths: ``simulator.layout``)::
 
-    DIR/variant=<name>/_manifest.json                       (simulator.manifest: plan + checksums)
-    DIR/variant=<name>/{hands,players,wins}/part-<first>-<last>.parquet
+    DIR/_variants/variant=<name>/_manifest.json             (simulator.manifest: plan + checksums)
+    DIR/{hands,players,wins}/variant=<name>/part-<first>-<last>.parquet
 
 Determinism: a chunk's rows depend only on (rules, hand ids, seed, duplicate), because ``play_hands`` seeds every
 deal from ``SeedSequence(seed, spawn_key=(deal_id,))``; a file's bytes depend only on its rows, because the
@@ -14,7 +14,7 @@ resumed run equals an uninterrupted one.
 Integrity: the output directory is locked before it is inspected, cleaned or written, so two runs can never
 both believe they own it, and nothing is deleted that was not listed under the lock. Workers return finished
 Parquet bytes with their size and SHA-256; the parent writes each file under a hidden temporary name in the
-variant directory (never inside a table directory, which readers scan), fsyncs it and renames it into place,
+variant's control directory (never inside a table directory, which readers scan), fsyncs it and renames it into place,
 then records the chunk in the manifest. A kill at any moment leaves complete files plus hidden temporaries; a
 resume checks every listed chunk against its checksums (re-simulating, and naming, any that fail), deletes
 temporaries and unlisted part files, and redoes the chunks that are not done.
@@ -43,7 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from simulator import __version__, rundir
+from simulator import __version__, layout, rundir
 from simulator import manifest as mf
 from simulator.choices import Backend
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
@@ -82,8 +82,7 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "hand_type": HAND_TYPES,
     "tile": tuple(tile_str(k) for k in range(N_KINDS)),
 }
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
-# atomic_write's temporaries in a variant directory
+# atomic_write's temporaries in a variant's control directory
 _TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json|\.manifest\.backup\.json)"
                       r"\.\d+\.tmp\Z")
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
@@ -92,7 +91,7 @@ WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
 
 @dataclass(frozen=True)
 class Variant:
-    """One rule set to simulate, written to ``DIR/variant=<name>/``.
+    """One rule set to simulate, written to ``DIR/<table>/variant=<name>/`` (``simulator.layout``).
 
     ``source`` records where the rules came from (config reference, overrides) in the manifest; it does not
     affect the simulation, which depends only on ``rules``.
@@ -158,7 +157,8 @@ class RunSummary:
 # Names and plans.
 
 def variant_dir(out_dir: Path, name: str) -> Path:
-    return Path(out_dir) / f"variant={name}"
+    """The control directory of a variant (manifest, lock): ``DIR/_variants/variant=<name>``."""
+    return layout.control_dir(out_dir, name)
 
 
 def iter_chunks(hands: int, chunk_size: int) -> Iterator[tuple[int, int]]:
@@ -236,9 +236,7 @@ def _categorical(values: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices.cast(index_type), _vocab_array(vocab))
 
 
-def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: bool = False) -> pa.Array:
-    if fld.name == "variant":
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([variant]))
+def _column(values: Any, fld: pa.Field, null_if_negative: bool = False) -> pa.Array:
     if pa.types.is_dictionary(fld.type):
         vocab = VOCABULARIES[fld.name]
         if fld.name == "bot" and hasattr(values, "names") and tuple(values.names[:len(vocab)]) == vocab:
@@ -255,21 +253,24 @@ def _column(values: Any, fld: pa.Field, n: int, variant: str, null_if_negative: 
     return pa.array(values, mask=mask).cast(fld.type, safe=True)
 
 
-def encode_tables(columns: dict[str, dict[str, Any]], variant: str) -> dict[str, pa.Table]:
+def encode_tables(columns: dict[str, dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, pa.Table]:
     """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` (plus ``SESSION_FIELDS`` when the
     columns have them: rule sets with sessions) from ``play_hands`` output or from
-    ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row)."""
+    ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row).
+    ``meta``: the keyword arguments of :func:`simulator.layout.file_metadata` but ``table`` (variant, digest,
+    seed, duplicate, version), written as each table's key-value metadata."""
     tables = {}
     for table, schema in schema_of(columns).items():
         cols = columns[table]
-        expected = [f.name for f in schema if f.name != "variant"]
+        expected = [f.name for f in schema]
         if set(cols) != set(expected):
             missing, extra = sorted(set(expected) - set(cols)), sorted(set(cols) - set(expected))
             raise ValueError(f"engine output for {table!r} does not match the schema: missing {missing}, "
                              f"unexpected {extra}")
-        n = len(cols["hand_id"])
         nullable = NULL_IF_NO_WIN[table]
-        arrays = [_column(cols.get(f.name), f, n, variant, f.name in nullable) for f in schema]
+        arrays = [_column(cols.get(f.name), f, f.name in nullable) for f in schema]
+        if meta is not None:
+            schema = schema.with_metadata(layout.file_metadata(table, **meta))
         tables[table] = pa.Table.from_arrays(arrays, schema=schema)
     return tables
 
@@ -323,7 +324,9 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
         from simulator.sessions import run_sessions
 
         raw = run_sessions(variant.rules, ids, seed, duplicate=duplicate)
-    tables = encode_tables(to_columns(raw, encoded=True), variant.name)
+    meta = {"variant": variant.name, "digest": variant.rules.digest(), "seed": seed, "duplicate": duplicate,
+            "version": __version__}
+    tables = encode_tables(to_columns(raw, encoded=True), meta)
     _check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}
@@ -429,8 +432,9 @@ def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
                            f"hands{' in 4 seatings' if spec.duplicate else ''}; use a multiple of {unit}")
     names = [v.name for v in variants]
     for name in names:
-        if not _NAME_RE.match(name):
-            raise RunError(f"variant name {name[:60]!r}: use letters, digits and _ . + - (not starting with . _ + -)")
+        problem = layout.name_problem(name)
+        if problem:
+            raise RunError(problem)
         if len(name) > MAX_NAME:
             raise RunError(f"variant name {name[:40]!r}...: {len(name)} characters, at most {MAX_NAME}")
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -476,15 +480,15 @@ class _Plan:
 
 
 def _is_debris(p: Path) -> bool:
-    """Our lock, a temporary, or an empty table directory."""
-    if p.is_dir():
-        return p.name in TABLES and not any(p.iterdir())
-    return p.name == LOCK_NAME or bool(_TEMP_RE.match(p.name))
+    """Our lock or a temporary."""
+    return not p.is_dir() and (p.name == LOCK_NAME or bool(_TEMP_RE.match(p.name)))
 
 
 def _own_files_only(vdir: Path) -> bool:
-    """True when a directory holds nothing but debris of a run killed before it wrote its manifest."""
-    return all(_is_debris(p) for p in vdir.iterdir())
+    """True when a control directory holds nothing but debris of a run killed before it wrote its manifest, and
+    the variant's table directories are absent or empty."""
+    tdirs = [layout.table_dir(vdir, t) for t in TABLES]
+    return all(_is_debris(p) for p in vdir.iterdir()) and not any(d.is_dir() and any(d.iterdir()) for d in tdirs)
 
 
 def _kept_chunks(manifest: dict, vdir: Path, spec_hands: int) -> tuple[list[dict], list[str]]:
@@ -534,7 +538,8 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
         _check_chunks(spec.hands, chunk_size)
         return _Plan(variant, vdir, chunk_size, None, [])
     if not any((vdir / n).exists() for n in (MANIFEST, mf.LEGACY_MANIFEST, mf.BACKUP)):
-        raise RunError(f"{vdir} is not empty and has no {MANIFEST}: refusing to write there")
+        raise RunError(f"{vdir} (or its table directories <table>/{vdir.name}) is not empty and has no {MANIFEST}: "
+                       "refusing to write there")
     manifest, note = _recover_manifest(vdir)
     _compare(manifest, variant, spec, vdir)
     chunk_size = manifest["chunk_size"]
@@ -571,8 +576,8 @@ class _Run:
         written: list[Path] = []
         try:
             for table, blob in res.blobs.items():
-                written.append(self.plan.vdir / table / name)
-                atomic_write(written[-1], blob, tmp_dir=self.plan.vdir)
+                written.append(layout.table_dir(self.plan.vdir, table) / name)
+                atomic_write(written[-1], blob, tmp_dir=self.plan.vdir, tag=table)
         except BaseException as exc:
             # Ctrl-C/SIGTERM or a write error between a chunk's files: leave no unlisted part file behind.
             for path in written:
@@ -615,7 +620,16 @@ def _clean(vdir: Path, done: list[dict]) -> list[str]:
     for p in ours:
         p.unlink()
     try:
-        return rundir.quarantine(vdir, foreign)
+        return rundir.quarantine(vdir, foreign, layout.run_of(vdir))
+    except OSError as exc:
+        raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
+
+
+def _clean_run(out_dir: Path) -> list[str]:
+    """Move what is not a variant's partition directory out of ``DIR/<table>/`` (to ``DIR/_quarantine/``),
+    under the run directory's lock; one line per entry moved."""
+    try:
+        return rundir.quarantine(out_dir, rundir.run_strays(out_dir)[0], out_dir)
     except OSError as exc:
         raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
 
@@ -623,7 +637,7 @@ def _clean(vdir: Path, done: list[dict]) -> list[str]:
 def _make_table_dirs(vdir: Path) -> None:
     try:
         for t in TABLES:
-            (vdir / t).mkdir(exist_ok=True)
+            layout.table_dir(vdir, t).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
 
@@ -787,7 +801,7 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
 
 def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec, *,
                  study_locked: bool = False) -> list[RunSummary]:
-    """Simulate every variant on the same hand ids and seed into ``out_dir/variant=<name>/``.
+    """Simulate every variant on the same hand ids and seed into ``out_dir/<table>/variant=<name>/``.
 
     ``out_dir`` itself is locked first (one run at a time in a directory), then every variant directory before
     it is inspected; all arguments and directories are checked before anything is written, so a refused run
@@ -799,6 +813,9 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     out_dir = Path(out_dir)
     _validate_spec(spec, variants)
     _check_out_dir(out_dir)
+    old = layout.old_layout(out_dir)
+    if old:
+        raise RunError(f"{old}; or choose another --out")
     jobs = spec.jobs or (-1 if spec.scheduler else default_jobs())
     with ExitStack() as stack:
         locks = []
@@ -820,6 +837,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
 
             warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
             opened = True
+            plans[0].notes += _clean_run(out_dir)
             runs = [_open(p, spec) for p in plans]
         except BaseException:
             if not opened:

@@ -2,8 +2,8 @@
 
 A study file (YAML, validated strictly) names a baseline and variants; every variant is simulated with the same
 seed and the same hand ids, so hand ``k`` sees the same wall and the same bot random streams in every variant
-and differences between variants are paired, hand by hand. Each variant goes to ``DIR/variant=<name>/`` (see
-:mod:`simulator.runner`), the study itself is recorded in ``DIR/study.json``, and the report is written by
+and differences between variants are paired, hand by hand. Each variant goes to ``DIR/<table>/variant=<name>/``
+(see :mod:`simulator.layout`), the study itself is recorded in ``DIR/study.json``, and the report is written by
 ``analysis.report.write_report`` when that module is installed.
 
 Rule overrides are applied in this order: the variant's rule file, the study's ``seats``, the variant's ``set``
@@ -23,8 +23,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from simulator import layout, rundir
 from simulator import manifest as mf
-from simulator import rundir
 from simulator.errors import UserError
 from simulator.files import atomic_write
 from simulator.rules import (
@@ -216,6 +216,9 @@ def _check_same_study(out_dir: Path, record: dict[str, Any]) -> bool:
     """One study per directory (called under the run directory's lock): refuse a directory holding another
     study (other name, arms, seed or seating) or variant directories that are not this study's arms. Returns
     whether ``study.json`` is already there."""
+    earlier = layout.old_layout(out_dir)
+    if earlier:
+        raise RunError(f"{earlier}; or choose another --out")
     try:
         old = rundir.read_study(out_dir)
     except mf.ManifestError as exc:
@@ -229,7 +232,7 @@ def _check_same_study(out_dir: Path, record: dict[str, Any]) -> bool:
             old_arms = ", ".join(a for a, _ in rundir.study_arms(old))
             raise RunError(f"{out_dir} holds study {str(old.get('name'))[:60]!r} (arms {old_arms}), which differs "
                            f"from this one in its {', '.join(differ)}: one study per directory; choose another --out")
-    others = sorted(p.name for p in out_dir.glob("variant=*") if p.name.split("=", 1)[1] not in arms)
+    others = sorted(p.name for p in layout.control_dirs(out_dir) if layout.name_of(p) not in arms)
     if others:
         raise RunError(f"{out_dir} holds {others[0]}, not an arm of study {record['name']!r}: one study per "
                        "directory; choose another --out")

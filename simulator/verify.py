@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from simulator import layout, rundir
 from simulator import manifest as mf
-from simulator import rundir
 from simulator.dirlock import _DirLock
 from simulator.errors import UserError
 
@@ -25,11 +25,14 @@ def _vdirs(run_dir: Path) -> tuple[Path | None, list[Path]]:
     """(the run directory, None when given one variant directory; its variant directories)."""
     if not run_dir.is_dir():
         raise VerifyError(f"{run_dir}: run directory not found")
-    if run_dir.name.startswith("variant="):
+    if layout.is_control_dir(run_dir):
         return None, [run_dir]
-    vdirs = sorted(p for p in run_dir.glob("variant=*") if p.is_dir())
+    old = layout.old_layout(run_dir)
+    if old:
+        raise VerifyError(old)
+    vdirs = layout.control_dirs(run_dir)
     if not vdirs:
-        raise VerifyError(f"{run_dir}: not a run directory (no variant=<name>/ subdirectories)")
+        raise VerifyError(f"{run_dir}: not a run directory (no {layout.CONTROL}/variant=<name>/ subdirectories)")
     return run_dir, vdirs
 
 
@@ -48,8 +51,8 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
             lines.append(f"BAD  {exc}")
             bad += 1
             continue
-        manifests[vdir.name.split("=", 1)[1]] = manifest
-        found = [f"{vdir}/{line}" for line in mf.problems(vdir, manifest, check)]
+        manifests[layout.name_of(vdir)] = manifest
+        found = [f"{layout.run_of(vdir)}/{line}" for line in mf.problems(vdir, manifest, check)]
         backup = rundir.backup_problem(vdir, manifest)
         if backup:
             found.append(f"{vdir}/{mf.BACKUP}: {backup} (`xuezhan verify --repair` rewrites it)")
@@ -65,7 +68,9 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
         except mf.ManifestError as exc:
             lines.append(f"BAD  {exc}")
             return lines, bad + 1
-        clash = rundir.study_problems(root, study, [v.name.split("=", 1)[1] for v in vdirs], manifests)
+        clash = rundir.study_problems(root, study, [layout.name_of(v) for v in vdirs], manifests)
+        entries, what = rundir.run_strays(root)
+        clash += [f"{p}: {what}" for p in entries]
         lines += [f"BAD  {line}" for line in clash]
         bad += len(clash)
     return lines, bad
@@ -74,13 +79,20 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
 def repair_run(run_dir: Path) -> list[str]:
     """Repair every variant directory of a run under its lock (:func:`simulator.rundir.repair`); one line per
     change or per directory that cannot be repaired."""
-    _, vdirs = _vdirs(Path(run_dir))
+    root, vdirs = _vdirs(Path(run_dir))
     lines = []
+    if root is not None and rundir.run_strays(root)[0]:  # entries of RUN/<table>/ itself, under the run's lock
+        lock = _DirLock(root)
+        lock.acquire()
+        try:
+            lines += [f"{root}/{line}" for line in rundir.quarantine(root, rundir.run_strays(root)[0], root)]
+        finally:
+            lock.release()
     for vdir in vdirs:
         lock = _DirLock(vdir)
         lock.acquire()  # refused (RunError) while a run writes there
         try:
-            lines += [f"{vdir}/{line}" for line in rundir.repair(vdir)]
+            lines += [f"{layout.run_of(vdir)}/{line}" for line in rundir.repair(vdir)]
         except mf.ManifestError as exc:
             lines.append(f"cannot repair {vdir}: {exc}")
         finally:

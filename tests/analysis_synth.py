@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simulator import layout
 from simulator import manifest as mf
 from simulator.rules import FLAGS, load_rules
 from simulator.schema import SCORE_COMPONENTS
@@ -80,11 +81,13 @@ def _parquet(rows: list[dict[str, Any]], sch: pa.Schema) -> bytes:
 
 def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: dict | None = None,
               overrides: dict[str, dict] | None = None, seed: int = 7, parts: int = 2) -> Path:
-    """Write ``root/variant=<name>/{hands,players,wins}/part-*.parquet`` in ``parts`` chunks of hand ids, and
-    a checksummed manifest as the runner writes it (hand ids must be ``0 … n−1``); return ``root``."""
+    """Write ``root/{hands,players,wins}/variant=<name>/part-*.parquet`` in ``parts`` chunks of hand ids, and
+    a checksummed manifest (``root/_variants/variant=<name>/``)
+    as the runner writes it (hand ids must be ``0 … n−1``); return ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     for name, hands in variants.items():
-        vdir = root / f"variant={name}"
+        vdir = layout.control_dir(root, name)
+        vdir.mkdir(parents=True, exist_ok=True)
         tables = dict(zip(mf.TABLES, _rows(name, hands), strict=True))
         size = max(1, -(-len(hands) // parts))
         chunks = []
@@ -93,9 +96,10 @@ def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: d
             blobs = {t: _parquet([r for r in tables[t] if first <= r["hand_id"] <= last], sch)
                      for t, sch in schema_tables(any("session_id" in h for h in hands)).items()}
             for t, blob in blobs.items():
-                (vdir / t).mkdir(parents=True, exist_ok=True)
-                (vdir / t / mf.part_name(first, last)).write_bytes(blob)
-            rows = {t: pq.read_metadata(vdir / t / mf.part_name(first, last)).num_rows for t in mf.TABLES}
+                layout.table_dir(vdir, t).mkdir(parents=True, exist_ok=True)
+                (layout.table_dir(vdir, t) / mf.part_name(first, last)).write_bytes(blob)
+            rows = {t: pq.read_metadata(layout.table_dir(vdir, t) / mf.part_name(first, last)).num_rows
+                    for t in mf.TABLES}
             chunks.append(mf.chunk_entry(first, last, rows, {t: mf.file_info(b) for t, b in blobs.items()}))
         rules = load_rules("chengdu", (overrides or {}).get(name))
         manifest = {"format": mf.FORMAT, "package": "xuezhan", "version": "0", "variant": name, "source": {},

@@ -61,10 +61,10 @@ def test_open_run(run_dir):
 def test_bad_run_dirs(tmp_path):
     with pytest.raises(RunDirError, match="not found"):
         open_run(tmp_path / "missing")
-    with pytest.raises(RunDirError, match="no variant="):
+    with pytest.raises(RunDirError, match="not a run directory"):
         open_run(tmp_path)
-    (tmp_path / "variant=x").mkdir()
-    (tmp_path / "variant=x" / "_manifest.json").write_text("{not json")
+    (tmp_path / "_variants" / "variant=x").mkdir(parents=True)
+    (tmp_path / "_variants" / "variant=x" / "_manifest.json").write_text("{not json")
     with pytest.raises(RunDirError, match="not valid JSON"):
         open_run(tmp_path)
 

@@ -70,7 +70,8 @@ GOLDEN_RUNS = ROOT / "tests" / "data" / "golden_runs.json"
 
 def test_the_logs_of_four_small_studies_are_unchanged():
     """The Parquet bytes the runner writes for quickstart, sessions, xueliu and declare (small), file by file:
-    the engine, the log encoding and the chunking together (``same_play.py --runs --save ...`` regenerates)."""
+    the engine, the log encoding and the chunking together (``same_play.py --runs --save ...`` regenerates).
+    The files' key-value metadata holds the xuezhan version, so a version bump regenerates them too."""
     ref = json.loads(GOLDEN_RUNS.read_text())
     got = _same_play().run_studies(ref["seed"])
     changed = sorted(k for k in set(ref["digests"]) | set(got) if ref["digests"].get(k) != got.get(k))

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.load import RunDirError, open_run
-from simulator import dirlock, runner
+from simulator import dirlock, layout, runner
 from simulator import manifest as mf
 
 HANDS, CHUNK, SEED = 40, 10, 3
@@ -48,7 +48,8 @@ def copy(reference: Path, tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
-VDIR = "variant=chengdu"
+V = "variant=chengdu"          # the hive partition of the variant in each table directory
+VDIR = f"_variants/{V}"       # its control directory: manifest, backup, lock
 PART = mf.part_name(10, 19)
 
 
@@ -66,37 +67,37 @@ def verify(run_dir: Path, capsys, *extra: str) -> tuple[int, str, str]:
 # The three faults that gave wrong results with exit code 0
 
 def test_flipped_bit_is_detected_named_and_resimulated(reference: Path, copy: Path, capsys):
-    bad = copy / VDIR / "players" / PART
+    bad = copy / "players" / V / PART
     flip_bit(bad, 8 * 2000 + 3)  # inside the data pages, where a flip used to read back as other numbers
     code, out, err = verify(copy, capsys)
     assert code == 1 and f"BAD  {bad}: SHA-256 differs" in out and err.startswith("error: 1 problem(s)")
-    with pytest.raises(RunDirError, match=f"players/{PART}: SHA-256 differs"):
+    with pytest.raises(RunDirError, match=f"players/{V}/{PART}: SHA-256 differs"):
         open_run(copy)
     code, _, err = cli_run(["report", str(copy), "--boot", "0"], capsys)
     assert code == 2 and err.count("\n") == 1 and PART in err and not (copy / "report.html").exists()
     summary = run(copy, resume=True)
-    assert summary.hands_run == CHUNK and summary.redone == [f"players/{PART}: SHA-256 differs from the manifest "
+    assert summary.hands_run == CHUNK and summary.redone == [f"players/{V}/{PART}: SHA-256 differs from the manifest "
                                                              "(corrupted)"]
     assert snapshot(copy) == snapshot(reference)
 
 
 def test_deleted_wins_file_is_an_error_not_fewer_wins(reference: Path, copy: Path, capsys):
-    (copy / VDIR / "wins" / PART).unlink()
-    with pytest.raises(RunDirError, match=f"wins/{PART}: missing"):
+    (copy / "wins" / V / PART).unlink()
+    with pytest.raises(RunDirError, match=f"wins/{V}/{PART}: missing"):
         open_run(copy, check="sizes")
     code, out, _ = verify(copy, capsys, "--check", "sizes")
-    assert code == 1 and f"wins/{PART}: missing" in out
+    assert code == 1 and f"wins/{V}/{PART}: missing" in out
     code, _, err = cli_run(["compare", str(copy), "chengdu", "chengdu"], capsys)
-    assert code == 2 and f"wins/{PART}: missing" in err and err.count("\n") == 1
-    assert run(copy, resume=True).redone == [f"wins/{PART}: missing"]
+    assert code == 2 and f"wins/{V}/{PART}: missing" in err and err.count("\n") == 1
+    assert run(copy, resume=True).redone == [f"wins/{V}/{PART}: missing"]
     assert snapshot(copy) == snapshot(reference)
 
 
 def test_truncated_chunk_fails_resume_check_and_report_names_it(reference: Path, copy: Path, capsys):
-    bad = copy / VDIR / "hands" / PART
+    bad = copy / "hands" / V / PART
     bad.write_bytes(bad.read_bytes()[:-100])
     code, _, err = cli_run(["report", str(copy), "--boot", "0", "--check", "sizes"], capsys)
-    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and f"hands/{PART}" in err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and f"hands/{V}/{PART}" in err
     assert "truncated" in err
     summary = run(copy, resume=True)
     assert summary.hands_run == CHUNK and len(summary.redone) == 1
@@ -104,10 +105,10 @@ def test_truncated_chunk_fails_resume_check_and_report_names_it(reference: Path,
 
 
 def test_stray_part_file_is_named_and_removed_by_resume(reference: Path, copy: Path, capsys):
-    stray = copy / VDIR / "hands" / mf.part_name(40, 49)
-    shutil.copy(copy / VDIR / "hands" / PART, stray)
+    stray = copy / "hands" / V / mf.part_name(40, 49)
+    shutil.copy(copy / "hands" / V / PART, stray)
     code, out, _ = verify(copy, capsys)
-    assert code == 1 and f"hands/{stray.name}: not listed" in out
+    assert code == 1 and f"hands/{V}/{stray.name}: not listed" in out
     with pytest.raises(RunDirError, match="not listed"):
         open_run(copy)
     assert run(copy, resume=True).hands_run == 0 and not stray.exists()
@@ -130,7 +131,7 @@ def test_any_corruption_of_any_chunk_file_is_detected_or_harmless(reference: Pat
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "run"
         shutil.copytree(reference, copy)
-        path = copy / VDIR / table / mf.part_name(chunk * CHUNK, chunk * CHUNK + CHUNK - 1)
+        path = copy / table / V / mf.part_name(chunk * CHUNK, chunk * CHUNK + CHUNK - 1)
         data = path.read_bytes()
         if op == "flip":
             flip_bit(path, where)
@@ -144,7 +145,7 @@ def test_any_corruption_of_any_chunk_file_is_detected_or_harmless(reference: Pat
         changed = path.read_bytes() != data
         found = mf.problems(copy / VDIR, mf.read(copy / VDIR), "full")
         if changed:  # detected, naming exactly that file
-            assert len(found) == 1 and found[0].startswith(f"{table}/{path.name}: ")
+            assert len(found) == 1 and found[0].startswith(f"{table}/{V}/{path.name}: ")
             with pytest.raises(RunDirError, match=path.name):
                 open_run(copy)
         else:  # harmless: the bytes are the original ones, so is every row read
@@ -181,10 +182,10 @@ def test_garbled_debris_only_and_old_runs_are_refused(copy: Path, tmp_path: Path
     debris = tmp_path / "debris" / VDIR
     debris.mkdir(parents=True)
     (debris / runner.LOCK_NAME).touch()
-    code, _, err = cli_run(["report", str(debris.parent)], capsys)
+    code, _, err = cli_run(["report", str(debris.parent.parent)], capsys)
     assert code == 2 and "no _manifest.json" in err
-    old = tmp_path / "old" / VDIR
-    shutil.copytree(copy / VDIR / "hands", old / "hands")
+    old = tmp_path / "old" / V  # the variant-first layout of earlier versions
+    shutil.copytree(copy / "hands" / V, old / "hands")
     (old / mf.LEGACY_MANIFEST).write_text('{"format": 1}')
     code, _, err = cli_run(["report", str(old.parent)], capsys)
     assert code == 2 and "older xuezhan" in err and "re-simulate" in err
@@ -372,28 +373,28 @@ def test_a_killed_parent_takes_its_workers_with_it(tmp_path: Path, sig):
 def test_four_readers_read_every_table(reference: Path):
     vdir = reference / VDIR
     manifest = mf.read(vdir)
-    assert sorted(p.name for p in vdir.iterdir() if not p.name.startswith(".")) == [mf.MANIFEST, *mf.TABLES]
+    assert sorted(p.name for p in vdir.iterdir() if not p.name.startswith(".")) == [mf.MANIFEST]
     for table in mf.TABLES:
-        tdir = vdir / table
+        tdir = reference / table / V
         rows = manifest["rows"][table]
         assert all(mf.is_part_name(p.name) for p in tdir.iterdir())  # nothing else for a reader to trip on
         assert len(pd.read_parquet(tdir)) == rows
         assert ds.dataset(tdir, format="parquet").count_rows() == rows
         assert pl.scan_parquet(tdir).select(pl.len()).collect().item() == rows
         assert duckdb.sql(f"select count(*) from read_parquet('{tdir}/*.parquet')").fetchall()[0][0] == rows
-    players = pl.read_parquet(vdir / "players")
+    players = pl.read_parquet(reference / "players" / V)
     losers = players.filter(~pl.col("won"))
     for col in ("win_order", "win_turn", "gen", "fan", "capped_fan"):
         assert losers[col].null_count() == losers.height and players.filter(pl.col("won"))[col].null_count() == 0
-    fan = pd.read_parquet(vdir / "players", columns=["fan", "won"])
+    fan = pd.read_parquet(reference / "players" / V, columns=["fan", "won"])
     assert fan["fan"].mean() == pytest.approx(fan.loc[fan["won"], "fan"].astype(float).mean())  # means over wins
-    assert duckdb.sql(f"select min(fan) from read_parquet('{vdir}/players/*.parquet')").fetchall()[0][0] >= 0
+    assert duckdb.sql(f"select min(fan) from read_parquet('{reference}/players/{V}/*.parquet')").fetchall()[0][0] >= 0
 
 
 def test_sizes_only_check_still_fails_cleanly_on_flipped_bits(copy: Path, capsys):
     """--check sizes cannot see bits flipped in place; a file that then cannot be decoded is one error line
     pointing to `xuezhan verify`, not a polars traceback naming no file."""
-    path = copy / VDIR / "hands" / PART
+    path = copy / "hands" / V / PART
     data = bytearray(path.read_bytes())
     data[-6] ^= 0x7F  # the footer length: the file no longer decodes, its size is unchanged
     path.write_bytes(bytes(data))
@@ -401,7 +402,7 @@ def test_sizes_only_check_still_fails_cleanly_on_flipped_bits(copy: Path, capsys
     assert code == 2 and err.count("\n") == 1 and f"xuezhan verify {copy}" in err, err
     assert not (copy / "report.html").exists()
     code, _, err = cli_run(["report", str(copy), "--boot", "0"], capsys)
-    assert code == 2 and f"hands/{PART}: SHA-256 differs" in err
+    assert code == 2 and f"hands/{V}/{PART}: SHA-256 differs" in err
 
 
 def test_every_variant_of_a_run_gets_its_own_chunks(tmp_path: Path):
@@ -410,7 +411,8 @@ def test_every_variant_of_a_run_gets_its_own_chunks(tmp_path: Path):
     spec = runner.RunSpec(hands=20, seed=SEED, jobs=1, chunk_size=10, progress=False)
     runner.run_variants(tmp_path, variants, spec)
     for v in variants:
-        manifest = mf.read(tmp_path / f"variant={v.name}")
+        manifest = mf.read(tmp_path / "_variants" / f"variant={v.name}")
         assert [c["first"] for c in manifest["chunks"]] == [0, 10] and manifest["digest"] == v.rules.digest()
-        names = pl.read_parquet(tmp_path / f"variant={v.name}" / "hands")["variant"].cast(pl.String).unique()
-        assert names.to_list() == [v.name]
+        for part in (tmp_path / "hands" / f"variant={v.name}").iterdir():
+            meta = layout.read_file_metadata(part)
+            assert (meta["variant"], meta["digest"]) == (v.name, v.rules.digest())

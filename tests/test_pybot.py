@@ -112,13 +112,13 @@ def test_simulate_study_duplicate_with_two_workers_and_replay(botdir, tmp_path, 
     """))
     out = tmp_path / "run"
     run_study(study, out_dir=out, jobs=2, report=False, progress=False)
-    p = pl.read_parquet(out / "variant=mine" / "players" / "*.parquet").sort("hand_id", "seat")
+    p = pl.read_parquet(out / "players" / "variant=mine" / "*.parquet").sort("hand_id", "seat")
     assert set(p["bot"].cast(pl.String).unique().to_list()) == {"mybots:NeverPung", "greedy"}
     out1 = tmp_path / "run1"
     run_study(study, out_dir=out1, jobs=1, report=False, progress=False)
-    p1 = pl.read_parquet(out1 / "variant=mine" / "players" / "*.parquet").sort("hand_id", "seat")
+    p1 = pl.read_parquet(out1 / "players" / "variant=mine" / "*.parquet").sort("hand_id", "seat")
     assert p.equals(p1)  # same seed, same rows, whatever the number of workers
-    manifest = json.loads((out / "variant=mine" / "_manifest.json").read_text())
+    manifest = json.loads((out / "_variants" / "variant=mine" / "_manifest.json").read_text())
     assert manifest["rules"]["seats"][0]["bot"] == "mybots:NeverPung"
     log = replay.record_logged_hand(out, "mine", 5)  # replays the hand and checks it against the logged rows
     replay.audit(log)

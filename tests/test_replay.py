@@ -104,7 +104,7 @@ def test_a_logged_duplicate_hand_replays_with_its_rotated_seats(dup_run):
 
     from simulator.replay import record_logged_hand
 
-    logged = pl.read_parquet(dup_run / "variant=value" / "players" / "*.parquet").filter(pl.col("hand_id") == 6)
+    logged = pl.read_parquet(dup_run / "players" / "variant=value" / "*.parquet").filter(pl.col("hand_id") == 6)
     log = record_logged_hand(dup_run, "value", 6)  # deal 1, rotation 2
     assert log.hand["rotation"] == 2 and log.rules.exchange_three == "random"
     assert [p["bot"] for p in log.players] == logged.sort("seat")["bot"].cast(pl.String).to_list()
@@ -116,7 +116,7 @@ def test_replay_is_verified_against_the_logged_result(dup_run):
     from simulator.replay import _logged_rows, verify
     from simulator.runner import read_manifest
 
-    vdir = dup_run / "variant=value"
+    vdir = dup_run / "_variants" / "variant=value"
     manifest = read_manifest(vdir)
     rules = load_rules("chengdu", ["seats=[value, greedy, defensive, greedy]", "exchange_three=random"])
     hand = _logged_rows(vdir, manifest, "hands", 6)[0]
@@ -155,9 +155,10 @@ def test_bad_run_replays_are_one_line_errors(dup_run, args, message, capsys):
 def test_run_with_several_variants_and_no_study_needs_variant(dup_run, tmp_path, capsys):
     from cli_helpers import cli_run
 
-    (tmp_path / "r").mkdir()
-    for v in ("greedy", "value"):
-        (tmp_path / "r" / f"variant={v}").symlink_to(dup_run / f"variant={v}")
+    for sub in ("_variants", "hands", "players", "wins"):
+        (tmp_path / "r" / sub).mkdir(parents=True)
+        for v in ("greedy", "value"):
+            (tmp_path / "r" / sub / f"variant={v}").symlink_to(dup_run / sub / f"variant={v}")
     code, _, err = cli_run(["replay", "--run", str(tmp_path / "r"), "--hand", "1"], capsys)
     assert code == 2 and "choose one with --variant" in err
     code, out, _ = cli_run(["replay", "--run", str(tmp_path / "r"), "--variant", "value", "--hand", "1"], capsys)

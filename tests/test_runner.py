@@ -79,14 +79,22 @@ def test_categorical_codes_encode_like_their_strings():
 
 def test_integer_overflow_is_an_error_not_a_wrap():
     with pytest.raises(pa.ArrowInvalid, match="200 not in range"):
-        runner._column(np.array([200], dtype=np.int64), TABLES["hands"].field("tiles_left"), 1, "x")
+        runner._column(np.array([200], dtype=np.int64), TABLES["hands"].field("tiles_left"))
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Determinism
 
+V = "variant=chengdu"  # the variant's hive partition in each table directory
+
+
+def control(run_dir: Path) -> Path:
+    """The variant's control directory: manifest, backup, lock."""
+    return run_dir / "_variants" / V
+
+
 def test_layout_and_manifest(reference: Path):
-    vdir = reference / "variant=chengdu"
+    vdir = control(reference)
     manifest = json.loads((vdir / "_manifest.json").read_text())
     rules = load_rules("chengdu")
     assert manifest["digest"] == rules.digest() and manifest["rules"] == rules.resolved()
@@ -94,12 +102,12 @@ def test_layout_and_manifest(reference: Path):
         SEED, HANDS, HANDS, True)
     assert [(c["first"], c["last"]) for c in manifest["chunks"]] == runner.plan_chunks(HANDS, CHUNK)
     for table in TABLES:
-        files = sorted(p.name for p in (vdir / table).iterdir())
+        files = sorted(p.name for p in (reference / table / V).iterdir())
         assert files == [runner.part_name(f, last) for f, last in runner.plan_chunks(HANDS, CHUNK)]
         for c in manifest["chunks"]:  # size and SHA-256 of every file, as written
-            data = (vdir / table / c["file"]).read_bytes()
+            data = (reference / table / V / c["file"]).read_bytes()
             assert (c["size"][table], c["sha256"][table]) == (len(data), hashlib.sha256(data).hexdigest())
-            assert c["rows"][table] == pq.read_metadata(vdir / table / c["file"]).num_rows
+            assert c["rows"][table] == pq.read_metadata(reference / table / V / c["file"]).num_rows
     assert manifest["rows"]["hands"] == HANDS and manifest["rows"]["players"] == 4 * HANDS
 
 
@@ -116,15 +124,15 @@ def test_dask_backend_gives_identical_bytes(reference: Path, tmp_path: Path):
 def test_chunk_size_changes_files_not_rows(reference: Path, tmp_path: Path):
     run(tmp_path, chunk=300, jobs=2)
     for table in TABLES:
-        a = pq.read_table(reference / "variant=chengdu" / table)
-        b = pq.read_table(tmp_path / "variant=chengdu" / table)
+        a = pq.read_table(reference / table / V)
+        b = pq.read_table(tmp_path / table / V)
         assert a.num_rows == b.num_rows and a.equals(b), table
 
 
 def test_seed_changes_the_hands(reference: Path, tmp_path: Path):
     run(tmp_path, hands=CHUNK, seed=SEED + 1)
-    a = pq.read_table(reference / "variant=chengdu" / "players" / runner.part_name(0, CHUNK - 1))
-    b = pq.read_table(tmp_path / "variant=chengdu" / "players" / runner.part_name(0, CHUNK - 1))
+    a = pq.read_table(reference / "players" / V / runner.part_name(0, CHUNK - 1))
+    b = pq.read_table(tmp_path / "players" / V / runner.part_name(0, CHUNK - 1))
     assert not a.column("dealt").equals(b.column("dealt"))
 
 
@@ -143,17 +151,17 @@ def _start(out: Path, *extra: str) -> subprocess.Popen:
 
 
 def mf_hands_done(out: Path) -> int:
-    return json.loads((out / "variant=chengdu" / "_manifest.json").read_text())["hands_done"]
+    return json.loads((control(out) / "_manifest.json").read_text())["hands_done"]
 
 
-def _assert_no_debris(vdir: Path) -> None:
+def _assert_no_debris(out: Path) -> None:
     """Every visible part file is a complete Parquet file; the manifest's done chunks are all on disk."""
-    manifest = json.loads((vdir / "_manifest.json").read_text())
+    manifest = json.loads((control(out) / "_manifest.json").read_text())
     for table in TABLES:
-        for p in (vdir / table).glob("part-*.parquet"):
+        for p in (out / table / V).glob("part-*.parquet"):
             pq.read_metadata(p)  # raises on a truncated file
     for c in manifest["chunks"]:  # only finished chunks are listed
-        assert all((vdir / t / c["file"]).is_file() for t in TABLES)
+        assert all((out / t / V / c["file"]).is_file() for t in TABLES)
 
 
 def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
@@ -162,9 +170,8 @@ def test_resume_after_kill_9_is_byte_identical(reference: Path, tmp_path: Path):
     done = wait_paused(proc, tmp_path / "run-pause")
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
-    vdir = out / "variant=chengdu"
     assert 0 < done < HANDS
-    _assert_no_debris(vdir)
+    _assert_no_debris(out)
     with pytest.raises(runner.RunError, match="--resume"):
         run(out)
     summary = run(out, resume=True, jobs=2)
@@ -182,7 +189,7 @@ def test_ctrl_c_exits_cleanly_and_resumes(reference: Path, tmp_path: Path):
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1].startswith("error: interrupted")
     assert not list(out.rglob("*.tmp"))
-    _assert_no_debris(out / "variant=chengdu")
+    _assert_no_debris(out)
     assert 0 < mf_hands_done(out) < HANDS  # interrupted for real: resume has work to do
     run(out, resume=True, jobs=1)
     assert snapshot(out) == snapshot(reference)
@@ -228,17 +235,19 @@ def test_refuses_to_mix_rule_sets_seeds_and_chunking(tmp_path: Path):
 
 
 def test_refuses_a_foreign_non_empty_directory(tmp_path: Path):
-    vdir = tmp_path / "variant=chengdu"
-    vdir.mkdir()
-    (vdir / "notes.txt").write_text("mine")
-    with pytest.raises(runner.RunError, match="no _manifest.json"):
-        run(tmp_path, hands=8, chunk=4)
-    assert [p.name for p in vdir.iterdir()] == ["notes.txt"]
+    for vdir in (control(tmp_path), tmp_path / "hands" / V):  # the control or a partition directory
+        vdir.mkdir(parents=True)
+        (vdir / "notes.txt").write_text("mine")
+        with pytest.raises(runner.RunError, match="no _manifest.json"):
+            run(tmp_path, hands=8, chunk=4)
+        assert [p.name for p in vdir.iterdir()] == ["notes.txt"]
+        (vdir / "notes.txt").unlink()
 
 
 def test_debris_of_a_run_killed_before_its_manifest_is_cleaned(tmp_path: Path):
-    vdir = tmp_path / "variant=chengdu"
-    (vdir / "hands").mkdir(parents=True)
+    vdir = control(tmp_path)
+    vdir.mkdir(parents=True)
+    (tmp_path / "hands" / V).mkdir(parents=True)
     (vdir / runner.LOCK_NAME).touch()
     debris = vdir / f".hands.{runner.part_name(0, 3)}.999.tmp"
     debris.write_bytes(b"half a file")
@@ -248,12 +257,12 @@ def test_debris_of_a_run_killed_before_its_manifest_is_cleaned(tmp_path: Path):
 
 
 def test_unreadable_manifest_is_refused(tmp_path: Path):
-    vdir = tmp_path / "variant=chengdu"
-    vdir.mkdir()
+    vdir = control(tmp_path)
+    vdir.mkdir(parents=True)
     (vdir / "_manifest.json").write_text("{")
     with pytest.raises(runner.RunError, match="not valid JSON"):
         run(tmp_path, hands=8, chunk=4, resume=True)
-    (vdir / "_manifest.json").write_text('{"format": 2}')
+    (vdir / "_manifest.json").write_text('{"format": 3}')
     with pytest.raises(runner.RunError, match="no 'package'"):
         run(tmp_path, hands=8, chunk=4, resume=True)
     assert sorted(p.name for p in vdir.iterdir()) == ["_manifest.json"]  # nothing of the user deleted
@@ -305,7 +314,7 @@ def test_cli_simulate_writes_and_summarises(tmp_path: Path, capsys):
     code, out, _ = cli_run(["simulate", "cap3", "--hands", "8", "--chunk-size", "4", "--jobs", "1", "--quiet",
                             "--set", "scoring.cap=5", "--name", "cap5ish", "--out", str(tmp_path)], capsys)
     assert code == 0 and "cap5ish: 8 hands" in out
-    manifest = json.loads((tmp_path / "variant=cap5ish" / "_manifest.json").read_text())
+    manifest = json.loads((tmp_path / "_variants" / "variant=cap5ish" / "_manifest.json").read_text())
     assert manifest["rules"]["scoring"]["cap"] == 5 and manifest["source"]["set"] == ["scoring.cap=5"]
 
 
@@ -320,12 +329,12 @@ EXPECTED_POLARS = {pa.int8(): pl.Int8, pa.int16(): pl.Int16, pa.int32(): pl.Int3
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_parquet_reads_back_with_the_documented_schema(reference: Path, table: str):
-    vdir = reference / "variant=chengdu"
+    tdir = reference / table / V
     schema = TABLES[table]
-    arrow = pq.read_table(vdir / table)
+    arrow = pq.read_table(tdir)
     assert arrow.schema.equals(schema, check_metadata=False)
-    frame = pd.read_parquet(vdir / table)
-    lazy = pl.scan_parquet(str(vdir / table / "*.parquet"))
+    frame = pd.read_parquet(tdir)
+    lazy = pl.scan_parquet(str(tdir / "*.parquet"))
     pl_schema = lazy.collect_schema()
     for fld in schema:
         if pa.types.is_dictionary(fld.type):
@@ -340,16 +349,15 @@ def test_parquet_reads_back_with_the_documented_schema(reference: Path, table: s
             assert str(frame[fld.name].dtype) == EXPECTED_PANDAS[fld.type], fld.name
             assert pl_schema[fld.name] == EXPECTED_POLARS[fld.type], fld.name
     df = lazy.collect()
-    assert df.height == json.loads((vdir / "_manifest.json").read_text())["rows"][table]
-    assert df["variant"].cast(pl.String).unique().to_list() == ["chengdu"]
+    assert df.height == json.loads((control(reference) / "_manifest.json").read_text())["rows"][table]
+    assert "variant" not in df.columns  # the partition is the path's, not the file's
     assert df["hand_id"].is_sorted()  # files in name order are in hand-id order
 
 
 def test_tables_are_consistent(reference: Path):
-    vdir = reference / "variant=chengdu"
-    hands = pl.read_parquet(vdir / "hands" / "*.parquet")
-    players = pl.read_parquet(vdir / "players" / "*.parquet")
-    wins = pl.read_parquet(vdir / "wins" / "*.parquet")
+    hands = pl.read_parquet(reference / "hands" / V / "*.parquet")
+    players = pl.read_parquet(reference / "players" / V / "*.parquet")
+    wins = pl.read_parquet(reference / "wins" / V / "*.parquet")
     assert hands["hand_id"].to_list() == list(range(HANDS))
     assert players.group_by("hand_id").len()["len"].unique().to_list() == [4]
     assert wins.height == hands["n_winners"].cast(pl.Int64).sum()

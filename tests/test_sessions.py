@@ -241,8 +241,8 @@ BROKE = [f"session.hands={K}", "session.dealer=feeder_on_multi_ron", "session.ba
 def test_runner_same_bytes_whatever_the_jobs_and_chunking(tmp_path: Path, capsys):
     _simulate(tmp_path / "a", BROKE, jobs=1)
     _simulate(tmp_path / "b", BROKE, jobs=1, chunk=K)
-    a = pl.read_parquet(tmp_path / "a/variant=chengdu/players/*.parquet")
-    b = pl.read_parquet(tmp_path / "b/variant=chengdu/players/*.parquet")
+    a = pl.read_parquet(tmp_path / "a/players/variant=chengdu/*.parquet")
+    b = pl.read_parquet(tmp_path / "b/players/variant=chengdu/*.parquet")
     assert a.equals(b) and a.height < 4 * 4 * K  # some session stopped early
     _simulate(tmp_path / "c", BROKE, jobs=2)
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "c")
@@ -255,7 +255,7 @@ def test_simulate_summary_counts_hands_played_not_hand_ids(tmp_path: Path, capsy
     sets = [x for o in BROKE for x in ("--set", o)]
     code, out, _ = cli_run(["simulate", "chengdu", "--hands", str(4 * K), "--seed", str(SEED), "--jobs", "1",
                             "--chunk-size", str(2 * K), "--quiet", *sets, "--out", str(tmp_path)], capsys)
-    played = pl.read_parquet(tmp_path / "variant=chengdu/hands/*.parquet").height
+    played = pl.read_parquet(tmp_path / "hands/variant=chengdu/*.parquet").height
     assert code == 0 and played < 4 * K  # some session stopped early
     assert f"chengdu: {played} hands in 4 sessions (of {4 * K} hand ids: sessions stopped early)" in out
     assert f"({played} played now;" in out and f"simulated {played} hands in" in out
@@ -265,11 +265,11 @@ def test_logs_gain_session_columns_only_with_sessions(tmp_path: Path):
     _simulate(tmp_path / "s", [f"session.hands={K}"])
     _simulate(tmp_path / "p", [], chunk=12)
     for table, fields in SESSION_FIELDS.items():
-        with_s = pq.read_schema(next((tmp_path / f"s/variant=chengdu/{table}").glob("*.parquet")))
-        plain = pq.read_schema(next((tmp_path / f"p/variant=chengdu/{table}").glob("*.parquet")))
+        with_s = pq.read_schema(next((tmp_path / f"s/{table}/variant=chengdu").glob("*.parquet")))
+        plain = pq.read_schema(next((tmp_path / f"p/{table}/variant=chengdu").glob("*.parquet")))
         assert plain.names == TABLES[table].names
         assert with_s.names == TABLES[table].names + [f for f, _ in fields]
-    hands = pl.read_parquet(tmp_path / "p/variant=chengdu/hands/*.parquet")
+    hands = pl.read_parquet(tmp_path / "p/hands/variant=chengdu/*.parquet")
     assert (hands["dealer"] == hands["deal_id"] % 4).all()  # without sessions: the fixed rotation, as before
 
 
@@ -283,7 +283,7 @@ def test_runner_refuses_partial_sessions(tmp_path: Path):
 
 def test_replay_of_a_session_hand_uses_the_logged_dealer(tmp_path: Path):
     _simulate(tmp_path, BROKE)
-    hands = pl.read_parquet(tmp_path / "variant=chengdu/hands/*.parquet")
+    hands = pl.read_parquet(tmp_path / "hands/variant=chengdu/*.parquet")
     hid = hands.filter(pl.col("dealer") != pl.col("deal_id") % 4)["hand_id"][0]
     log = record_logged_hand(tmp_path, None, int(hid))  # verified against the logged rows
     assert log.hand["dealer"] == hands.filter(pl.col("hand_id") == hid)["dealer"].item()

@@ -45,7 +45,7 @@ def write(tmp_path: Path, text: str, name: str = "study.yaml") -> Path:
 
 
 def players(out: Path, variant: str) -> pl.DataFrame:
-    return pl.read_parquet(out / f"variant={variant}" / "players" / "*.parquet").sort("hand_id", "seat")
+    return pl.read_parquet(out / "players" / f"variant={variant}" / "*.parquet").sort("hand_id", "seat")
 
 
 def test_variants_share_walls_and_seed(tmp_path: Path):
@@ -59,24 +59,24 @@ def test_variants_share_walls_and_seed(tmp_path: Path):
     for name in ("cap3", "nolock", "lenient"):
         other = players(out, name)
         assert other["dealt"].to_list() == base["dealt"].to_list(), name  # same walls, hand by hand
-        manifest = json.loads((out / f"variant={name}" / "_manifest.json").read_text())
+        manifest = json.loads((out / "_variants" / f"variant={name}" / "_manifest.json").read_text())
         assert (manifest["seed"], manifest["hands"], manifest["complete"]) == (11, 200, True)
         assert [s["bot"] for s in manifest["rules"]["seats"]] == ["greedy", "value", "greedy", "defensive"]
     assert base["bot"].cast(pl.String).to_list()[:4] == ["greedy", "value", "greedy", "defensive"]
-    lenient = json.loads((out / "variant=lenient" / "_manifest.json").read_text())["rules"]
+    lenient = json.loads((out / "_variants" / "variant=lenient" / "_manifest.json").read_text())["rules"]
     assert lenient["void_suit"] == "declared_lenient" and lenient["scoring"]["cap"] == 5
     record = json.loads((out / "study.json").read_text())
     assert record["name"] == "crn" and record["baseline"] == "chengdu"
     assert [v["name"] for v in record["variants"]] == ["chengdu", "cap3", "nolock", "lenient"]
     assert record["variants"][1]["digest"] == json.loads(
-        (out / "variant=cap3" / "_manifest.json").read_text())["digest"]
+        (out / "_variants" / "variant=cap3" / "_manifest.json").read_text())["digest"]
     assert (record["hands"], record["seed"], record["duplicate"]) == (200, 11, False)
 
 
 def test_duplicate_rotates_the_seating_over_the_same_wall(tmp_path: Path):
     out = tmp_path / "run"
     run_study(write(tmp_path, DUPLICATE_STUDY), out_dir=out, jobs=1, report=False, progress=False)
-    hands = pl.read_parquet(out / "variant=value" / "hands" / "*.parquet")
+    hands = pl.read_parquet(out / "hands" / "variant=value" / "*.parquet")
     assert (hands["deal_id"] == hands["hand_id"] // 4).all()
     assert (hands["rotation"].cast(pl.Int64) == hands["hand_id"] % 4).all()
     p = players(out, "value").with_columns(pl.col("bot").cast(pl.String))
@@ -219,10 +219,11 @@ def test_cli_set_and_seed_apply_to_every_arm(tmp_path: Path, capsys):
                             "--no-report", "--quiet"], capsys)
     assert code == 0, err
     for name in ("chengdu", "cap3", "nolock", "lenient"):
-        manifest = json.loads((tmp_path / "run" / f"variant={name}" / "_manifest.json").read_text())
+        manifest = json.loads((tmp_path / "run" / "_variants" / f"variant={name}" / "_manifest.json").read_text())
         assert manifest["seed"] == 9 and manifest["rules"]["settlement"]["huazhu_penalty"] == 4
         assert {s["bot"] for s in manifest["rules"]["seats"]} == {"value"}
-    assert json.loads((tmp_path / "run" / "variant=cap3" / "_manifest.json").read_text())["rules"]["scoring"][
+    assert json.loads((tmp_path / "run" / "_variants" / "variant=cap3" / "_manifest.json").read_text())[
+        "rules"]["scoring"][
         "cap"] == 3  # the variant's own change survives
     record = json.loads((tmp_path / "run" / "study.json").read_text())
     assert record["seed"] == 9 and record["set"] == ["settlement.huazhu_penalty=4",
@@ -248,7 +249,7 @@ def test_simulate_duplicate_rotates_seats_without_a_study(tmp_path: Path, capsys
     code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--duplicate", "--jobs", "1", "--quiet",
                             "--set", "seats=[value, greedy, greedy, greedy]", "--out", str(tmp_path)], capsys)
     assert code == 0, err
-    manifest = json.loads((tmp_path / "variant=chengdu" / "_manifest.json").read_text())
+    manifest = json.loads((tmp_path / "_variants" / "variant=chengdu" / "_manifest.json").read_text())
     assert manifest["duplicate"] is True
     p = players(tmp_path, "chengdu").with_columns(pl.col("bot").cast(pl.String))
     assert sorted(p.filter(pl.col("bot") == "value")["seat"].to_list()) == [0, 0, 1, 1, 2, 2, 3, 3]

@@ -63,7 +63,13 @@ def copy(reference: Path, tmp_path: Path) -> Path:
 
 
 def vdir(run: Path, name: str) -> Path:
-    return run / f"variant={name}"
+    """The variant's control directory: manifest, backup, lock, quarantine."""
+    return run / "_variants" / f"variant={name}"
+
+
+def tdir(run: Path, name: str, table: str) -> Path:
+    """The variant's partition of a table directory."""
+    return run / table / f"variant={name}"
 
 
 def flip_bit(path: Path, position: int) -> None:
@@ -180,7 +186,7 @@ def test_a_second_study_cannot_enter_a_running_one(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(dirlock, "CHECKPOINT", hook)
     study(out)
     assert "another xuezhan run is writing there" in errors[0]
-    assert sorted(p.name for p in out.glob("variant=*")) == ["variant=chengdu", "variant=hz8"]
+    assert sorted(p.name for p in (out / "_variants").glob("variant=*")) == ["variant=chengdu", "variant=hz8"]
 
 
 def test_a_directory_holds_one_study(reference: Path, copy: Path, tmp_path: Path):
@@ -202,17 +208,19 @@ def test_a_directory_holds_one_study(reference: Path, copy: Path, tmp_path: Path
 
 def test_resume_quarantines_foreign_entries_and_fixes_the_run(reference: Path, copy: Path, capsys):
     v = vdir(copy, "chengdu")
-    (v / "hands" / "NOTES.txt").write_text("mine")
-    (v / "players" / "mine").mkdir()
-    (v / "players" / "mine" / "x.csv").write_text("1")
+    (tdir(copy, "chengdu", "hands") / "NOTES.txt").write_text("mine")
+    (tdir(copy, "chengdu", "players") / "mine").mkdir()
+    (tdir(copy, "chengdu", "players") / "mine" / "x.csv").write_text("1")
     part = mf.part_name(10, 19)
-    (v / "wins" / part).unlink()
-    (v / "wins" / part).mkdir()  # a part file that became a directory
+    (tdir(copy, "chengdu", "wins") / part).unlink()
+    (tdir(copy, "chengdu", "wins") / part).mkdir()  # a part file that became a directory
     code, out, _ = cli_run(["verify", str(copy)], capsys)
-    assert code == 1 and "hands/NOTES.txt: not listed" in out and "players/mine: not listed" in out
+    assert code == 1 and "hands/variant=chengdu/NOTES.txt: not listed" in out
+    assert "players/variant=chengdu/mine: not listed" in out
     result = study(copy, resume=True)
     notes = result.summaries[0].notes
-    assert any("NOTES.txt: not ours, moved to _quarantine/hands/NOTES.txt" in n for n in notes), notes
+    assert any("hands/variant=chengdu/NOTES.txt: not ours, moved to _variants/variant=chengdu/_quarantine/hands/"
+               "NOTES.txt" in n for n in notes), notes
     assert (v / mf.QUARANTINE / "hands" / "NOTES.txt").read_text() == "mine"
     assert (v / mf.QUARANTINE / "players" / "mine" / "x.csv").read_text() == "1"
     assert (v / mf.QUARANTINE / "wins" / part).is_dir()
@@ -263,7 +271,7 @@ def test_readers_see_a_writer_at_work(copy: Path, capsys):
         assert code == 2 and "run in progress" in err and "damaged" not in err
         code, out, _ = cli_run(["verify", str(copy)], capsys)
         assert code == 1 and out.startswith("BUSY ")
-        (vdir(copy, "hz8") / "hands" / mf.part_name(40, 49)).write_bytes(b"being written")
+        (tdir(copy, "hz8", "hands") / mf.part_name(40, 49)).write_bytes(b"being written")
         assert open_run(copy, partial=True).hand_counts()["n_hands"].to_list() == [HANDS, HANDS]
         code, out, _ = cli_run(["compare", str(copy), *ARMS, "--partial", "--format", "csv"], capsys)
         assert code == 0 and out.startswith("table,")
@@ -280,7 +288,7 @@ def _files(run: Path) -> list[str]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pick=st.integers(0, 10**6), op=st.sampled_from(["flip", "truncate", "append", "overwrite", "delete",
-                                                        "swap_dirs", "rename_dir", "swap_tables"]),
+                                                        "swap_dirs", "rename_dir", "swap_tables", "swap_parts"]),
        where=st.integers(0, 10**9), payload=st.binary(min_size=1, max_size=8))
 def test_any_single_corruption_is_detected_and_refused_or_harmless(reference: Path, capsys, pick, op, where,
                                                                    payload):
@@ -311,11 +319,16 @@ def test_any_single_corruption_is_detected_and_refused_or_harmless(reference: Pa
             (run / "x").rename(b)
         elif op == "rename_dir":
             vdir(run, ARMS[where % 2]).rename(vdir(run, f"v{where % 7}"))
-        else:
-            v = vdir(run, ARMS[where % 2])
-            (v / "hands").rename(v / "x")
-            (v / "players").rename(v / "hands")
-            (v / "x").rename(v / "players")
+        elif op == "swap_tables":  # one variant's hands and players partitions
+            a, b = tdir(run, ARMS[where % 2], "hands"), tdir(run, ARMS[where % 2], "players")
+            a.rename(run / "x")
+            b.rename(a)
+            (run / "x").rename(b)
+        else:  # two variants' partitions of one table
+            a, b = tdir(run, ARMS[0], mf.TABLES[where % 3]), tdir(run, ARMS[1], mf.TABLES[where % 3])
+            a.rename(run / "x")
+            b.rename(a)
+            (run / "x").rename(b)
         try:
             got = outputs(run)
         except RunDirError:
@@ -323,7 +336,7 @@ def test_any_single_corruption_is_detected_and_refused_or_harmless(reference: Pa
             return
         assert got == expected  # read: exactly what the intact run gives
         if verify_run(run)[1] == 0:
-            assert not op.endswith("dirs") and op not in ("rename_dir", "swap_tables")
+            assert not op.endswith("dirs") and op not in ("rename_dir", "swap_tables", "swap_parts")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -349,5 +362,5 @@ def test_manifests_and_backups_are_written_alike(reference: Path):
         assert (v / mf.MANIFEST).read_bytes() == (v / mf.BACKUP).read_bytes()
         manifest = json.loads((v / mf.MANIFEST).read_text())
         assert manifest[mf.CHECKSUM] == mf.canonical_checksum(manifest)
-    assert pl.read_parquet(vdir(reference, "hz8") / "hands")["variant"].cast(pl.String).unique().to_list() == ["hz8"]
+    assert pl.read_parquet(reference / "hands")["variant"].unique().sort().to_list() == sorted(ARMS)
     assert not os.path.exists(reference / mf.QUARANTINE)

@@ -106,7 +106,7 @@ def test_a_bot_whose_constructor_raises_is_one_line(bots: Path, tmp_path: Path, 
     code, _, err = cli_run(sim(tmp_path / "o", "trustbots:BadInit", "--jobs", jobs), capsys)
     one_line(code, err)
     assert "bot trustbots:BadInit: its constructor raised RuntimeError: no model file (seat 0)" in err
-    assert mf.read(tmp_path / "o" / "variant=chengdu")["hands_done"] == 0
+    assert mf.read(tmp_path / "o" / "_variants" / "variant=chengdu")["hands_done"] == 0
 
 
 def test_a_bot_that_never_answers_times_out(bots: Path, tmp_path: Path, capsys):
@@ -192,7 +192,7 @@ def test_compare_refuses_nonsense(two_arms: Path, capsys):
 
 
 def test_report_refuses_an_output_inside_a_table_directory(two_arms: Path, capsys):
-    target = two_arms / "variant=cap3" / "hands" / "r.html"
+    target = two_arms / "hands" / "variant=cap3" / "r.html"
     code, _, err = cli_run(["report", str(two_arms), "--boot", "0", "--out", str(target)], capsys)
     one_line(code, err)
     assert "inside the table directory" in err and not target.exists()
@@ -225,7 +225,7 @@ def test_compare_warns_that_an_arm_did_not_finish(two_arms: Path, tmp_path: Path
     spec = runner.RunSpec(hands=20, seed=3, jobs=1, chunk_size=10, progress=False)
     with pytest.raises(KeyboardInterrupt):
         runner.run_variants(run, [runner.Variant.load("chengdu"), runner.Variant.load("cap3")], spec)
-    assert not mf.read(run / "variant=cap3")["complete"]
+    assert not mf.read(run / "_variants" / "variant=cap3")["complete"]
     code, _, err = cli_run(["compare", str(run), "chengdu", "cap3", "--format", "csv"], capsys)
     assert code == 0 and err.startswith("warning: ") and "cap3 did not finish" in err
 
