@@ -223,9 +223,9 @@ class SessionRules(_Frozen):
 
 
 TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `xuezhan tune` searches: (low, high,
-    "defence": (0.0, 1.0, 0.01),                     # step); BotSpec below declares each with its default, and
+    "defence": (0.0, 1.5, 0.01),                     # step); BotSpec below declares each with its default, and
     "ambition": (0.5, 2.0, 0.01),                    # `temperature` stays as the seat sets it (noise, not skill)
-    "tempo": (0.0, 0.1, 0.005),
+    "tempo": (0.0, 0.3, 0.005),
 }
 TUNED_KEY = "params"  # the mapping of TUNABLE values in a file written by `xuezhan tune` (simulator.tune)
 

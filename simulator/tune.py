@@ -303,7 +303,8 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
               "best_trial": best_index}
     doc = tuned_document(settings, spec, best, search, g)
     path = out_dir / f"{name}.yaml"
-    header = (f"# xuezhan tune {settings['rules']}: the expert's parameters for this rule set.\n"
+    command = " ".join([settings["rules"], *(f"--set {x}" for x in settings["set"])])
+    header = (f"# xuezhan tune {command}: the expert's parameters for this rule set.\n"
               "# Use in a seat: {bot: expert, params_from: <this file>}\n")
     atomic_write(path, (header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=1000,
                                                          default_flow_style=None)).encode())
