@@ -206,3 +206,16 @@ def test_report_names_adapted_seats(tmp_path):
     labels = open_run(tmp_path / "r").seat_labels("adapted")
     assert labels == [f"expert (adapted, {f}: defence 0.5)", "expert", "greedy", "greedy"]
     assert BotSpec().params_from is None
+
+
+def test_shipped_tuned_files_resolve_under_configs_and_keep_the_honesty_rule():
+    from simulator.rules import CONFIG_DIR
+
+    files = sorted((CONFIG_DIR / "tuned").glob("*.yaml"))
+    assert files
+    for f in files:
+        doc = yaml.safe_load(f.read_text())
+        rules = load_rules("chengdu", [f"seats=[{{bot: expert, params_from: tuned/{f.name}}}, expert, expert, expert]"])
+        assert {k: getattr(rules.seats[0], k) for k in TUNABLE} == doc["params"]
+        tuned = doc["fresh"]["ci95"][0] > 0
+        assert doc["params"] == (doc["searched"] if tuned else tn.DEFAULTS) and doc["fresh"]["walls"] >= 1000
