@@ -24,6 +24,7 @@ budget, walls, field). It depends only on the arguments: the same command writes
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -259,6 +260,8 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
     field = parse_field(field_text)
     lineup(rules, {"bot": "expert"}, field)  # a bad field fails here, before anything is written
     name = name or rules.name
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
+        raise TuneError(f"--name {name[:60]!r}: a file name stem (letters, digits, _ . + -), not a path")
     settings = settings_record(rules, overrides, field, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     # after blocks 2 and 3 a trial goes on only if it is in the top half of the finished trials at that point

@@ -171,6 +171,7 @@ def test_params_from_is_for_the_expert(tmp_path):
     (["--field", "[expert, nobot, greedy]"], "unknown bot 'nobot'"),
     (["--field", "{bot: expert, defence: -1}"], "defence"),
     (["--set", "scoring.cap=-3"], "scoring.cap"),
+    (["--name", "../x"], "not a path"),
 ])
 def test_tune_cli_bad_input(tmp_path, capsys, args, words):
     code, out, err = cli_run(["tune", "chengdu", "-q", "-o", str(tmp_path / "t"), *args], capsys)
