@@ -88,7 +88,8 @@ class Run:
         e.g. ``expert (temperature 0.5)``; a Python bot's ``params`` as ``key=value``. ``[]`` without seats."""
         from simulator.rules import BotSpec  # plain data: the defaults of a seat, no engine
 
-        defaults = {k: f.default for k, f in BotSpec.model_fields.items() if k not in ("bot", "params")}
+        defaults = {k: f.default for k, f in BotSpec.model_fields.items()
+                    if k not in ("bot", "params", "params_from")}
         labels = []
         for seat in self.rules(variant).get("seats", []):
             if not isinstance(seat, dict):
@@ -96,7 +97,10 @@ class Run:
                 continue
             changed = [f"{k} {v}" for k, v in seat.items() if k in defaults and v != defaults[k]]
             changed += [f"{k}={v}" for k, v in (seat.get("params") or {}).items()]
-            labels.append(seat.get("bot", "?") + (f" ({', '.join(changed)})" if changed else ""))
+            # an adapted player (parameters from `xuezhan tune`) names its file; any other seat is a fixed player
+            source = f"adapted, {seat['params_from']}: " if seat.get("params_from") else ""
+            label = f"{source}{', '.join(changed) or 'defaults'}" if source else ", ".join(changed)
+            labels.append(seat.get("bot", "?") + (f" ({label})" if label else ""))
         return labels
 
     def economy(self, variant: str) -> dict[str, float]:

@@ -267,6 +267,53 @@ def study(
         typer.echo("report skipped: analysis.report is not available", err=True)
 
 
+# ---- tune (simulator.tune) --------------------------------------------------------------------------------------
+
+@app.command()
+def tune(
+    config: str = typer.Argument(..., help="Rule set: a name in configs/ or a YAML path."),
+    set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
+    field: str | None = typer.Option(None, "--field", help="Seats 1-3: one seat spec or a YAML list of three, "
+                                     "e.g. greedy or '[expert, greedy, greedy]' (default: three default experts)."),
+    budget: int = typer.Option(30, "--budget", help="Trials (the first is the defaults)."),
+    walls: int = typer.Option(800, "--walls", help="Walls per full trial, each played 4 times (duplicate)."),
+    blocks: int = typer.Option(4, "--blocks", help="Wall blocks; trials trailing after a block are pruned."),
+    fresh_walls: int = typer.Option(2000, "--fresh-walls", help="Fresh walls (x4) re-measuring the winner."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the search walls and of the sampler."),
+    fresh_seed: int | None = typer.Option(None, "--fresh-seed", help="Seed of the fresh walls (default seed+1)."),
+    out: Path = typer.Option(Path("tuned"), "--out", "-o", help="Directory of NAME.yaml and the search NAME.db."),
+    name: str | None = typer.Option(None, "--name", help="File name stem (default: the rule set's name)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Tune the expert's defence, ambition and tempo for one rule set (optuna, the tune extra) against a fixed
+    field on common walls; re-measure the winner against the default expert on fresh walls and write
+    DIR/NAME.yaml, for seats as {bot: expert, params_from: DIR/NAME.yaml}. Rerun to resume (docs/studies.md)."""
+    from simulator.rules import TUNABLE, load_rules
+    from simulator.tune import TuneSpec, rich_progress
+    from simulator.tune import tune as run_tune
+
+    rules = load_rules(config, set_ or None)
+    spec = TuneSpec(budget=budget, walls=walls, blocks=blocks, fresh_walls=fresh_walls, seed=seed,
+                    fresh_seed=fresh_seed)
+    bar, update = rich_progress(quiet)
+    try:
+        with bar:
+            res = run_tune(rules, set_, field, spec, out, name, update)
+    except KeyboardInterrupt:
+        raise fail("interrupted: finished trials are kept; rerun the same command to continue", 130) from None
+    doc, fr = res.document, res.document["fresh"]
+    searched = ", ".join(f"{k} {doc['searched'][k]:g}" for k in TUNABLE)
+    typer.echo(f"searched best: {searched} (trial {doc['search']['best_trial']} of {doc['search']['trials']}, "
+               f"{doc['search']['pruned']} pruned; its score on the search walls, {res.best_search_score:+.4f}, is "
+               "optimistic and not the gain)")
+    typer.echo(f"gain on fresh walls vs the default expert: {fr['gain']:+.4f} ± {fr['se']:.4f} (SE) base units per "
+               f"player-hand, 95% CI [{fr['ci95'][0]:+.4f}, {fr['ci95'][1]:+.4f}], n = {fr['walls']:,} walls × 4 "
+               f"(seed {fr['seed']})")
+    typer.echo(doc["verdict"])
+    typer.echo(f"wrote {res.path} ({', '.join(f'{k} {v:g}' for k, v in doc['params'].items())}); "
+               f"{res.trials_run} trials run now, CPU {res.cpu_seconds:.1f} s")
+
+
 # ---- report, compare (analysis.report, analysis.compare) -------------------------------------------------
 
 @app.command()

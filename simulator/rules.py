@@ -222,6 +222,44 @@ class SessionRules(_Frozen):
         return self
 
 
+TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `xuezhan tune` searches: (low, high,
+    "defence": (0.0, 1.5, 0.01),                     # step); BotSpec below declares each with its default, and
+    "ambition": (0.5, 2.0, 0.01),                    # `temperature` stays as the seat sets it (noise, not skill)
+    "tempo": (0.0, 0.3, 0.005),
+}
+TUNED_KEY = "params"  # the mapping of TUNABLE values in a file written by `xuezhan tune` (simulator.tune)
+
+
+def resolve_tuned_path(ref: str | Path) -> Path:
+    """A tuned-parameters file: a path, else relative to configs/ (``tuned/xueliu.yaml``); RulesError if neither."""
+    for candidate in (Path(ref), CONFIG_DIR / ref):
+        if candidate.is_file():
+            return candidate
+    raise RulesError(f"params_from {str(ref)!r}: no such file (looked for it as a path and under configs/)")
+
+
+def read_tuned(ref: str | Path) -> dict[str, float]:
+    """The tuned expert parameters of a file written by ``xuezhan tune`` (its ``params`` mapping, a subset of
+    ``TUNABLE``, each a number in that key's range); one-line RulesError otherwise."""
+    path = resolve_tuned_path(ref)
+    data = read_yaml_mapping(path, "a tuned-parameters file")
+    params = data.get(TUNED_KEY)
+    if not isinstance(params, dict) or not params:
+        raise RulesError(f"{path}: not a tuned-parameters file (no `{TUNED_KEY}:` mapping of "
+                         f"{', '.join(TUNABLE)}; `xuezhan tune` writes them)")
+    out = {}
+    for key, val in params.items():
+        if key not in TUNABLE:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: unknown key (tuned keys: {', '.join(TUNABLE)})")
+        if isinstance(val, bool) or not isinstance(val, int | float) or not val == val:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: expected a number, got {_short(repr(val))}")
+        lo, hi, _ = TUNABLE[key]
+        if not lo <= val <= hi:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: {val} is outside the tuned range [{lo}, {hi}]")
+        out[key] = float(val)
+    return out
+
+
 class BotSpec(_Frozen):
     """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
 
@@ -242,7 +280,26 @@ class BotSpec(_Frozen):
     ``bot`` is a compiled bot (``BOTS``), a Python bot class ``package.module:ClassName`` or the name of one
     registered under the ``xuezhan.bots`` entry-point group; ``params`` are the keyword arguments it is built with
     (Python bots only). See docs/bots.md.
+
+    ``params_from`` (expert): a tuned-parameters file written by ``xuezhan tune`` (a path, else relative to
+    configs/, e.g. ``tuned/xueliu.yaml``); its ``params`` (the ``TUNABLE`` keys) fill the keys the seat does not
+    give itself (a key written in the seat wins). The path stays in the rule set (manifests, report), the values
+    too, so a recorded rule set re-validates without the file.
     """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_params_from(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("params_from") is None or not isinstance(data["params_from"], str):
+            return data  # no file, or a wrong type that pydantic reports on the key
+        if data.get("bot") != "expert":
+            raise ValueError(f"params_from is for the expert (the parameters `xuezhan tune` searches), not for "
+                             f"bot {data.get('bot', 'greedy')!r}")
+        missing = [k for k in TUNABLE if k not in data]
+        if not missing:  # every tuned key given (e.g. a recorded rule set): the file adds nothing
+            return data
+        tuned = read_tuned(data["params_from"])
+        return {**{k: tuned[k] for k in missing if k in tuned}, **data}
 
     @field_validator("bot")
     @classmethod
@@ -271,6 +328,8 @@ class BotSpec(_Frozen):
         data = handler(self)
         if self.params is None:
             data.pop("params", None)
+        if self.params_from is None:
+            data.pop("params_from", None)
         return data
 
     @property
@@ -283,6 +342,7 @@ class BotSpec(_Frozen):
 
     bot: str = "greedy"
     params: dict[str, Any] | None = None
+    params_from: str | None = None
     decline_below: Annotated[int, Field(ge=0, le=16)] = 2
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
