@@ -12,6 +12,8 @@ import numpy as np
 from simulator import game, precompile, records, state
 from simulator.engine import (
     EVENTS_PER_HAND,
+    alloc,
+    alloc_io,
     batch_out,
     deal_seeds,
     empty_raw,
@@ -21,9 +23,10 @@ from simulator.engine import (
     split_ids,
     trim_raw,
     win_rows_per_hand,
+    win_slots,
 )
 from simulator.rules import RuleSet
-from simulator.state import H_EV_OVERFLOW, Deals
+from simulator.state import H_EV_OVERFLOW, Deals, Game
 from simulator.tables import suit_table
 
 
@@ -50,9 +53,11 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
     cap = EVENTS_PER_HAND * n if record else 1
     deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
+    params = rules.to_arrays()
+    played = Game(suit_table(), params, np.empty(state.N_SEATS, np.int64), alloc_io())
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(suit_table(), rules.to_arrays(), bot_ids, bot_par, bpar, deals, record,
+        nw, ne = play_batch(played, alloc(record, win_slots(params)), bot_ids, bot_par, bpar, deals, record,
                             batch_out(raw, events))
         if ne <= cap and nw <= raw["w"].shape[0]:
             break

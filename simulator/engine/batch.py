@@ -9,7 +9,7 @@ from simulator import state
 from simulator.bots import (
     simple_lineup,
 )
-from simulator.engine.loop import alloc, alloc_io, run_hand_inline, start_hand, win_slots
+from simulator.engine.loop import run_hand_inline, start_hand
 from simulator.state import (
     G_DEALER,
     G_EXCHANGE,
@@ -64,23 +64,25 @@ from simulator.state import (
     W_FLAGS,
     W_GEN,
     W_HAND_TYPE,
-    Game,
+    borrowed,
     tiles_left,
 )
 
 
 @njit(cache=True)
-def play_batch(table, params, bot_ids, bot_par, bpar, deals, record, out):
-    """Play ``len(deals.wall_seeds)`` hands (:class:`~simulator.state.Deals`) into the preallocated ``out``
-    (:class:`~simulator.state.BatchOut`); returns ``(win rows, event rows)`` written.
+def play_batch(game, st, bot_ids, bot_par, bpar, deals, record, out):
+    """Play ``len(deals.wall_seeds)`` hands (:class:`~simulator.state.Deals`) under ``game`` (its ``bots`` are set
+    per hand) on the hand state ``st`` (:func:`~simulator.engine.alloc`, with ``record``'s event log and
+    :func:`win_slots` win records) into the preallocated ``out`` (:class:`~simulator.state.BatchOut`); returns
+    ``(win rows, event rows)`` written. The caller owns ``game``, ``st`` and ``bpar``: the hands run on borrowed
+    views of them (:func:`~simulator.state.borrowed`).
 
     Seat s of hand i is played by bot spec ``(s + deals.rotations[i]) % 4``; ``bot_par`` holds the specs'
     parameter rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are
     ``None`` for a line-up without parameterised bots (see :func:`lineup_params`). With ``record`` the events go to
     ``out.events``. The win or event row count returned may exceed the rows of ``out.w`` or ``out.events`` (血流
     hands have many wins), in which case the caller retries with larger buffers."""
-    st = alloc(record, win_slots(params))
-    game = Game(table, params, np.empty(N_SEATS, np.int64), alloc_io())
+    game, st, bpar = borrowed(game), borrowed(st), borrowed(bpar)  # the caller owns them (state.borrowed)
     bots, g, events, ev_out = game.bots, st.g, st.events, out.events
     nw = np.int64(0)  # not a literal 0: write_outputs would be compiled once more for it
     ne = 0

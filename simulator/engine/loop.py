@@ -57,6 +57,7 @@ from simulator.state import (
     STAGE_SETUP,
     STAGE_TURNS,
     HandState,
+    borrowed,
     log_event,
     tiles_left,
 )
@@ -130,6 +131,7 @@ def _run_hand(game, st, bpar, snap) -> bool:
     rolls back to ``snap``, the start of the step, and replays it with the queued answers: see simulator.state).
     With no external seat this runs the whole hand without ever copying the state: the batch path, which passes
     ``snap=None`` (it never pauses)."""
+    game, st, bpar, snap = borrowed(game), borrowed(st), borrowed(bpar), borrowed(snap)  # the caller owns them
     table, params, io = game.table, game.params, game.io
     pc, g, ps, conc, mk, mt, nm = st.pc, st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     stepping = False
