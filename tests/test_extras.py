@@ -34,7 +34,8 @@ def test_rl_envs_without_gymnasium_name_the_extra(module):
 def test_the_core_dependencies_leave_out_jupyter_and_dask():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = " ".join(project["dependencies"])
-    assert "jupyter" not in core and "dask" not in core and "pettingzoo" not in core
+    assert "jupyter" not in core and "dask" not in core and "pettingzoo" not in core and "optuna" not in core
     extras = project["optional-dependencies"]
     assert extras["notebooks"] == ["jupyter"] and extras["dask"] == ["dask[distributed]>=2024.1"]
-    assert extras["all"] == ["xuezhan[rl,dask,notebooks]"] and "xuezhan[rl,dask]" in extras["test"]
+    assert extras["tune"] == ["optuna>=4"]
+    assert extras["all"] == ["xuezhan[rl,dask,tune,notebooks]"] and "xuezhan[rl,dask,tune]" in extras["test"]
