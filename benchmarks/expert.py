@@ -35,18 +35,50 @@ def columns(config: str, seats: list[str], ids: np.ndarray, seed: int, *, duplic
     return records.to_columns(run_batch(rules, ids, seed, duplicate=duplicate))
 
 
-def strength(config: str, opponent: str, walls: int, seed: int, me: str = "expert") -> None:
+def strength(config: str, opponent: str, walls: int, seed: int, me: str = "expert", save: str | None = None,
+             paired: str | None = None) -> None:
+    """Print the expert's mean score per player-hand (SE clustered by wall) and its deal-ins per player-hand
+    against the opponents'. ``save``: write the per-wall figures (``.npz``: ``score``, the expert's mean per
+    player-hand, and ``deal_in``, its deal-ins per player-hand, float64[walls]) to compare code versions;
+    ``paired``: such a file from another version on the same walls and seed, whose per-wall difference (this run
+    minus it) is printed with its SE."""
     ids = np.arange(4 * walls, dtype=np.int64)
-    p = columns(config, [me, opponent, opponent, opponent], ids, seed, duplicate=True)["players"]
-    bot = np.asarray(p["bot"]).astype(str)
+    cols = columns(config, [me, opponent, opponent, opponent], ids, seed, duplicate=True)
+    p, w = cols["players"], cols["wins"]
     score = np.asarray(p["score_total"], dtype=np.float64)
     deal = np.asarray(p["deal_id"])
-    mine = bot == "expert"
+    # the seat played by the first spec (hand_id = 4·deal_id + rotation; spec = (seat + rotation) % 4), which
+    # also tells it apart from opponents of the same bot
+    mine = (np.asarray(p["seat"]) + np.asarray(p["hand_id"]) % 4) % 4 == 0
     per_wall = np.bincount(deal[mine], weights=score[mine], minlength=walls) / 4.0
     mean = per_wall.mean()
     se = per_wall.std(ddof=1) / np.sqrt(walls)
+    # deal-ins: discard wins by payer seat; the expert's seat of each hand from the players table
+    hid = np.asarray(p["hand_id"])
+    seat_of = np.full(int(hid.max()) + 1, -1, np.int64)
+    seat_of[hid[mine]] = np.asarray(p["seat"])[mine]
+    wh = np.asarray(w["hand_id"])
+    payer = np.asarray(w["payer"])
+    discard = np.asarray(w["kind"]).astype(str) == "discard"
+    es = seat_of[wh]
+    mine_in = discard & (payer == es)
+    others_in = discard & (payer != es) & (payer >= 0)
+    hand_deal = np.asarray(p["deal_id"])[mine]
+    deal_of = np.zeros_like(seat_of)
+    deal_of[hid[mine]] = hand_deal
+    d_wall = np.bincount(deal_of[wh[mine_in]], minlength=walls) / 4.0
     print(f"  {config:16s} expert vs 3 {opponent:9s}: {mean:+.3f} ± {se:.3f} base units per player-hand "
-          f"(SE clustered by wall; {walls:,} walls × 4 seatings)")
+          f"(SE clustered by wall; {walls:,} walls × 4 seatings); deal-ins per player-hand: expert "
+          f"{d_wall.mean():.3f} ± {d_wall.std(ddof=1) / np.sqrt(walls):.3f}, {opponent} "
+          f"{others_in.sum() / (3 * mine.sum()):.3f}")
+    if save:
+        np.savez(save, score=per_wall, deal_in=d_wall)
+    if paired:
+        before = np.load(paired)
+        for name, now in (("score", per_wall), ("deal_in", d_wall)):
+            d = now - before[name]
+            print(f"    paired against {paired}: {name} {d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(walls):.4f} "
+                  f"({np.count_nonzero(d):,} of {walls:,} walls differ)")
 
 
 def breakdown(config: str, walls: int, seed: int, me: str = "expert") -> None:
@@ -117,6 +149,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--expert", default="expert",
                     help="the expert's seat, e.g. '{bot: expert, defence: 0.5}' (parameters: docs/bots.md)")
+    ap.add_argument("--save", help="strength: write per-wall figures to this .npz (one --config, one opponent)")
+    ap.add_argument("--paired", help="strength: a --save file of another code version, same walls and seed")
     args = ap.parse_args()
     if args.part in ("all", "speed"):
         print("speed")
@@ -132,7 +166,7 @@ def main() -> None:
         print("strength")
         for cfg in args.config:
             for opp in args.opponents:
-                strength(cfg, opp, args.walls, args.seed, args.expert)
+                strength(cfg, opp, args.walls, args.seed, args.expert, args.save, args.paired)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ discarded and by one for the tile three ranks from one q discarded (筋), raised
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.common import face_up
 from simulator.bots.defensive import dead_suit
 from simulator.scoring import F_PINGHU, F_QINGYISE, score_flags
-from simulator.state import N_SEATS, PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, PS_WON
+from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, PS_WON
 
 # A ready hand waits on ~1.7 of 18 kept kinds (0.045 per weight unit, mid tiles ~0.13 each) — but priced that
 # way folding gave up more value than it saved against greedy (a third of it, i.e. defence 0.1 instead of
@@ -83,3 +84,24 @@ def tile_risk(ps, seat, p_ready, loss, dead, qsuit, k) -> float:
             w = w * 1.5 if s == qsuit[q] else w * 0.5
         total += p_ready[q] * WAIT_PER_WEIGHT * w * loss[q]
     return total
+
+
+@njit(cache=True)
+def mean_risk(params, ps, mk, mt, nm, seat, void) -> float:
+    """The mean :func:`tile_risk` (base units, at ``WAIT_PER_WEIGHT``) over the kinds outside ``void`` (the suits
+    the seat keeps): the danger of a discard whose kind is not chosen, such as the unwanted draw a waiting hand
+    throws. Public information only, as :func:`opponent_threats`."""
+    p_ready = np.zeros(N_SEATS, np.float64)
+    loss = np.zeros(N_SEATS, np.float64)
+    dead = np.full(N_SEATS, -1, np.int64)
+    qsuit = np.full(N_SEATS, -1, np.int64)
+    if opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) == 0:
+        return 0.0
+    tot = 0.0
+    n = 0
+    for k in range(N_KINDS):
+        if k // 9 != void:
+            tot += tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+            n += 1
+    return tot / max(n, 1)
+

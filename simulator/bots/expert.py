@@ -31,7 +31,7 @@ from numba import njit
 
 from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, face_up, suit_count
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
-from simulator.bots.danger import opponent_threats, tile_risk
+from simulator.bots.danger import WAIT_PER_WEIGHT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert_value import (
     END_RATE,
     N_SHAPES,
@@ -91,10 +91,13 @@ LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_t
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
 TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: refund_risk)
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
-# P(a ready hand's discard deals in), per discard, while it waits after declining a win. 0.1 against 0.05 measured
-# +0.006 / +0.003 / +0.004 ± 0.002 base units per player-hand against greedy (paired, 24,000 walls × 4, seeds
-# 7 / 11 / 13, tempo 0); 0.2 gave +0.001 (seed 7)
-DEAL_IN_PER_DISCARD = 0.1
+# The deal-in cost of each discard while waiting after a declined win, per unit of the table's mean danger
+# (danger.mean_risk: the opponents' P(ready), waits and expected win from public signals — melds, one-suit melds,
+# kongs, discards, draws made), × `defence`. 0.035 is the measured P(deal-in) per danger weight unit (danger.tile_risk
+# assumes WAIT_PER_WEIGHT; 2 × 1,500 hands, seed 5, all seats' discards), so at the default `defence` 0.3 the wait
+# pays the measured price in full (0.6 or 1.5 of it measured less: docs/bots.md, "The expert's defence"). It
+# replaced a flat 0.1 deal-ins per discard × a plain hand's points (issue 34 item 7).
+WAIT_DANGER = 0.035 / WAIT_PER_WEIGHT / 0.3
 CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
 
@@ -598,7 +601,8 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
     # winning now also leaves the table now; a later win saves only the rounds after it
     now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - p_any * 0.5)
     exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
-    risk = bpar[BP_DEFENCE] / BOT_MILLI * DEAL_IN_PER_DISCARD * exposure * points_of(1, params)
+    danger = WAIT_DANGER * mean_risk(params, ps, mk_all, mt_all, nm_all, seat, void)
+    risk = bpar[BP_DEFENCE] / BOT_MILLI * danger * exposure
     return now >= wait - risk
 
 

@@ -1,0 +1,67 @@
+"""The expert's defence (issue 34 item 7): the deal-in cost of waiting after a declined discard win is priced
+from the threats on the table (public signals only), not flat."""
+
+from __future__ import annotations
+
+import numpy as np
+from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+
+from simulator import state as S
+from simulator.bots.danger import mean_risk
+from simulator.bots.expert import expert_takes_win
+from simulator.evaluate import MELD_CKONG
+from simulator.rules import load_rules
+from simulator.tiles import counts_from_str, parse_tiles
+
+CHENGDU = load_rules("chengdu").to_arrays()
+NO = np.zeros(4, np.int8)
+HAND, TILE = "123m456m789m3345p", "2p"  # a plain discard win on 2p, or wait for 2p/5p (self-draws pay more)
+
+
+def _table(tiles_left: int, melds: str = ""):
+    """Seat 1 shows pungs of the kinds in ``melds`` (face up); nobody has won."""
+    _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
+    for i, k in enumerate(parse_tiles(melds) if melds else []):
+        mt_all[1, i] = k
+    nm_all[1] = len(melds) // 2
+    return ps, mt_all, nm_all
+
+
+def _takes(tiles_left: int, melds: str, ambition: float) -> bool:
+    ps, mt_all, nm_all = _table(tiles_left, melds)
+    return expert_takes_win(TABLE, CHENGDU, ps, seat_rows(counts_from_str(HAND)), FACE_UP, mt_all, nm_all, 0,
+                            NO.copy(), NO.copy(), 0, 2, parse_tiles(TILE)[0], 0, False, tiles_left,
+                            bot_row(ambition=ambition))
+
+
+def _threshold(tiles_left: int, melds: str) -> float:
+    """The smallest ``ambition`` at which the win is declined (decisions are monotone in it)."""
+    lo, hi = 0.0, 20.0
+    for _ in range(25):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _takes(tiles_left, melds, mid) else (lo, mid)
+    return hi
+
+
+def test_an_opponent_showing_a_one_suit_hand_makes_waiting_after_a_decline_costlier():
+    """Three face-up 筒 pungs (a 清一色 signal, likely ready) raise the ambition needed to decline; three pungs
+    in three suits less so; with none the price of waiting is lowest. (The old flat price of 0.1 deal-ins per
+    discard × a plain hand gave the same threshold whatever the table showed.)"""
+    for left in (16, 30):
+        none, mixed, flush = _threshold(left, ""), _threshold(left, "1m5p9s"), _threshold(left, "2p5p8p")
+        assert none < mixed < flush
+
+
+def test_mean_risk_reads_only_public_melds():
+    """A concealed kong is face down: its kind and suit do not shape the threat (only that it is a meld)."""
+    ps, mt_all, nm_all = _table(20, "2p5p8p")
+    mk = FACE_UP.copy()
+    r_flush = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    mk[1, 2] = MELD_CKONG  # the third meld face down
+    ps[1, S.PS_NKONGS] = 1
+    r_a = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    mt_all[1, 2] = parse_tiles("9s")[0]  # what is inside a face-down kong cannot matter
+    r_b = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    assert r_a == r_b
+    ps2, mt2, nm2 = _table(20, "2p5p9s")
+    assert r_flush > mean_risk(CHENGDU, ps2, FACE_UP, mt2, nm2, 0, 0) > 0.0  # the one-suit signal is priced
