@@ -8,7 +8,7 @@ passes, into the disk cache; then the parent compiles the batch itself, which lo
 The engine's functions name their arguments consistently (``table``, ``params``, ``g``, ``ps``, ``conc`` …), so
 the argument types are read, by parameter name, off the arrays the batch really allocates
 (:func:`arg_types`): a signature cannot drift from the loop's calls without a test noticing
-(tests/test_engine.py). The bots' dispatchers take one seat's slices and are listed explicitly (:func:`_bots`).
+(tests/test_engine.py). The bots' dispatchers take one seat's slices under the same names (:func:`_bots`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from numba import types as nt
 from simulator import engine, numba_cache, records, settlement, state
 from simulator.bots import bot_claim, bot_discard, bot_exchange, bot_self_kong, bot_void, planning_void
 from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
-from simulator.state import BOOL, I64, M_I8, M_I64, M_U8, N_SEATS, V_I8, V_I64, V_U8, V_U64
+from simulator.state import BOOL, I64, M_I8, M_I64, N_SEATS, V_I8, V_I64, V_U8, V_U64
 
 # Scalar arguments by name (everything else is an array or tuple named in arg_types).
 _INT = ("cur", "dealer", "drawn", "how", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
@@ -55,20 +55,23 @@ def signature(fn, types: dict) -> tuple:
     return tuple(types[name] for name in inspect.signature(fn.py_func).parameters)
 
 
+# The bots' dispatchers (simulator.bots) take one seat's slices under the engine's names (``conc``, ``mk``, ``mt``
+# a seat's row, ``nm`` its meld count, ``bpar`` its parameter row, ``rng`` its stream) and the other seats' melds
+# as ``mk_all``, ``mt_all``, ``nm_all``, the state arrays they read by field name (``g``, ``ps``, ``visible``,
+# ``sh_buf``); the suit table and the rule parameters as the engine passes them.
+_SEAT_TYPES = dict(conc=V_U8, mk=V_I8, mt=V_I8, nm=I64, rng=V_U64, out=V_I64, mk_all=M_I8, mt_all=M_I8, nm_all=V_I64,
+                   g=V_I64, ps=M_I64, visible=V_I8, sh_buf=V_I64)
+_SEAT_INT = ("bot", "declared", "void", "legal", "opts", "tiles_left")
+_SEAT_BOOL = ("can_pung", "can_kong")
+_BOTS = (bot_exchange, bot_void, planning_void, bot_discard, bot_claim, bot_self_kong)
+
+
 def _bots(simple: bool):
-    """``(function, argument types)`` of the bots' dispatchers, which take one seat's slices."""
-    rows = nt.UniTuple(nt.none, N_SEATS) if simple else M_I64  # every seat's parameter row (lineup_params)
-    seat = (I64, rows.dtype if simple else V_I64)  # bot id, bot parameter row
-    hand = (M_U8, V_U8, V_I8, V_I8, I64)  # table, conc, mk, mt, nm of one seat
-    return (
-        (bot_exchange, (I64, V_U64, V_U8, V_I64)),
-        (bot_void, (*seat, V_U64, M_U8, V_I64, V_U8, V_I8, V_I8, I64)),
-        (planning_void, (V_I64, I64, *hand)),
-        (bot_discard, (*seat, V_U64, M_U8, V_I64, V_I64, M_I64, M_I8, M_I8, V_I64, I64, V_U8, V_I8, V_I8, I64, I64,
-                       I64, V_I8, V_I64, I64)),
-        (bot_claim, (*seat, *hand, I64, I64, BOOL, BOOL, V_I64, M_I64, I64, V_I8, I64)),
-        (bot_self_kong, (*seat, *hand, I64, I64, V_I64, M_I64, I64, V_I8, I64)),
-    )
+    """``(function, argument types)`` of the bots' dispatchers, by their parameters' names."""
+    types = arg_types(simple)
+    types.update(_SEAT_TYPES, bpar=nt.none if simple else V_I64, **{n: I64 for n in _SEAT_INT},
+                 **{n: BOOL for n in _SEAT_BOOL})
+    return tuple((fn, signature(fn, types)) for fn in _BOTS)
 
 
 # The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
