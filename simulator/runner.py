@@ -587,6 +587,12 @@ def _preloading(spec: RunSpec, jobs: int, variants: Sequence[Variant]) -> Iterat
     from joblib import Parallel, delayed
 
     rules = [v.rules for v in variants]
+    if any(r.python_seats() for r in rules):
+        # A reused loky worker has the import path of the run that started it: a Python bot's module (and the
+        # rule set naming it, unpickled before any task code runs) would not import there. Start fresh ones.
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True)
     pending = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(preload)(os.getpid(), rules) for _ in range(jobs))
     try:
