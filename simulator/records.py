@@ -188,7 +188,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
     :data:`simulator.schema.COLUMNS`, in its order) from :func:`hands.run_batch` output.
 
     Text and categorical columns are object arrays of ``str`` (None = not applicable); with ``encoded``, text
-    columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`runner.encode_tables`).
+    columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`simulator.encode.encode_tables`).
     """
     hand_ids, deal_ids, rot = raw["hand_ids"], raw["deal_ids"], raw["rotations"]
     h, p, w = raw["h"], raw["p"], raw["w"]

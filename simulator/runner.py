@@ -26,7 +26,6 @@ import bisect
 import itertools
 import logging
 import os
-import re
 import select
 import sys
 import threading
@@ -34,18 +33,14 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from simulator import __version__, layout, rundir
 from simulator import manifest as mf
-from simulator.choices import Backend
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     MAX_NAME,
     RunError,
@@ -54,249 +49,55 @@ from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     _DirLock,
     run_lock,
 )
+from simulator.encode import check_chunk, encode_tables, parquet_bytes
 from simulator.files import atomic_write
-from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS, part_name
-from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES, RuleSet, load_rules, resolve_config_path
-from simulator.schema import NULL_IF_NO_WIN, TABLES
-from simulator.schema import tables as tables_schema
-from simulator.tiles import N_KINDS, tile_str
-from simulator.vocab import WIN_KINDS
+from simulator.manifest import part_name
+from simulator.rules import RuleSet
+from simulator.runplan import (  # noqa: F401 - Variant, RunSpec, RunSummary, plan_chunks, read_manifest, BACKENDS, LOCK_NAME: this module's API too
+    BACKENDS,
+    LOCK_NAME,
+    ChunkResult,
+    Plan,
+    RunSpec,
+    RunSummary,
+    Variant,
+    clean_run,
+    clean_variant,
+    inspect_dir,
+    iter_chunks,
+    make_table_dirs,
+    new_manifest,
+    not_a_study,
+    plan_chunks,
+    read_manifest,
+    validate_spec,
+    variant_dir,
+)
 
-DEFAULT_CHUNK_SIZE = 5_000
-MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
-BACKENDS = get_args(Backend)  # ("loky", "dask")
-LOCK_NAME = mf.LOCK_NAME
-# Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
-PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd", "compression_level": 3, "version": "2.6", "data_page_version": "1.0",
-    "use_dictionary": True, "write_statistics": True, "row_group_size": 1 << 20,
-}
-# Fixed dictionaries of the categorical columns: every file carries the same dictionary in the same order, so
-# files concatenate without re-encoding, and a value outside it is an engine bug caught at write time.
-VOCABULARIES: dict[str, tuple[str, ...]] = {
-    "exchange": tuple(e for e in EXCHANGES if e != "random"),  # the direction actually used
-    "bot": BOT_LABELS,
-    "void_suit": ("m", "p", "s"),
-    "win_kind": WIN_KINDS,
-    "kind": WIN_KINDS,
-    "hand_type": HAND_TYPES,
-    "tile": tuple(tile_str(k) for k in range(N_KINDS)),
-}
-# atomic_write's temporaries in a variant's control directory
-_TEMP_RE = re.compile(r"\.((hands|players|wins)\.part-\d+-\d+\.parquet|_manifest\.json|\.manifest\.backup\.json)"
-                      r"\.\d+\.tmp\Z")
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One rule set to simulate, written to ``DIR/<table>/variant=<name>/`` (``simulator.layout``).
-
-    ``source`` records where the rules came from (config reference, overrides) in the manifest; it does not
-    affect the simulation, which depends only on ``rules``.
-    """
-
-    name: str
-    rules: RuleSet
-    source: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, config: str, overrides: list[str] | None = None, name: str | None = None) -> Variant:
-        """A variant from a rule set reference and ``--set`` overrides, named after the rule set by default."""
-        rules = load_rules(config, overrides or None)
-        source = {"rules": config, "config": str(resolve_config_path(config)), "set": overrides or None}
-        return cls(name=name or rules.name, rules=rules, source=source)
 
 
-@dataclass(frozen=True)
-class RunSpec:
-    """How to simulate: the same for every variant of a run, which is what makes variants comparable."""
-
-    hands: int
-    seed: int = 0
-    jobs: int | None = None          # None: all local CPUs (loky, local dask) or every worker of a scheduler
-    chunk_size: int | None = None    # None: the existing run's, else DEFAULT_CHUNK_SIZE
-    resume: bool = False
-    backend: str = "loky"
-    scheduler: str | None = None
-    duplicate: bool = False
-    progress: bool = True
 
 
-@dataclass(frozen=True)
-class ChunkResult:
-    """What a worker sends back: the three Parquet files of one chunk, encoded, with their sizes and SHA-256."""
-
-    variant: str
-    first: int
-    last: int
-    blobs: dict[str, bytes]
-    rows: dict[str, int]
-    files: dict[str, dict[str, Any]]   # table -> {size, sha256}
 
 
-@dataclass
-class RunSummary:
-    """Per variant: where it was written, how much of it this invocation ran, and which damaged chunks it
-    re-simulated (one line per bad file)."""
-
-    name: str
-    path: Path
-    hands: int
-    hands_run: int
-    rows: dict[str, int]
-    seconds: float
-    redone: list[str] = field(default_factory=list)
-    played_run: int = 0  # hands actually played now (fewer than hands_run when sessions stop early)
-    sessions: int | None = None  # whole sessions done, None without a session block
-    notes: list[str] = field(default_factory=list)  # manifest restored from its backup, entries quarantined
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Names and plans.
 
-def variant_dir(out_dir: Path, name: str) -> Path:
-    """The control directory of a variant (manifest, lock): ``DIR/_variants/variant=<name>``."""
-    return layout.control_dir(out_dir, name)
 
 
-def iter_chunks(hands: int, chunk_size: int) -> Iterator[tuple[int, int]]:
-    """Inclusive hand-id ranges ``(0, C-1), (C, 2C-1), ...`` covering ``0..hands-1``, lazily."""
-    return ((first, min(first + chunk_size, hands) - 1) for first in range(0, hands, chunk_size))
 
 
-def plan_chunks(hands: int, chunk_size: int) -> list[tuple[int, int]]:
-    """Inclusive hand-id ranges ``[(0, C-1), (C, 2C-1), ...]`` covering ``0..hands-1``."""
-    return list(iter_chunks(hands, chunk_size))
 
 
 def default_jobs() -> int:
     """CPUs this process may run on."""
     return len(os.sched_getaffinity(0))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Encoding: engine columns -> Arrow tables with the schema of simulator.schema -> Parquet bytes.
-
-def _vocab_array(vocab: Sequence[str]) -> pa.Array:
-    key = tuple(vocab)
-    arr = _VOCAB_ARRAYS.get(key)
-    if arr is None:
-        arr = _VOCAB_ARRAYS[key] = pa.array(key, pa.string())
-    return arr
-
-
-_VOCAB_ARRAYS: dict[tuple[str, ...], pa.Array] = {}
-_REMAPS: dict[tuple[tuple[str, ...], tuple[str, ...]], np.ndarray] = {}
-
-
-def _remap(names: tuple[str, ...], vocab: Sequence[str]) -> np.ndarray:
-    """Code → index in ``vocab``, shifted by one (entry 0 is code −1): −1 = null ("" too), −2 = not in ``vocab``."""
-    key = (names, tuple(vocab))
-    table = _REMAPS.get(key)
-    if table is None:
-        where = {v: i for i, v in enumerate(vocab)}
-        table = np.array([-1, *(-1 if n == "" else where.get(n, -2) for n in names)], np.int64)
-        _REMAPS[key] = table
-    return table
-
-
-def _coded(col: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
-    """Dictionary array straight from engine codes (no strings): the codes are mapped onto ``vocab``."""
-    codes = np.asarray(col.codes)
-    table = _remap(tuple(col.names), vocab)
-    if len(codes) and (codes.min() < -1 or codes.max() >= len(col.names)):
-        bad = codes[(codes < -1) | (codes >= len(col.names))][0]
-        raise ValueError(f"column {fld.name!r}: code {int(bad)} is outside 0..{len(col.names) - 1}")
-    idx = table[codes + 1]
-    nulls = idx < 0
-    if nulls.any():
-        if (idx == -2).any():
-            bad = col.names[int(codes[idx == -2][0])]
-            raise ValueError(f"column {fld.name!r}: value {bad!r} is not one of {list(vocab)}")
-        indices = pa.array(idx.astype(fld.type.index_type.to_pandas_dtype()), mask=nulls)
-    else:
-        indices = pa.array(idx.astype(fld.type.index_type.to_pandas_dtype()))
-    return pa.DictionaryArray.from_arrays(indices, _vocab_array(vocab))
-
-
-def _categorical(values: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
-    """Dictionary-encode against a fixed vocabulary: engine codes (:class:`records.Coded`) directly, strings by
-    lookup; None and "" are null (not applicable)."""
-    if hasattr(values, "codes"):  # records.Coded (not imported here: records pulls in numba)
-        return _coded(values, fld, vocab)
-    strings = pa.array(np.asarray(values, dtype=object), type=pa.string())
-    strings = pc.if_else(pc.equal(strings, ""), pa.scalar(None, pa.string()), strings)
-    indices = pc.index_in(strings, value_set=_vocab_array(vocab))
-    if indices.null_count != strings.null_count:
-        bad = pc.filter(strings, pc.and_(pc.is_null(indices), pc.is_valid(strings)))[0].as_py()
-        raise ValueError(f"column {fld.name!r}: value {bad!r} is not one of {list(vocab)}")
-    index_type = fld.type.index_type
-    return pa.DictionaryArray.from_arrays(indices.cast(index_type), _vocab_array(vocab))
-
-
-def _column(values: Any, fld: pa.Field, null_if_negative: bool = False) -> pa.Array:
-    if pa.types.is_dictionary(fld.type):
-        vocab = VOCABULARIES[fld.name]
-        if fld.name == "bot" and hasattr(values, "names") and tuple(values.names[:len(vocab)]) == vocab:
-            vocab = tuple(values.names)  # the run's Python bots by name after the fixed labels (game.py)
-        return _categorical(values, fld, vocab)
-    if pa.types.is_string(fld.type):
-        if isinstance(values, pa.Array) and values.type == pa.string():
-            return values
-        return pa.array(np.asarray(values, dtype=object), type=pa.string())
-    values = np.asarray(values)
-    # The engine's −1 "no win" becomes null in the logs (a naive mean must not average in −1s).
-    mask = values < 0 if null_if_negative else None
-    # A safe cast raises on overflow instead of wrapping, so a too-narrow schema dtype cannot corrupt data.
-    return pa.array(values, mask=mask).cast(fld.type, safe=True)
-
-
-def encode_tables(columns: dict[str, dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, pa.Table]:
-    """Arrow tables with the exact schema of :data:`simulator.schema.TABLES` (plus ``SESSION_FIELDS`` when the
-    columns have them: rule sets with sessions) from ``play_hands`` output or from
-    ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row).
-    ``meta``: the keyword arguments of :func:`simulator.layout.file_metadata` but ``table`` (variant, digest,
-    seed, duplicate, version), written as each table's key-value metadata."""
-    tables = {}
-    for table, schema in schema_of(columns).items():
-        cols = columns[table]
-        expected = [f.name for f in schema]
-        if set(cols) != set(expected):
-            missing, extra = sorted(set(expected) - set(cols)), sorted(set(cols) - set(expected))
-            raise ValueError(f"engine output for {table!r} does not match the schema: missing {missing}, "
-                             f"unexpected {extra}")
-        nullable = NULL_IF_NO_WIN[table]
-        arrays = [_column(cols.get(f.name), f, f.name in nullable) for f in schema]
-        if meta is not None:
-            schema = schema.with_metadata(layout.file_metadata(table, **meta))
-        tables[table] = pa.Table.from_arrays(arrays, schema=schema)
-    return tables
-
-
-def schema_of(columns: dict[str, dict[str, Any]]) -> dict[str, pa.Schema]:
-    """The schemas the columns are written with: with the session columns when the run has sessions."""
-    return tables_schema("session_id" in columns["hands"])
-
-
-def parquet_bytes(table: pa.Table) -> bytes:
-    """The Parquet file of ``table`` with the fixed writer options (deterministic bytes)."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **PARQUET_OPTIONS)
-    return sink.getvalue().to_pybytes()
-
-
-def _check_chunk(tables: dict[str, pa.Table], hand_ids: np.ndarray, may_stop: bool = False) -> None:
-    """Cheap contract checks on engine output: one hands row per hand id in order (with ``may_stop``, sessions
-    that stopped when a player was broke: a subset of them, in order), four players per hand."""
-    got = tables["hands"].column("hand_id").to_numpy()
-    ok = np.array_equal(got, hand_ids) if not may_stop else (
-        np.isin(got, hand_ids).all() and bool(np.all(np.diff(got) > 0)))
-    if not ok:
-        raise ValueError(f"engine returned hand ids {got[:3]}... for chunk {hand_ids[0]}-{hand_ids[-1]}")
-    if tables["players"].num_rows != 4 * len(got):
-        raise ValueError(f"engine returned {tables['players'].num_rows} player rows for {len(got)} hands")
 
 
 def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
@@ -327,7 +128,7 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
     meta = {"variant": variant.name, "digest": variant.rules.digest(), "seed": seed, "duplicate": duplicate,
             "version": __version__}
     tables = encode_tables(to_columns(raw, encoded=True), meta)
-    _check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
+    check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}
     rows = {name: t.num_rows for name, t in tables.items()}
     return ChunkResult(variant.name, first, last, blobs, rows, {t: mf.file_info(b) for t, b in blobs.items()})
@@ -366,41 +167,10 @@ def watch_parent(pid: int) -> None:
 # ---------------------------------------------------------------------------------------------------------
 # Files: atomic writes, manifest, lock.
 
-def read_manifest(vdir: Path) -> dict:
-    """The manifest of a variant directory (:func:`simulator.manifest.read`); :class:`RunError` when it is
-    missing, unreadable or damaged."""
-    try:
-        return mf.read(vdir)
-    except mf.ManifestError as exc:
-        raise RunError(str(exc)) from None
 
 
-def _recover_manifest(vdir: Path) -> tuple[dict, str | None]:
-    """The manifest, or its intact backup when it is damaged (:func:`simulator.rundir.recover`)."""
-    try:
-        return rundir.recover(vdir)
-    except mf.ManifestError as exc:
-        raise RunError(str(exc)) from None
 
 
-def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
-    return {
-        "format": mf.FORMAT,
-        "package": "xuezhan",
-        "version": __version__,
-        "variant": variant.name,
-        "source": variant.source,
-        "digest": variant.rules.digest(),
-        "rules": variant.rules.resolved(),
-        "seed": spec.seed,
-        "duplicate": spec.duplicate,
-        "hands": spec.hands,
-        "chunk_size": chunk_size,
-        "complete": False,
-        "hands_done": 0,
-        "rows": dict.fromkeys(TABLES, 0),
-        "chunks": [],
-    }
 
 
 
@@ -408,147 +178,26 @@ def _new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 # Phase 1: validate everything, write nothing.
 
-def _validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
-    if spec.hands <= 0:
-        raise RunError(f"--hands must be positive, got {spec.hands}")
-    if spec.hands > MAX_HANDS:
-        raise RunError(f"--hands {spec.hands:,} is above the limit of {MAX_HANDS:,} hands per run")
-    if spec.seed < 0 or spec.seed >= 2**63:
-        raise RunError(f"--seed must be in 0..2^63-1, got {spec.seed}")
-    if spec.jobs is not None and not 1 <= spec.jobs <= 4096:
-        raise RunError(f"--jobs must be in 1..4096, got {spec.jobs}")
-    if spec.chunk_size is not None and not 1 <= spec.chunk_size <= MAX_CHUNK_SIZE:
-        raise RunError(f"--chunk-size must be in 1..{MAX_CHUNK_SIZE:,}, got {spec.chunk_size}")
-    if spec.backend not in BACKENDS:
-        raise RunError(f"--backend {spec.backend!r}: expected one of {', '.join(BACKENDS)}")
-    if spec.scheduler is not None and spec.backend != "dask":
-        raise RunError("--scheduler needs --backend dask")
-    if spec.duplicate and spec.hands % 4:
-        raise RunError(f"duplicate play needs a multiple of 4 hands (4 seatings per wall), got {spec.hands}")
-    for v in variants:
-        unit = session_unit(v, spec.duplicate)
-        if spec.hands % unit:
-            raise RunError(f"--hands {spec.hands:,}: variant {v.name!r} plays sessions of {v.rules.session.hands} "
-                           f"hands{' in 4 seatings' if spec.duplicate else ''}; use a multiple of {unit}")
-    names = [v.name for v in variants]
-    for name in names:
-        problem = layout.name_problem(name)
-        if problem:
-            raise RunError(problem)
-        if len(name) > MAX_NAME:
-            raise RunError(f"variant name {name[:40]!r}...: {len(name)} characters, at most {MAX_NAME}")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise RunError(f"variant name {dup[0]!r} is used twice")
 
 
-def session_unit(variant: Variant, duplicate: bool) -> int:
-    """Hand ids per whole session (times 4 seatings under duplicate); 1 without sessions. Chunks and runs are
-    multiples of it: a session never spans two chunks (simulator.sessions)."""
-    sess = variant.rules.session
-    return 1 if sess is None else sess.hands * (4 if duplicate else 1)
 
 
-def _session_chunks(chunk_size: int, unit: int, vdir: Path) -> None:
-    if chunk_size % unit:
-        raise RunError(f"{vdir.name}: a chunk must hold whole sessions ({unit} hand ids each); chunks of "
-                       f"{chunk_size} do not: use a --chunk-size that is a multiple of {unit}")
 
 
-def _check_chunks(hands: int, chunk_size: int) -> None:
-    n = -(-hands // chunk_size)
-    if n > MAX_CHUNKS:
-        raise RunError(f"--hands {hands:,} in chunks of {chunk_size:,} is {n:,} chunks, above the limit of "
-                       f"{MAX_CHUNKS:,}: raise --chunk-size")
 
 
-def _not_a_study(out_dir: Path) -> None:
-    if (out_dir / rundir.STUDY_FILE).exists():
-        raise RunError(f"{out_dir} holds a study ({rundir.STUDY_FILE}): one study per directory; simulate into "
-                       "another --out, or continue the study with `xuezhan study ... --resume`")
 
 
-@dataclass
-class _Plan:
-    variant: Variant
-    vdir: Path
-    chunk_size: int
-    existing: dict | None                  # the manifest found, None for a fresh directory
-    done: list[dict]                       # entries of finished chunks kept, verified, in hand-id order
-    redone: list[str] = field(default_factory=list)  # damaged chunk files that will be re-simulated
-    notes: list[str] = field(default_factory=list)   # manifest restored from its backup, entries quarantined
 
 
-def _is_debris(p: Path) -> bool:
-    """Our lock or a temporary."""
-    return not p.is_dir() and (p.name == LOCK_NAME or bool(_TEMP_RE.match(p.name)))
 
 
-def _own_files_only(vdir: Path) -> bool:
-    """True when a control directory holds nothing but debris of a run killed before it wrote its manifest, and
-    the variant's table directories are absent or empty."""
-    tdirs = [layout.table_dir(vdir, t) for t in TABLES]
-    return all(_is_debris(p) for p in vdir.iterdir()) and not any(d.is_dir() and any(d.iterdir()) for d in tdirs)
 
 
-def _kept_chunks(manifest: dict, vdir: Path, spec_hands: int) -> tuple[list[dict], list[str]]:
-    """Listed chunks still in the plan whose three files match their size, SHA-256 and row count; and one
-    line per file that does not (its chunk is re-simulated)."""
-    chunk_size = manifest["chunk_size"]
-    bad = mf.bad_chunks(vdir, manifest, "full")
-    kept, redone = [], []
-    for i, c in enumerate(manifest["chunks"]):
-        if c["last"] != min(c["first"] + chunk_size, spec_hands) - 1:
-            continue  # a trailing partial chunk of a run being extended: redone as part of a full one
-        if i in bad:
-            redone += bad[i]
-        else:
-            kept.append(c)
-    return kept, redone
 
 
-def _compare(manifest: dict, variant: Variant, spec: RunSpec, vdir: Path) -> None:
-    """Refuse to mix runs: another rule set, seed, mode or package version in the same directory."""
-    digest = variant.rules.digest()
-    if manifest["digest"] != digest:
-        raise RunError(f"{vdir} holds rule set {manifest['digest'][:12]} ({manifest['variant']}), this run's rules "
-                       f"are {digest[:12]}: refusing to mix them; choose another --out or --name")
-    if manifest["seed"] != spec.seed:
-        raise RunError(f"{vdir} was run with seed {manifest['seed']}, not {spec.seed}: refusing to mix seeds")
-    if manifest["duplicate"] != spec.duplicate:
-        raise RunError(f"{vdir} was run with duplicate={manifest['duplicate']}, not {spec.duplicate}")
-    if manifest["version"] != __version__:
-        raise RunError(f"{vdir} was written by xuezhan {manifest['version']}, this is {__version__}: "
-                       "results may differ; choose another --out")
-    if spec.chunk_size is not None and spec.chunk_size != manifest["chunk_size"]:
-        raise RunError(f"{vdir} uses chunks of {manifest['chunk_size']} hands, not {spec.chunk_size}")
-    if spec.hands < manifest["hands"]:
-        raise RunError(f"{vdir} holds a run of {manifest['hands']} hands; --hands {spec.hands} would drop some")
-    if not spec.resume:
-        raise RunError(f"{vdir} already holds a run of this rule set ({manifest['hands_done']}/"
-                       f"{manifest['hands']} hands done); pass --resume to continue it, or choose another --out")
 
 
-def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
-    """Decide what to do in a locked variant directory (fresh, resume, refuse); writes nothing."""
-    unit = session_unit(variant, spec.duplicate)
-    if _own_files_only(vdir):
-        chunk_size = spec.chunk_size or -(-DEFAULT_CHUNK_SIZE // unit) * unit
-        _session_chunks(chunk_size, unit, vdir)
-        _check_chunks(spec.hands, chunk_size)
-        return _Plan(variant, vdir, chunk_size, None, [])
-    if not any((vdir / n).exists() for n in (MANIFEST, mf.LEGACY_MANIFEST, mf.BACKUP)):
-        raise RunError(f"{vdir} (or its table directories <table>/{vdir.name}) is not empty and has no {MANIFEST}: "
-                       "refusing to write there")
-    manifest, note = _recover_manifest(vdir)
-    _compare(manifest, variant, spec, vdir)
-    chunk_size = manifest["chunk_size"]
-    if spec.duplicate and chunk_size % 4:
-        raise RunError(f"duplicate play needs a chunk size that is a multiple of 4, got {chunk_size}")
-    _session_chunks(chunk_size, unit, vdir)
-    _check_chunks(spec.hands, chunk_size)
-    kept, redone = _kept_chunks(manifest, vdir, spec.hands)
-    return _Plan(variant, vdir, chunk_size, manifest, kept, redone, [note] if note else [])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -556,7 +205,7 @@ def _inspect(vdir: Path, variant: Variant, spec: RunSpec) -> _Plan:
 
 @dataclass
 class _Run:
-    plan: _Plan
+    plan: Plan
     manifest: dict
     pending: Iterable[tuple[int, int]]
     n_pending: int
@@ -609,44 +258,17 @@ class _Run:
                         "kept, rerun with --resume")
 
 
-def _clean(vdir: Path, done: list[dict]) -> list[str]:
-    """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned or
-    damaged); move anything else found in a table directory (a user's file, a directory) to ``_quarantine/``
-    and return one line per entry moved. Called under the lock, on the listing made under it."""
-    for p in vdir.iterdir():
-        if p.is_file() and _TEMP_RE.match(p.name):
-            p.unlink()
-    ours, foreign = rundir.strays(vdir, {c["file"] for c in done})
-    for p in ours:
-        p.unlink()
-    try:
-        return rundir.quarantine(vdir, foreign, layout.run_of(vdir))
-    except OSError as exc:
-        raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
 
 
-def _clean_run(out_dir: Path) -> list[str]:
-    """Move what is not a variant's partition directory out of ``DIR/<table>/`` (to ``DIR/_quarantine/``),
-    under the run directory's lock; one line per entry moved."""
-    try:
-        return rundir.quarantine(out_dir, rundir.run_strays(out_dir)[0], out_dir)
-    except OSError as exc:
-        raise RunError(f"cannot move {exc.filename} aside to {mf.QUARANTINE}/: {exc.strerror}") from None
 
 
-def _make_table_dirs(vdir: Path) -> None:
-    try:
-        for t in TABLES:
-            layout.table_dir(vdir, t).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
 
 
-def _open(plan: _Plan, spec: RunSpec) -> _Run:
+def _open(plan: Plan, spec: RunSpec) -> _Run:
     vdir = plan.vdir
-    _make_table_dirs(vdir)
-    plan.notes += _clean(vdir, plan.done)
-    manifest = _new_manifest(plan.variant, spec, plan.chunk_size)
+    make_table_dirs(vdir)
+    plan.notes += clean_variant(vdir, plan.done)
+    manifest = new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
     manifest["chunks"] = list(plan.done)
@@ -731,6 +353,12 @@ def _preloading(spec: RunSpec, jobs: int, variants: Sequence[Variant]) -> Iterat
     from joblib import Parallel, delayed
 
     rules = [v.rules for v in variants]
+    if any(r.python_seats() for r in rules):
+        # A reused loky worker has the import path of the run that started it: a Python bot's module (and the
+        # rule set naming it, unpickled before any task code runs) would not import there. Start fresh ones.
+        from joblib.externals.loky import get_reusable_executor
+
+        get_reusable_executor().shutdown(wait=True)
     pending = Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(preload)(os.getpid(), rules) for _ in range(jobs))
     try:
@@ -811,7 +439,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     died.
     """
     out_dir = Path(out_dir)
-    _validate_spec(spec, variants)
+    validate_spec(spec, variants)
     _check_out_dir(out_dir)
     old = layout.old_layout(out_dir)
     if old:
@@ -827,8 +455,8 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
                 locks.append(lock)
                 stack.callback(lock.release)
                 if path == out_dir:
-                    _not_a_study(out_dir)
-            plans = [_inspect(lock.vdir, v, spec) for lock, v in zip(locks[-len(variants):], variants, strict=True)]
+                    not_a_study(out_dir)
+            plans = [inspect_dir(lock.vdir, v, spec) for lock, v in zip(locks[-len(variants):], variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
             # the run may proceed: workers start and import the engine while this process warms up and opens
@@ -837,7 +465,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
 
             warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
             opened = True
-            plans[0].notes += _clean_run(out_dir)
+            plans[0].notes += clean_run(out_dir)
             runs = [_open(p, spec) for p in plans]
         except BaseException:
             if not opened:

@@ -144,3 +144,19 @@ def test_a_bot_registered_under_the_entry_point_group_is_found_by_name(botdir, m
     rules = load_rules("chengdu", {"seats": ["neverpung", "greedy", "greedy", "greedy"]})
     assert rules.python_seats() == (0,)
     assert type(rules.seats[0].build()).__name__ == "NeverPung"
+
+
+def test_a_bot_module_put_on_the_path_after_the_workers_started(tmp_path, capsys, request):
+    """Workers started by an earlier run (loky reuses them) lack a path added since: the run with a Python bot
+    must start fresh ones (the rule set naming the bot is unpickled in the worker before any task code runs)."""
+    code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--jobs", "2", "--out", str(tmp_path / "g")],
+                           capsys)
+    assert code == 0, err
+    request.getfixturevalue("botdir")  # only now is the bot's module importable
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("extends: chengdu\nseats: ['mybots:NeverPung', greedy, greedy, greedy]\n")
+    code, _, err = cli_run(["simulate", str(cfg), "--hands", "8", "--jobs", "2", "--out", str(tmp_path / "o")],
+                           capsys)
+    assert code == 0, err
+    p = pl.read_parquet(tmp_path / "o" / "players")
+    assert "mybots:NeverPung" in set(p["bot"].cast(pl.String).to_list())

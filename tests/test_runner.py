@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from cli_helpers import cli_run, reference_fixture, snapshot, start_paused, wait_paused
 
-from simulator import runner
+from simulator import encode, runner
 from simulator.records import Coded
 from simulator.rules import EXCHANGES, load_rules
 from simulator.schema import NULL_IF_NO_WIN, TABLES
@@ -58,28 +58,28 @@ def test_part_names_sort_by_hand_id():
 def test_categorical_outside_vocabulary_is_an_error():
     fld = TABLES["wins"].field("kind")
     with pytest.raises(ValueError, match="'ron'"):
-        runner._categorical(np.array(["discard", "ron"], dtype=object), fld, runner.VOCABULARIES["kind"])
+        encode._categorical(np.array(["discard", "ron"], dtype=object), fld, encode.VOCABULARIES["kind"])
 
 
 def test_categorical_codes_encode_like_their_strings():
-    for name, names in (("kind", WIN_KINDS), ("hand_type", runner.VOCABULARIES["hand_type"])):
+    for name, names in (("kind", WIN_KINDS), ("hand_type", encode.VOCABULARIES["hand_type"])):
         fld = TABLES["wins"].field(name)
         codes = np.array([-1, 0, len(names) - 1, 1, -1])
-        coded = runner._categorical(Coded(codes, tuple(names)), fld, runner.VOCABULARIES[name])
-        strings = runner._categorical(Coded(codes, tuple(names)).strings(), fld, runner.VOCABULARIES[name])
+        coded = encode._categorical(Coded(codes, tuple(names)), fld, encode.VOCABULARIES[name])
+        strings = encode._categorical(Coded(codes, tuple(names)).strings(), fld, encode.VOCABULARIES[name])
         assert coded.type == fld.type and coded.equals(strings) and coded.null_count == 2
     fld = TABLES["hands"].field("exchange")
-    ok = runner._categorical(Coded(np.array([0, 3]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
+    ok = encode._categorical(Coded(np.array([0, 3]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
     assert ok.to_pylist() == ["none", "opposite"] and ok.null_count == 0
     with pytest.raises(ValueError, match="'random'"):
-        runner._categorical(Coded(np.array([0, 4]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
+        encode._categorical(Coded(np.array([0, 4]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
     with pytest.raises(ValueError, match="code 5"):
-        runner._categorical(Coded(np.array([0, 5]), EXCHANGES), fld, runner.VOCABULARIES["exchange"])
+        encode._categorical(Coded(np.array([0, 5]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
 
 
 def test_integer_overflow_is_an_error_not_a_wrap():
     with pytest.raises(pa.ArrowInvalid, match="200 not in range"):
-        runner._column(np.array([200], dtype=np.int64), TABLES["hands"].field("tiles_left"))
+        encode._column(np.array([200], dtype=np.int64), TABLES["hands"].field("tiles_left"))
 
 
 # ---------------------------------------------------------------------------------------------------------
