@@ -324,6 +324,17 @@ def _worker_lost(exc: BaseException) -> bool:
     return any(type(e).__name__ in _WORKER_LOST for e in (exc, exc.__cause__, exc.__context__) if e is not None)
 
 
+def _worker_died() -> RunError:
+    """A worker died, so the pool is broken: stop this process's other loky workers now, so that nothing (closing
+    the pool, the interpreter's exit) waits on them. Finished chunks are durable; ``--resume`` redoes the rest."""
+    import multiprocessing
+
+    for p in multiprocessing.active_children():
+        if type(p).__name__ == "LokyProcess":
+            p.kill()
+    return RunError(WORKER_DIED)
+
+
 def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
     """Worker task: import what :func:`run_chunk` needs (the engine, numba, pyarrow: about a second per worker)
     while the parent is still preparing (warm-up, manifests) and, when the numba cache already holds the engine
@@ -393,7 +404,7 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
                 pass
         except Exception as exc:
             if _worker_lost(exc):
-                raise RunError(WORKER_DIED) from None
+                raise _worker_died() from None
             raise
     by_name = {r.plan.variant.name: r for r in runs}
     parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
@@ -408,7 +419,7 @@ def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, prel
             progress.advance(res.variant, res.last - res.first + 1)
     except Exception as exc:
         if _worker_lost(exc):
-            raise RunError(WORKER_DIED) from None
+            raise _worker_died() from None
         raise
     finally:
         # On Ctrl-C joblib warns, in several lines, that running tasks were cancelled; finished chunks are
