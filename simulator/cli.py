@@ -289,12 +289,13 @@ def tune(
     field on common walls; re-measure the winner against the default expert on fresh walls and write
     DIR/NAME.yaml, for seats as {bot: expert, params_from: DIR/NAME.yaml}. Rerun to resume (docs/studies.md)."""
     from simulator.rules import TUNABLE, load_rules
-    from simulator.tune import TuneSpec, rich_progress
+    from simulator.tune import TuneSpec, require_optuna, rich_progress
     from simulator.tune import tune as run_tune
 
     rules = load_rules(config, set_ or None)
     spec = TuneSpec(budget=budget, walls=walls, blocks=blocks, fresh_walls=fresh_walls, seed=seed,
                     fresh_seed=fresh_seed)
+    require_optuna()  # the missing extra is one line, before any progress bar
     bar, update = rich_progress(quiet)
     try:
         with bar:

@@ -79,7 +79,8 @@ class TuneSpec:
         return self.seed + 1 if self.fresh_seed is None else self.fresh_seed
 
 
-def _optuna() -> Any:
+def require_optuna() -> Any:
+    """The optuna module (quiet), or :class:`TuneError` naming the extra to install."""
     try:
         import optuna
     except ImportError:
@@ -254,7 +255,7 @@ Progress = Callable[[int, int, str], None]  # (trials finished, budget, text)
 def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, spec: TuneSpec, out_dir: Path,
          name: str | None = None, progress: Progress | None = None) -> TuneResult:
     """Search (resuming ``out_dir/NAME.db``), re-measure on fresh walls, write ``out_dir/NAME.yaml``."""
-    optuna = _optuna()
+    optuna = require_optuna()
     spec.check()
     cpu0 = time.process_time()
     field = parse_field(field_text)

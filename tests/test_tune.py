@@ -183,8 +183,9 @@ def test_tune_cli_without_optuna_names_the_extra(tmp_path, capsys, monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "optuna", None)
-    code, _, err = cli_run(["tune", "chengdu", "-q", "-o", str(tmp_path)], capsys)
-    assert code == 2 and err.strip() == "error: xuezhan tune needs optuna: pip install 'xuezhan[tune]'"
+    for quiet in (["-q"], []):  # the one line only: no progress bar drawn before it
+        code, _, err = cli_run(["tune", "chengdu", *quiet, "-o", str(tmp_path)], capsys)
+        assert code == 2 and err.strip() == "error: xuezhan tune needs optuna: pip install 'xuezhan[tune]'"
 
 
 def test_tune_cli_writes_and_reports(tmp_path, capsys):
