@@ -87,3 +87,15 @@ def wait_paused(proc: subprocess.Popen, where: Path, timeout: float = 300) -> in
         time.sleep(0.01)
     time.sleep(0.05)  # the file is written before the pause loop starts
     return int((where / "paused").read_text())
+
+
+def bot_module(tmp_path: Path, monkeypatch, name: str, source: str):
+    """Write a Python bot module ``name`` into ``tmp_path/bots``, importable here and in worker processes; yields
+    the directory and forgets the module afterwards (use in a fixture: ``yield from bot_module(...)``)."""
+    d = tmp_path / "bots"
+    d.mkdir()
+    (d / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(d))
+    monkeypatch.setenv("PYTHONPATH", f"{d}:{':'.join(sys.path)}")  # for worker processes
+    yield d
+    sys.modules.pop(name, None)

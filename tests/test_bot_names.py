@@ -7,13 +7,13 @@ before (the fixed label dictionary is unchanged).
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from cli_helpers import bot_module
 
 from analysis import ev
 from analysis.load import open_run
@@ -37,13 +37,7 @@ class Eager(Bot):
 
 @pytest.fixture()
 def two_bots(tmp_path: Path, monkeypatch):
-    d = tmp_path / "bots"
-    d.mkdir()
-    (d / "twobots.py").write_text(TWO_BOTS)
-    monkeypatch.syspath_prepend(str(d))
-    monkeypatch.setenv("PYTHONPATH", f"{d}:{':'.join(sys.path)}")
-    yield d
-    sys.modules.pop("twobots", None)
+    yield from bot_module(tmp_path, monkeypatch, "twobots", TWO_BOTS)
 
 
 def test_two_python_bots_are_logged_apart(two_bots):

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from cli_helpers import cli_run
+from cli_helpers import bot_module, cli_run
 
 from simulator import agents, hands, replay
 from simulator.game import IllegalActionError
@@ -39,13 +38,7 @@ class Cheat:
 
 @pytest.fixture()
 def botdir(tmp_path: Path, monkeypatch):
-    d = tmp_path / "bots"
-    d.mkdir()
-    (d / "mybots.py").write_text(BOT_MODULE)
-    monkeypatch.syspath_prepend(str(d))
-    monkeypatch.setenv("PYTHONPATH", f"{d}:{':'.join(sys.path)}")  # for worker processes
-    yield d
-    sys.modules.pop("mybots", None)
+    yield from bot_module(tmp_path, monkeypatch, "mybots", BOT_MODULE)
 
 
 def test_a_python_bot_plays_in_a_batch_and_is_logged_by_name(botdir):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run
+from cli_helpers import bot_module, cli_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,13 +56,7 @@ class Returns(GreedyBot):
 
 @pytest.fixture()
 def bots(tmp_path: Path, monkeypatch):
-    d = tmp_path / "bots"
-    d.mkdir()
-    (d / "trustbots.py").write_text(BOTS)
-    monkeypatch.syspath_prepend(str(d))
-    monkeypatch.setenv("PYTHONPATH", f"{d}:{':'.join(sys.path)}")  # worker processes
-    yield d
-    sys.modules.pop("trustbots", None)
+    yield from bot_module(tmp_path, monkeypatch, "trustbots", BOTS)
 
 
 def one_line(code: int, err: str) -> None:
