@@ -29,8 +29,8 @@ from simulator import state as S
 from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE, table_context, unseen_total
-from simulator.evaluate import shanten
 from simulator.rules import load_rules
+from simulator.shape import shanten
 from simulator.tables import suit_table
 
 SHAPES = (("对对胡", "duiduihu"), ("七对", "qidui"), ("清一色", "qingyise"))

@@ -29,8 +29,8 @@ from simulator import state as S
 from simulator.bots.common import face_up
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
-from simulator.evaluate import wait_mask
 from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
+from simulator.shape import wait_mask
 from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
 from simulator.tables import suit_table
 

@@ -239,7 +239,7 @@ class HandState:
         """A locked hand's kong must leave its waits exactly as they were (docs/rules.md): the wait mask of the
         13-tile shape before (without the tile just drawn for a 加杠/暗杠) and after the kong (kind 1 直杠 of a
         discard with three in hand, 2 加杠, 3 暗杠; called before the kong is applied)."""
-        from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
+        from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, wait_mask
         from simulator.tables import suit_table
 
         codes = {"pung": MELD_PUNG, "kong": MELD_KONG, "ckong": MELD_CKONG}

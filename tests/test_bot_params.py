@@ -12,8 +12,8 @@ from engine_helpers import decision
 
 from simulator import state as S
 from simulator.bots import BOT_DEFENSIVE, BOT_GREEDY, BOT_VALUE, bot_discard
-from simulator.evaluate import MELD_PUNG
 from simulator.rules import load_rules
+from simulator.shape import MELD_PUNG
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 

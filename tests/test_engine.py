@@ -23,12 +23,12 @@ from reference_scorer import check_wins
 
 from simulator import engine, numba_cache, precompile, records
 from simulator import state as S
-from simulator.evaluate import is_complete
 from simulator.hands import play_hands
 from simulator.replay import audit
 from simulator.rules import FLAGS, HAND_TYPES, load_rules
 from simulator.schema import SCORE_COMPONENTS, TABLES
 from simulator.score import score_hand
+from simulator.shape import is_complete
 from simulator.tables import suit_table
 from simulator.tiles import SUITS, format_counts, tile_str
 

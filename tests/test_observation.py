@@ -16,8 +16,8 @@ from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.bots.expert import public_unseen
-from simulator.evaluate import MELD_CKONG, MELD_PUNG
 from simulator.rules import load_rules
+from simulator.shape import MELD_CKONG, MELD_PUNG
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 

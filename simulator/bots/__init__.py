@@ -61,8 +61,8 @@ from simulator.bots.expert import (
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
-from simulator.evaluate import MELD_CKONG
 from simulator.rules import BOT_INDEX
+from simulator.shape import MELD_CKONG
 from simulator.state import PS_EVOID, VOID_NONE, tiles_left, void_rule
 
 BOT_RANDOM = BOT_INDEX["random"]

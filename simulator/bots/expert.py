@@ -47,16 +47,7 @@ from simulator.bots.expert_value import (
     unseen_of,
     wait_income,
 )
-from simulator.evaluate import (
-    CTX_SELF_DRAW,
-    MELD_CKONG,
-    MELD_KONG,
-    MELD_PUNG,
-    SHANTEN_NEVER,
-    evaluate_win,
-    shanten,
-    wait_mask,
-)
+from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
@@ -72,6 +63,7 @@ from simulator.rules import (
     PASS_LOCKS,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, shanten, wait_mask
 from simulator.state import (
     N_KINDS,
     N_SEATS,

@@ -9,13 +9,10 @@ from simulator.bots import (
     bot_declares,
 )
 from simulator.engine.common import DECL_BOTH, DECL_DANCE, DECL_SING, keeps_waits
-from simulator.evaluate import (
-    MELD_CKONG,
-    held4_mask,
-)
 from simulator.rules import (
     P_DECLARE_READY,
 )
+from simulator.shape import MELD_CKONG, held4_mask
 from simulator.state import (
     A_DANCE,
     A_DECLARE,

@@ -11,13 +11,11 @@ from simulator.bots import (
     bot_void,
 )
 from simulator.engine.common import EX_CLOCKWISE, EX_COUNTER, EX_RANDOM, refresh_waits
-from simulator.evaluate import (
-    shanten,
-)
 from simulator.rng import randbelow
 from simulator.rules import (
     P_EXCHANGE_THREE,
 )
+from simulator.shape import shanten
 from simulator.state import (
     A_TILE0,
     A_VOID0,

@@ -41,11 +41,7 @@ from simulator.evaluate import (
     CTX_LAST_TILE,
     CTX_ROB_KONG,
     CTX_SELF_DRAW,
-    MELD_CKONG,
-    MELD_KONG,
-    MELD_PUNG,
     evaluate_win,
-    is_complete,
 )
 from simulator.rules import (
     P_DECLARE_READY,
@@ -60,6 +56,7 @@ from simulator.settlement import (
     declared_ctx,
     kong_payment,
 )
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, is_complete
 from simulator.state import (
     A_KONG,
     A_PASS,

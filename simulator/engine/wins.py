@@ -20,13 +20,7 @@ from simulator.engine.common import (
     keeps_waits,
     refresh_waits,
 )
-from simulator.evaluate import (
-    CTX_AFTER_KONG,
-    CTX_KONG_DISCARD,
-    CTX_ROB_KONG,
-    MELD_CKONG,
-    evaluate_win,
-)
+from simulator.evaluate import CTX_AFTER_KONG, CTX_KONG_DISCARD, CTX_ROB_KONG, evaluate_win
 from simulator.rules import (
     P_AFTER_KONG_DEAL_IN,
     P_KONG_BLOOM_PAYER,
@@ -40,6 +34,7 @@ from simulator.settlement import (
     return_kong,
     transfer_kong,
 )
+from simulator.shape import MELD_CKONG
 from simulator.state import (
     A_PASS,
     A_WIN,
