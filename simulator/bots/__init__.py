@@ -87,7 +87,8 @@ def own_ckongs(visible, mk, mt, nm, sign) -> None:
 def bot_exchange(bot, rng, conc, out) -> None:
     if bot == BOT_RANDOM:
         random_exchange(conc, rng, out)
-    else:  # the expert too: its value-based pass measured worse against greedy (docs/rules.md, "Bots")
+    else:  # the expert too: its value-based pass measured worse against greedy (docs/bots.md, "What was tried,
+        # by part of the rules")
         greedy_exchange(conc, out)
 
 
