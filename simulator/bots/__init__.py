@@ -92,7 +92,8 @@ def bot_exchange(game, st, seat, out) -> None:
     """换三张: the three kinds seat ``seat`` passes, into ``out: int64[3]``."""
     if game.bots[seat] == BOT_RANDOM:
         random_exchange(st.conc[seat], st.rngs[1 + seat:2 + seat], out)
-    else:  # the expert too: its value-based pass measured worse against greedy (docs/bots.md)
+    else:  # the expert too: its value-based pass measured worse against greedy (docs/bots.md,
+        # "What was tried, by part of the rules")
         greedy_exchange(st.conc[seat], out)
 
 

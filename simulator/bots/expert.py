@@ -542,7 +542,7 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
     — at :data:`~simulator.bots.expert_value.END_RATE` per own draw, so a wait is worth less the fewer opponents
     are in and the fewer draws are left. Waiting costs ``defence`` × deal-in risk; winning now also leaves the
     table now (``tempo``). (Charging as well the opponents' self-draws paid while still in, 0.02 per opponent in
-    and own draw, measured worse: docs/rules.md, "Bots".)"""
+    and own draw, measured worse: docs/bots.md, "What was tried, by part of the rules".)"""
     if self_draw:
         return True
     n_in, n_draws = table_context(ps, seat, tiles_left)
