@@ -25,6 +25,7 @@ import numpy as np
 
 from simulator.hands import run_batch
 from simulator.rules import load_rules
+from simulator.state import BatchResult
 
 # Batch cases: (rule set, overrides) played by hands.run_batch
 CASES = {
@@ -60,6 +61,8 @@ def digest(raw) -> str:
     h = hashlib.sha256()
 
     def walk(prefix: str, obj) -> None:
+        if isinstance(obj, BatchResult):
+            obj = obj.arrays()
         if isinstance(obj, dict):
             for key in sorted(obj):
                 walk(f"{prefix}/{key}", obj[key])

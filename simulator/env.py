@@ -27,6 +27,7 @@ except ImportError as exc:  # one line naming the extra, not a traceback through
 
 from simulator import engine
 from simulator.agents import Observation, observe
+from simulator.compiled_rules import CompiledTable
 from simulator.game import Hand
 from simulator.rules import apply_overrides, load_raw, validate
 from simulator.state import DECISIONS, N_ACTIONS, N_KINDS, N_SEATS
@@ -111,8 +112,7 @@ class XuezhanEnv(AECEnv):
             raise ValueError("seats: at least one seat must be None (an agent of this environment)")
         self.possible_agents = [f"seat_{i}" for i in self.external]
         self._seat_of = {a: i for a, i in zip(self.possible_agents, self.external, strict=True)}
-        bot_ids, bot_par = self.rules.bot_arrays()
-        self.hand = Hand(self.rules, bot_ids, bot_par, (*self.external, *self.bots), record=True)
+        self.hand = Hand(CompiledTable.of(self.rules), (*self.external, *self.bots), record=True)
         self.master_seed = seed
         self.hand_id = -1
         self.decision = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator import engine, precompile, state
+from simulator.compiled_rules import CompiledTable
 from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
 from simulator.rules import BOT_LABELS, PYTHON_BOT, RuleSet
 from simulator.state import (
@@ -30,6 +31,7 @@ from simulator.state import (
     DP_TILE,
     N_ACTIONS,
     ST_ILLEGAL,
+    BatchResult,
 )
 
 
@@ -60,18 +62,15 @@ def action_mask(legal: int) -> np.ndarray:
 class Hand:
     """One hand of a rule set: ``deal`` it, then ``advance()`` to the next decision of an external seat (None when
     the hand is over) and ``apply(action)`` to answer it. Seats not listed in ``external`` are played inline by
-    their compiled bots (``bot_ids``/``bot_par`` per seat, already in seating order)."""
+    their compiled bots: ``table.bot_ids``/``table.bot_par`` per seat in seating order (``bot_ids`` replaces the ids:
+    the step path logs Python bots under their own), each hand's seating set in ``game.bots`` and ``bpar``."""
 
-    def __init__(self, rules: RuleSet, bot_ids: np.ndarray, bot_par: np.ndarray, external, *, record: bool = True):
-        from simulator.tables import suit_table
-
+    def __init__(self, table: CompiledTable, external, *, bot_ids: np.ndarray | None = None, record: bool = True):
         precompile.pin_signatures(unless_cached=(engine.run_hand, False))
-        self.rules = rules
-        params = rules.to_arrays()
-        self.game = state.Game(suit_table(), params, np.ascontiguousarray(bot_ids, dtype=np.int64).copy(),
-                               engine.alloc_io())
-        self.bpar = np.ascontiguousarray(bot_par, dtype=np.int64).copy()
-        slots = engine.win_slots(params)
+        self.rules = table.rules
+        self.game = table.game(table.bot_ids if bot_ids is None else bot_ids)
+        self.bpar = np.array(table.bot_par, dtype=np.int64)
+        slots = table.win_slots
         self.st = engine.alloc(record, slots)  # the live state (simulator.state.HandState), read by field name
         self.snap = engine.alloc(False, slots)  # the start of the current step (engine.copy_state)
         self.set_external(external)
@@ -146,9 +145,10 @@ def python_bot_name(rules: RuleSet, seat: int, agent) -> str:
     return f"{type(agent).__module__}:{type(agent).__qualname__}"
 
 
-def _label_python_bots(raw: dict, rules: RuleSet, agents: dict, log_ids: np.ndarray, rotations: np.ndarray) -> None:
+def _label_python_bots(raw: BatchResult, rules: RuleSet, agents: dict, log_ids: np.ndarray,
+                       rotations: np.ndarray) -> None:
     """Give each Python bot logged as ``python`` its own name: the ``bot`` codes of its rows become
-    ``PYTHON_BOT + 1 + j`` and ``raw["bot_labels"]`` = ``BOT_LABELS`` + the names (in seat order, each once),
+    ``PYTHON_BOT + 1 + j`` and ``raw.bot_labels`` = ``BOT_LABELS`` + the names (in seat order, each once),
     so two different Python bots are never pooled. Nothing changes when no seat is logged as ``python``."""
     names = {b: python_bot_name(rules, b, a) for b, a in agents.items() if log_ids[b] == PYTHON_BOT}
     if not names:
@@ -157,16 +157,16 @@ def _label_python_bots(raw: dict, rules: RuleSet, agents: dict, log_ids: np.ndar
     code = np.full(state.N_SEATS, -1, np.int64)
     for b, name in names.items():
         code[b] = PYTHON_BOT + 1 + labels.index(name)
-    p = raw["p"]
+    p = raw.p
     rot = np.repeat(np.asarray(rotations, np.int64), state.N_SEATS)[:p.shape[0]]
     b_of_row = (p[:, state.PL_SEAT].astype(np.int64) + rot) % state.N_SEATS
     mine = (p[:, state.PL_BOT] == PYTHON_BOT) & (code[b_of_row] >= 0)
     p[mine, state.PL_BOT] = code[b_of_row[mine]]
-    raw["bot_labels"] = (*BOT_LABELS, *labels)
+    raw.bot_labels = (*BOT_LABELS, *labels)
 
 
 def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,
-               record: bool = False, dealers=None) -> dict:
+               record: bool = False, dealers=None) -> BatchResult:
     """Play hands with the seat specs listed in ``agents`` (``{spec index: agent}``, spec index = position in
     ``rules.seats``) played by Python agents and the others by their compiled bots. Returns the raw arrays of
     :func:`hands.run_batch` (same layout, same seeds: with agents that choose as the compiled bots do, the same
@@ -179,13 +179,14 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     deal_ids, rotations = engine.split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = engine.deal_seeds(seed, deal_ids)
     dealers = deal_ids % 4 if dealers is None else np.asarray(dealers, dtype=np.int64)
-    bot_ids, bot_par = rules.bot_arrays()
-    log_ids = bot_ids.copy()
+    table = CompiledTable.of(rules)
+    bot_par = table.bot_par
+    log_ids = table.bot_ids.copy()
     for b, agent in agents.items():
         # the class's own label only: a subclass of GreedyBot plays differently and is logged by its own name
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
-    hand = Hand(rules, log_ids, bot_par, (), record=True)  # always: observations list the discards from it
-    raw = engine.empty_raw(hand_ids, deal_ids, rotations, engine.win_rows_per_hand(rules))
+    hand = Hand(table, (), bot_ids=log_ids, record=True)  # always: observations list the discards from it
+    raw = engine.empty_raw(hand_ids, deal_ids, rotations, table.rows_per_hand)
     ev_rows = []
     nw = 0
     st = hand.st
@@ -206,15 +207,15 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
         while (d := hand.advance()) is not None:
             hand.apply(ask(seat_agent[d.seat], observe(hand, d), hand.hand_label))
         need = nw + int(st.g[state.G_NWINS])
-        if need > raw["w"].shape[0]:  # 血流: more wins than the buffers hold so far
-            engine.grow_wins(raw, max(need, 2 * raw["w"].shape[0]))
+        if need > raw.w.shape[0]:  # 血流: more wins than the buffers hold so far
+            engine.grow_wins(raw, max(need, 2 * raw.w.shape[0]))
         nw = engine.write_outputs(i, nw, st, engine.batch_out(raw))
         if record:
             ev = st.events[:st.g[state.G_NEV]]
             ev_rows.append(np.column_stack([np.full(ev.shape[0], i, np.int32), ev]))
     engine.trim_raw(raw, nw)
     _label_python_bots(raw, rules, agents, log_ids, rotations)
-    if record and raw["h"][:, state.H_EV_OVERFLOW].any():
+    if record and raw.h[:, state.H_EV_OVERFLOW].any():
         raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
-    raw["events"] = (np.concatenate(ev_rows) if ev_rows else np.zeros((0, 1 + state.EV_W), np.int32))
+    raw.events = (np.concatenate(ev_rows) if ev_rows else np.zeros((0, 1 + state.EV_W), np.int32))
     return raw

@@ -10,28 +10,24 @@ from __future__ import annotations
 import numpy as np
 
 from simulator import game, precompile, records, state
+from simulator.compiled_rules import CompiledTable
 from simulator.engine import (
     EVENTS_PER_HAND,
     alloc,
-    alloc_io,
     batch_out,
     deal_seeds,
     empty_raw,
     grow_wins,
-    lineup_params,
     play_batch,
     split_ids,
     trim_raw,
-    win_rows_per_hand,
-    win_slots,
 )
 from simulator.rules import RuleSet
-from simulator.state import H_EV_OVERFLOW, Deals, Game
-from simulator.tables import suit_table
+from simulator.state import H_EV_OVERFLOW, BatchResult, Deals
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
-              dealers=None) -> dict:
+              dealers=None) -> BatchResult:
     """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
     bots go through the step path (:func:`simulator.game.play_hands`: the same compiled loop, paused at them).
     ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.sessions); default
@@ -42,31 +38,30 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
         agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
         return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
-    bot_ids, bot_par = rules.bot_arrays()
-    bot_par, bpar = lineup_params(bot_ids, bot_par)
+    table = CompiledTable.of(rules)
+    bot_par, bpar = table.lineup()
     precompile.pin_signatures(unless_cached=(play_batch, bot_par is None))
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
     deal_ids, rotations = split_ids(hand_ids, duplicate)
     wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
     dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
-    raw = empty_raw(hand_ids, deal_ids, rotations, win_rows_per_hand(rules))
+    raw = empty_raw(hand_ids, deal_ids, rotations, table.rows_per_hand)
     cap = EVENTS_PER_HAND * n if record else 1
     deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
-    params = rules.to_arrays()
-    played = Game(suit_table(), params, np.empty(state.N_SEATS, np.int64), alloc_io())
+    played = table.game()
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(played, alloc(record, win_slots(params)), bot_ids, bot_par, bpar, deals, record,
+        nw, ne = play_batch(played, alloc(record, table.win_slots), table.bot_ids, bot_par, bpar, deals, record,
                             batch_out(raw, events))
-        if ne <= cap and nw <= raw["w"].shape[0]:
+        if ne <= cap and nw <= raw.w.shape[0]:
             break
         cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)
         grow_wins(raw, nw)
-    if record and raw["h"][:, H_EV_OVERFLOW].any():
+    if record and raw.h[:, H_EV_OVERFLOW].any():
         raise RuntimeError(f"a hand logged more than {state.E_MAX} events; raise state.E_MAX")
     trim_raw(raw, nw)
-    raw["events"] = events[:ne] if record else events[:0]
+    raw.events = events[:ne] if record else events[:0]
     return raw
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from simulator import agents, game
 from simulator.errors import UserError
 from simulator.rules import RuleSet
-from simulator.state import A_DANCE, A_DECLARE, A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN
+from simulator.state import A_DANCE, A_DECLARE, A_KONG, A_PASS, A_PUNG, A_VOID0, A_WIN, BatchResult
 from simulator.tiles import SUITS, format_counts, parse_tile, tile_str
 
 WORDS = {"pass": A_PASS, "p": A_PASS, "pung": A_PUNG, "kong": A_KONG, "win": A_WIN, "hu": A_WIN, "declare": A_DECLARE,
@@ -81,14 +81,14 @@ class Human(agents.Bot):
             self.say("  not legal here; choose one of: " + ", ".join(action_name(x) for x in obs.legal_actions))
 
 
-def play(rules: RuleSet, seed: int, hand_id: int, seat: int, human: Human) -> dict:
+def play(rules: RuleSet, seed: int, hand_id: int, seat: int, human: Human) -> BatchResult:
     """Play one hand with the person at ``seat`` (the seat's spec is replaced; the others are as in ``rules``).
     Returns the raw arrays of the hand (as :func:`hands.run_batch`)."""
     return game.play_hands(rules, np.array([hand_id], np.int64), seed, {seat: human}, record=True)
 
 
-def final_lines(raw: dict) -> list[str]:
-    p = raw["p"]
+def final_lines(raw: BatchResult) -> list[str]:
+    p = raw.p
     net = p[:, -6:].sum(axis=1)
     return [f"hand over: net scores {net.tolist()} (seat order)"]
 

@@ -168,6 +168,6 @@ def _log_columns() -> None:
     the real tables' strided columns."""
     raw = engine.empty_raw(*(np.zeros(1, np.int64),) * 3)
     engine.trim_raw(raw, 2)
-    raw["events"] = np.zeros((2, 1 + state.EV_W), np.int32)
+    raw.events = np.zeros((2, 1 + state.EV_W), np.int32)
     records.to_columns(raw)
     records.event_columns(raw)

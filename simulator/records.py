@@ -32,6 +32,7 @@ from simulator.evaluate import (
 )
 from simulator.rules import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
 from simulator.schema import SCORE_COMPONENTS
+from simulator.state import BatchResult
 from simulator.tiles import N_KINDS, SUITS, tile_str
 from simulator.vocab import MELD_NAMES, WIN_KINDS
 
@@ -183,15 +184,15 @@ def _typed(table: str, cols: dict) -> dict:
     return out
 
 
-def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
+def to_columns(raw: BatchResult, *, encoded: bool = False) -> dict[str, dict]:
     """The three tables' columns (the names and, for numbers and flags, the numpy dtypes of
     :data:`simulator.schema.COLUMNS`, in its order) from :func:`hands.run_batch` output.
 
     Text and categorical columns are object arrays of ``str`` (None = not applicable); with ``encoded``, text
     columns are ``pa.StringArray`` and categorical ones :class:`Coded` (for :func:`simulator.encode.encode_tables`).
     """
-    hand_ids, deal_ids, rot = raw["hand_ids"], raw["deal_ids"], raw["rotations"]
-    h, p, w = raw["h"], raw["p"], raw["w"]
+    hand_ids, deal_ids, rot = raw.hand_ids, raw.deal_ids, raw.rotations
+    h, p, w = raw.h, raw.p, raw.w
     hands = {
         "hand_id": hand_ids, "deal_id": deal_ids, "rotation": rot,
         "dealer": h[:, S.H_DEALER],
@@ -208,8 +209,8 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
     players = {
         "hand_id": np.repeat(hand_ids, 4), "deal_id": np.repeat(deal_ids, 4),
         "seat": p[:, S.PL_SEAT],
-        "bot": Coded(p[:, S.PL_BOT], raw.get("bot_labels", BOT_LABELS)),  # + the run's Python bots' names
-        "dealt": notation_array(raw["dealt"]),
+        "bot": Coded(p[:, S.PL_BOT], raw.bot_labels or BOT_LABELS),  # + the run's Python bots' names
+        "dealt": notation_array(raw.dealt),
         "start_shanten": p[:, S.PL_START_SH],
         "void_suit": Coded(p[:, S.PL_VOID], tuple(SUITS)),
         "won": won,
@@ -229,7 +230,7 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         **{name: scores[:, c] for c, name in enumerate(SCORE_COMPONENTS)},
         "score_total": scores.sum(axis=1),
     }
-    wh = raw["w_hand"]
+    wh = raw.w_hand
     wins = {
         "hand_id": hand_ids[wh], "deal_id": deal_ids[wh],
         "win_order": w[:, S.W_ORDER],
@@ -238,8 +239,8 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "n_payers": w[:, S.W_NPAYERS],
         "kind": Coded(w[:, S.W_KIND], WIN_KINDS),
         "tile": Coded(w[:, S.W_TILE], TILE_NAMES),
-        "hand": notation_array(raw["wconc"]),
-        "melds": _string_array(*_melds_utf8(raw["wmk"], raw["wmt"], w[:, S.W_NMELDS], _SUIT_BYTES, _MELD_BYTES,
+        "hand": notation_array(raw.wconc),
+        "melds": _string_array(*_melds_utf8(raw.wmk, raw.wmt, w[:, S.W_NMELDS], _SUIT_BYTES, _MELD_BYTES,
                                                _MELD_LEN)),
         "context": _contexts(w[:, S.W_CTX]),
         "hand_type": Coded(w[:, S.W_HAND_TYPE], HAND_TYPES),
@@ -251,11 +252,11 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
         "received": w[:, S.W_RECEIVED],
         "turn": w[:, S.W_TURN],
     }
-    if "session_id" in raw:  # simulator.sessions: the columns of schema.SESSION_FIELDS
-        sid, k = raw["session_id"], raw["hand_in_session"]
+    if raw.session_id is not None:  # simulator.sessions: the columns of schema.SESSION_FIELDS
+        sid, k = raw.session_id, raw.hand_in_session
         hands.update(session_id=sid, hand_in_session=k)
         players.update(session_id=np.repeat(sid, 4), hand_in_session=np.repeat(k, 4),
-                       bankroll=raw["bankroll"])
+                       bankroll=raw.bankroll)
     out = {t: _typed(t, cols) for t, cols in (("hands", hands), ("players", players), ("wins", wins))}
     if not encoded:
         for cols in out.values():
@@ -270,9 +271,9 @@ def to_columns(raw: dict, *, encoded: bool = False) -> dict[str, dict]:
 EVENT_FIELDS = ("type", "seat", "tile", "amount", "a", "b")
 
 
-def event_columns(raw: dict) -> dict[str, np.ndarray]:
+def event_columns(raw: BatchResult) -> dict[str, np.ndarray]:
     """The recorded event log as columns: ``hand_row`` (row of the hand in the batch) + ``EVENT_FIELDS``."""
-    ev = raw["events"]
+    ev = raw.events
     out = {"hand_row": ev[:, 0].astype(np.int64)}
     for i, name in enumerate(EVENT_FIELDS):
         out[name] = ev[:, 1 + i].astype(np.int64)

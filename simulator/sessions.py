@@ -22,6 +22,7 @@ import numpy as np
 from simulator import engine, hands
 from simulator import state as S
 from simulator.rules import RuleSet, SessionRules
+from simulator.state import BatchResult
 
 DICE_KEY = 1  # second spawn-key word of a hand's die: (deal_id,) alone seeds its wall and bots
 N_SEATS = 4
@@ -146,49 +147,48 @@ def run_sessions(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False
         ids = grid[idx, k]
         raw = hands.run_batch(rules, ids, seed, duplicate=duplicate, record=record, dealers=dealers[idx])
         n = len(ids)
-        scores = raw["p"][:, S.PL_SCORE:S.PL_SCORE + S.N_COMP].sum(axis=1).reshape(n, N_SEATS)
+        scores = raw.p[:, S.PL_SCORE:S.PL_SCORE + S.N_COMP].sum(axis=1).reshape(n, N_SEATS)
         balance[idx] += money(rules, scores)
-        raw["session_id"] = sids[idx]
-        raw["hand_in_session"] = np.full(n, k, np.int64)
-        raw["bankroll"] = balance[idx].reshape(-1).copy()
+        raw.session_id = sids[idx]
+        raw.hand_in_session = np.full(n, k, np.int64)
+        raw.bankroll = balance[idx].reshape(-1).copy()
         layers.append(raw)
         if k + 1 < sess.hands:
-            winner, feeder, count = first_win(raw["w"], raw["w_hand"], n)
+            winner, feeder, count = first_win(raw.w, raw.w_hand, n)
             die = dice(seed, engine.split_ids(grid[idx, k + 1], duplicate)[0]) if sess.dealer == "dice" else None
-            multi = multi_ron_feeder(raw["w"], raw["w_hand"], n) if sess.dealer == "feeder_on_multi_ron" else None
+            multi = multi_ron_feeder(raw.w, raw.w_hand, n) if sess.dealer == "feeder_on_multi_ron" else None
             dealers[idx] = next_dealers(sess.dealer, dealers[idx], winner, feeder, count, die, multi)
         if sess.stop_when_broke:
             live[idx] &= ~(balance[idx] <= 0).any(axis=1)
     return _merge(layers, record)
 
 
-def _merge(layers: list[dict], record: bool) -> dict:
-    """Concatenate the layers' raw arrays and put them in hand-id order (win and event rows follow their hand,
-    in their original order)."""
-    hand_ids = np.concatenate([r["hand_ids"] for r in layers])
+def _merge(layers: list[BatchResult], record: bool) -> BatchResult:
+    """Concatenate the layers' arrays and put them in hand-id order (win and event rows follow their hand, in
+    their original order)."""
+    def cat(key: str) -> np.ndarray:
+        return np.concatenate([getattr(r, key) for r in layers])
+
+    hand_ids = cat("hand_ids")
     perm = np.argsort(hand_ids, kind="stable")
     new_row = np.empty_like(perm)
     new_row[perm] = np.arange(len(perm))
-    offsets = np.cumsum([0] + [len(r["hand_ids"]) for r in layers[:-1]])
-    out = {key: np.concatenate([r[key] for r in layers])[perm]
-           for key in ("hand_ids", "deal_ids", "rotations", "h", "session_id", "hand_in_session")}
+    offsets = np.cumsum([0] + [len(r.hand_ids) for r in layers[:-1]])
+    out = {key: cat(key)[perm] for key in ("hand_ids", "deal_ids", "rotations", "h", "session_id", "hand_in_session")}
     for key in ("p", "dealt", "bankroll"):  # four rows per hand, moved with their hand
-        cat = np.concatenate([r[key] for r in layers])
-        out[key] = cat.reshape(len(perm), N_SEATS, -1)[perm].reshape(cat.shape)
-    w_hand = new_row[np.concatenate([r["w_hand"] + o for r, o in zip(layers, offsets, strict=True)])]
+        rows = cat(key)
+        out[key] = rows.reshape(len(perm), N_SEATS, -1)[perm].reshape(rows.shape)
+    w_hand = new_row[np.concatenate([r.w_hand + o for r, o in zip(layers, offsets, strict=True)])]
     worder = np.argsort(w_hand, kind="stable")
     out["w_hand"] = w_hand[worder]
     for key in ("w", "wconc", "wmk", "wmt"):
-        out[key] = np.concatenate([r[key] for r in layers])[worder]
-    events = [r["events"] for r in layers]
-    ev = np.concatenate(events) if events else np.zeros((0, 1 + S.EV_W), np.int32)
+        out[key] = cat(key)[worder]
+    ev = cat("events") if layers else np.zeros((0, 1 + S.EV_W), np.int32)
     if record and len(ev):
-        rows = np.concatenate([r["events"][:, 0].astype(np.int64) + o for r, o in zip(layers, offsets, strict=True)])
+        rows = np.concatenate([r.events[:, 0].astype(np.int64) + o for r, o in zip(layers, offsets, strict=True)])
         rows = new_row[rows]
         eorder = np.argsort(rows, kind="stable")
         ev = ev[eorder]
         ev[:, 0] = rows[eorder]
-    out["events"] = ev
-    if "bot_labels" in layers[0]:  # Python bots' names (simulator.game): the same rules in every layer
-        out["bot_labels"] = layers[0]["bot_labels"]
-    return out
+    # Python bots' names (simulator.game): the same rules in every layer
+    return BatchResult(**out, events=ev, bot_labels=layers[0].bot_labels)

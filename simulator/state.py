@@ -19,6 +19,7 @@ One hand's state is a handful of arrays allocated once per batch and reset per h
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -193,6 +194,45 @@ class BatchOut(NamedTuple):
     wmk: np.ndarray
     wmt: np.ndarray
     events: np.ndarray
+
+
+@dataclass(eq=False)
+class BatchResult:
+    """What a batch of ``n`` hands returns (:func:`simulator.hands.run_batch`, the step path
+    :func:`simulator.game.play_hands`, :func:`simulator.sessions.run_sessions`): the engine's integer outputs before
+    any formatting (:mod:`simulator.records` turns them into the log columns). Slots of each row: ``state.H_*``,
+    ``PL_*``, ``W_*``.
+
+    - ``hand_ids, deal_ids, rotations``: ``int64[n]`` (hand id = 4·deal id + rotation under duplicate seating);
+    - ``h: int64[n, H_N]`` per hand; ``p: int64[4n, PL_N]`` per player (row 4i + seat); ``dealt: uint8[4n, 27]`` the
+      deals before 换三张;
+    - ``w: int64[m, W_N]`` the wins, ``w_hand: int64[m]`` the row of each win's hand, ``wconc: uint8[m, 27]``,
+      ``wmk, wmt: int8[m, 4]`` the winning hands;
+    - ``events: int32[e, 1 + EV_W]`` (column 0 = hand row; no rows when not recording);
+    - ``bot_labels``: the bot names by logged id when Python bots played (else ``None``: ``vocab.BOT_LABELS``);
+    - under sessions: ``session_id, hand_in_session: int64[n]`` and ``bankroll: float64[4n]`` (else ``None``).
+    """
+
+    hand_ids: np.ndarray
+    deal_ids: np.ndarray
+    rotations: np.ndarray
+    h: np.ndarray
+    p: np.ndarray
+    dealt: np.ndarray
+    w: np.ndarray
+    w_hand: np.ndarray
+    wconc: np.ndarray
+    wmk: np.ndarray
+    wmt: np.ndarray
+    events: np.ndarray
+    bot_labels: tuple | None = None
+    session_id: np.ndarray | None = None
+    hand_in_session: np.ndarray | None = None
+    bankroll: np.ndarray | None = None
+
+    def arrays(self) -> dict:
+        """The fields that are set, by name (``None`` ones left out)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
 
 class Deals(NamedTuple):

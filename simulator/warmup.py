@@ -31,10 +31,9 @@ def cache_location() -> Path:
 def lineup_of(rules) -> str:
     """``"simple"`` when the engine runs ``rules`` without parameterised bots (see simulator.bots), else
     ``"full"``: the two compiled copies of the loop, each compiled (and cached) on first use."""
-    from simulator.bots import simple_lineup
+    from simulator.compiled_rules import CompiledTable
 
-    ids, _ = rules.bot_arrays()
-    return "simple" if simple_lineup(ids) and not rules.python_seats() else "full"
+    return "simple" if CompiledTable.of(rules).simple and not rules.python_seats() else "full"
 
 
 def cache_is_warm(lineup: str = "simple") -> bool:

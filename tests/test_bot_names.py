@@ -71,5 +71,5 @@ def test_by_bot_tables_keep_them_apart(two_bots, tmp_path):
 def test_runs_without_python_bots_keep_the_fixed_dictionary():
     rules = load_rules("chengdu")
     raw = hands.run_batch(rules, np.arange(4), 1)
-    assert "bot_labels" not in raw  # records then encode with BOT_LABELS, as before
+    assert raw.bot_labels is None  # records then encode with BOT_LABELS, as before
     assert BOT_LABELS[-1] == "python"

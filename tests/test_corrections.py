@@ -106,10 +106,10 @@ def test_a_feeder_paid_kong_bloom_gives_the_deal_to_its_winner(base, seed, hand)
     first = hand - hand % 8
     raw = _session_hands(base, seed, first, [])
     row = hand - first
-    w = raw["w"][raw["w_hand"] == row]
+    w = raw.w[raw.w_hand == row]
     win = w[w[:, S.W_ORDER] == 1][0]
     assert win[S.W_KIND] == S.WK_SELF_DRAW and win[S.W_PAYER] >= 0 and win[S.W_PAYER] != win[S.W_WINNER]
-    assert raw["h"][row + 1, S.H_DEALER] == win[S.W_WINNER]
+    assert raw.h[row + 1, S.H_DEALER] == win[S.W_WINNER]
 
 
 def test_first_win_reads_the_feeder_from_the_kind():
@@ -157,10 +157,10 @@ def test_played_sessions_deal_to_a_later_multi_ron_feeder():
     """Played sessions: after a hand with a 一炮多响 that was not its first win, its discarder deals."""
     rules = load_rules("chengdu", ["session.hands=8", "session.dealer=feeder_on_multi_ron"])
     raw = run_sessions(rules, np.arange(8 * 40, dtype=np.int64), 3)
-    n = len(raw["hand_ids"])
-    multi = multi_ron_feeder(raw["w"], raw["w_hand"], n)
-    winner, _, count = first_win(raw["w"], raw["w_hand"], n)
-    k, dealer = raw["hand_in_session"], raw["h"][:, S.H_DEALER]
+    n = len(raw.hand_ids)
+    multi = multi_ron_feeder(raw.w, raw.w_hand, n)
+    winner, _, count = first_win(raw.w, raw.w_hand, n)
+    k, dealer = raw.hand_in_session, raw.h[:, S.H_DEALER]
     later = [i for i in range(n - 1) if k[i + 1] > 0 and multi[i] >= 0 and count[i] == 1]
     assert later, "no hand with a 一炮多响 after its first win in the sample"
     for i in range(n - 1):

@@ -112,15 +112,15 @@ def test_every_win_is_a_legal_two_suit_hand_without_void(big):
     rules = load_rules(name)
     w, p = cols["wins"], cols["players"]
     table = suit_table()
-    void = per_hand(raw["p"][:, S.PL_VOID])[raw["w_hand"], w["winner"]]
+    void = per_hand(raw.p[:, S.PL_VOID])[raw.w_hand, w["winner"]]
     for i in range(len(w["hand_id"])):
-        assert is_complete(table, raw["wconc"][i], raw["wmk"][i], raw["wmt"][i], int(raw["w"][i, S.W_NMELDS]),
+        assert is_complete(table, raw.wconc[i], raw.wmk[i], raw.wmt[i], int(raw.w[i, S.W_NMELDS]),
                            int(void[i])), i
-    held = raw["wconc"].reshape(-1, 3, 9).sum(axis=2).astype(np.int64)
-    nm = raw["w"][:, S.W_NMELDS]
+    held = raw.wconc.reshape(-1, 3, 9).sum(axis=2).astype(np.int64)
+    nm = raw.w[:, S.W_NMELDS]
     for j in range(4):
         has = j < nm
-        np.add.at(held, (np.flatnonzero(has), raw["wmt"][has, j] // 9), 3)
+        np.add.at(held, (np.flatnonzero(has), raw.wmt[has, j] // 9), 3)
     assert ((held > 0).sum(axis=1) <= 2).all()
     if rules.void_suit != "none":
         assert (held[np.arange(len(void)), void] == 0).all()
@@ -225,10 +225,10 @@ def test_output_matches_the_schema():
 
 def test_strings_are_the_canonical_notation():
     raw, cols = play(rules_of(), 300)
-    assert [format_counts(c) for c in raw["dealt"]] == list(cols["players"]["dealt"])
-    assert [format_counts(c) for c in raw["wconc"]] == list(cols["wins"]["hand"])
+    assert [format_counts(c) for c in raw.dealt] == list(cols["players"]["dealt"])
+    assert [format_counts(c) for c in raw.wconc] == list(cols["wins"]["hand"])
     for i in range(len(cols["wins"]["hand_id"])):
-        nm = raw["w"][i, S.W_NMELDS]
+        nm = raw.w[i, S.W_NMELDS]
         names = {1: "pung", 2: "kong", 3: "ckong"}
         want = ",".join(f"{names[raw['wmk'][i, j]]}:{tile_str(raw['wmt'][i, j])}" for j in range(nm))
         assert cols["wins"]["melds"][i] == want

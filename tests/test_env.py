@@ -36,7 +36,7 @@ def test_greedy_agents_reproduce_the_simulated_hand_and_rewards_sum_to_the_score
         e.reset(seed=21, options={"hand_id": hand_id})
         totals = play(e, lambda env, agent, obs: bot.act(env.observation_object(agent)))
         raw = hands.run_batch(rules, np.array([hand_id]), 21)
-        net = raw["p"][:, -6:].sum(axis=1)  # the PL_SCORE components
+        net = raw.p[:, -6:].sum(axis=1)  # the PL_SCORE components
         assert totals == {"seat_0": net[0], "seat_2": net[2]}
 
 

@@ -27,6 +27,7 @@ from simulator.bots.expert import (
     expert_void,
     kong_potential,
 )
+from simulator.compiled_rules import CompiledTable
 from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
@@ -59,10 +60,9 @@ def test_a_concealed_kong_is_not_counted_as_seen():
     """All four copies of a 暗杠 kind are in the kong, face down: nobody can have seen one, so the shared
     ``visible`` count of that kind stays 0 for the whole hand (it used to become 4)."""
     rules = load_rules("chengdu")
-    bots, bpar = rules.bot_arrays()
     # the step API runs the batch's compiled hand loop (calling engine internals from Python here would compile
     # extra copies of them into the shared disk cache)
-    hand = Hand(rules, bots, bpar, external=[], record=False)
+    hand = Hand(CompiledTable.of(rules), external=[], record=False)
     visible = hand.st.visible
     mk, mt, nm = hand.st.mk, hand.st.mt, hand.st.nm
     ids = np.arange(600, dtype=np.int64)

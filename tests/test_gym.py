@@ -52,7 +52,7 @@ def test_a_greedy_learner_reproduces_simulate_and_rewards_sum_to_its_score(seat)
     for hand_id in (1, 2, 5, 7):
         total, score = greedy_play(e, hand_id, 21)
         raw = hands.run_batch(rules, np.array([hand_id]), 21)
-        assert total == score == raw["p"][:, -6:].sum(axis=1)[seat]
+        assert total == score == raw.p[:, -6:].sum(axis=1)[seat]
 
 
 def test_rule_overrides_reach_the_env():

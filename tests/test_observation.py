@@ -16,6 +16,7 @@ from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.bots.expert import public_unseen
+from simulator.compiled_rules import CompiledTable
 from simulator.rules import load_rules
 from simulator.shape import MELD_CKONG, MELD_PUNG
 from simulator.tables import suit_table
@@ -28,8 +29,7 @@ def decisions(config, seats, external, n, seed, **overrides):
     """``(hand, decision, observation)`` at every decision of the ``external`` seats over ``n`` hands, which
     play as the compiled greedy bot (through :class:`agents.GreedyBot`)."""
     rules = load_rules(config, {"seats": seats, **overrides})
-    bot_ids, bot_par = rules.bot_arrays()
-    hand = game.Hand(rules, bot_ids, bot_par, external)
+    hand = game.Hand(CompiledTable.of(rules), external)
     walls, bots = engine.deal_seeds(seed, np.arange(n))
     bot = agents.GreedyBot()
     for i in range(n):
@@ -297,4 +297,4 @@ def test_dancers_no_longer_breed_huazhu_among_experts():
     tiles 71 players ended as 花猪 (224 in 1,000 hands); now 31 (112 in 1,000)."""
     rules = load_rules("qq_sichuan", {"seats": ["expert"] * 4, "declare_ready": "dance"})
     raw = hands.run_batch(rules, np.arange(300, dtype=np.int64), 0)
-    assert raw["p"][:, state.PL_HUAZHU].sum() <= 45
+    assert raw.p[:, state.PL_HUAZHU].sum() <= 45

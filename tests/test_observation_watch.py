@@ -306,7 +306,7 @@ def watch(monkeypatch, config: str, overrides: dict, inner, n: int, seed: int, f
     bots = {s: Watcher(b, log, pending) for s, b in enumerate(inner())}
     ids = np.arange(first, first + n, dtype=np.int64)
     raw = game.play_hands(rules, ids, seed, bots, record=True)
-    ev_all, w, w_hand = raw["events"], raw["w"], raw["w_hand"]
+    ev_all, w, w_hand = raw.events, raw.w, raw.w_hand
     seen = {k: 0 for k in S.DECISIONS} | {"ron": 0, "declined": 0, "robbed": 0, "ckong": 0, "xueliu_rewin": 0,
                                           "multi": 0, "danced": 0}
     by_hand: dict[str, list] = {}
@@ -315,7 +315,7 @@ def watch(monkeypatch, config: str, overrides: dict, inner, n: int, seed: int, f
     for row in range(n):
         ev = ev_all[ev_all[:, 0] == row, 1:]
         wins_of_hand = w[w_hand == row]
-        table = Table(rules, raw["dealt"][4 * row:4 * row + 4])
+        table = Table(rules, raw.dealt[4 * row:4 * row + 4])
         pos = 0
         picks = [0] * 4
         gives = [[t for typ, s, t, *_ in ev.tolist() if typ == S.EV_EXCHANGE and s == q] for q in range(4)]

@@ -124,7 +124,7 @@ def test_python_random_bot_depends_on_the_hand_only():
     rules = load_rules("chengdu", {"seats": ["simulator.agents:RandomBot", "greedy", "greedy", "greedy"]})
     a = hands.run_batch(rules, np.arange(8, 16), 3)
     b = hands.run_batch(rules, np.arange(0, 16), 3)
-    assert np.array_equal(a["p"], b["p"][32:])
+    assert np.array_equal(a.p, b.p[32:])
     assert agents.RandomBot is not None
 
 

@@ -40,8 +40,8 @@ def test_declared_winners_play_on_locked_and_every_hand_audits(dancing_xueliu):
 def test_sessions_of_xueliu_hands_are_zero_sum_per_session():
     rules = load_rules("xueliu", {"session": {"hands": 4, "dealer": "first_winner", "bankroll": 60}})
     raw = sessions.run_sessions(rules, np.arange(80, dtype=np.int64), SEED)
-    bank = raw["bankroll"].reshape(-1, 4)
-    last = raw["hand_in_session"] == 3
+    bank = raw.bankroll.reshape(-1, 4)
+    last = raw.hand_in_session == 3
     assert last.sum() == 20
     assert np.allclose(bank[last].sum(axis=1), 4 * 60)  # what one loses the others win, over the session
-    assert raw["h"].shape[0] == 80
+    assert raw.h.shape[0] == 80

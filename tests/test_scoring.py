@@ -244,6 +244,6 @@ def test_largest_accepted_scores_are_logged_exactly_and_zero_sum():
     p, w = cols["players"], cols["wins"]
     assert set(np.unique(w["points"])) <= {2**27, 2**27 + 1} and len(w["points"]) > 300
     assert (p["score_total"].reshape(-1, 4).sum(axis=1) == 0).all()
-    exact = raw["p"][:, ST.PL_SCORE:ST.PL_SCORE + ST.N_COMP].sum(axis=1)
+    exact = raw.p[:, ST.PL_SCORE:ST.PL_SCORE + ST.N_COMP].sum(axis=1)
     assert np.array_equal(p["score_total"].astype(np.int64), exact)   # no int32 wrap-around
     assert np.abs(exact).max() > 2**28  # within a factor 6 of the int32 limit

@@ -330,10 +330,10 @@ def test_recorded_sessions_replay_hand_by_hand_with_their_dealers():
 
     r = rules("session.dealer=first_winner")
     raw = run_sessions(r, np.arange(2 * K), SEED, record=True)
-    for i, hid in enumerate(raw["hand_ids"].tolist()):
-        one = run_batch(r, np.array([hid]), SEED, record=True, dealers=raw["h"][i:i + 1, S.H_DEALER])
-        assert np.array_equal(raw["events"][raw["events"][:, 0] == i][:, 1:], one["events"][:, 1:])
-        assert np.array_equal(raw["p"][4 * i:4 * i + 4], one["p"])
+    for i, hid in enumerate(raw.hand_ids.tolist()):
+        one = run_batch(r, np.array([hid]), SEED, record=True, dealers=raw.h[i:i + 1, S.H_DEALER])
+        assert np.array_equal(raw.events[raw.events[:, 0] == i][:, 1:], one.events[:, 1:])
+        assert np.array_equal(raw.p[4 * i:4 * i + 4], one.p)
 
 
 def test_a_bankroll_change_alone_does_not_count_as_different_play(tmp_path: Path):

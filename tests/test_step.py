@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from simulator import agents, engine, game, hands, records, state
+from simulator.compiled_rules import CompiledTable
 from simulator.rules import load_rules
 
 MIXES = [
@@ -18,9 +19,9 @@ MIXES = [
 ]
 
 
-def _same(a: dict, b: dict) -> None:
-    for key in a:
-        assert np.array_equal(np.asarray(a[key]), np.asarray(b[key])), key
+def _same(a, b) -> None:
+    for key, arr in a.arrays().items():
+        assert np.array_equal(np.asarray(arr), np.asarray(getattr(b, key))), key
 
 
 @pytest.mark.parametrize("config,seats,wrapped", MIXES)
@@ -44,8 +45,7 @@ def test_python_wrappers_of_compiled_bots_give_the_same_log_byte_for_byte(config
 
 def test_no_external_seat_plays_the_whole_hand_without_pausing():
     rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
-    bot_ids, bot_par = rules.bot_arrays()
-    hand = game.Hand(rules, bot_ids, bot_par, ())
+    hand = game.Hand(CompiledTable.of(rules), ())
     wall, bots = engine.deal_seeds(3, np.arange(1))
     hand.deal(wall[0], bots[0], 0)
     assert hand.advance() is None and hand.over
@@ -53,8 +53,7 @@ def test_no_external_seat_plays_the_whole_hand_without_pausing():
 
 def test_decision_points_name_seat_kind_and_legal_actions():
     rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
-    bot_ids, bot_par = rules.bot_arrays()
-    hand = game.Hand(rules, bot_ids, bot_par, (1,))
+    hand = game.Hand(CompiledTable.of(rules), (1,))
     wall, bots = engine.deal_seeds(5, np.arange(1))
     hand.deal(wall[0], bots[0], 0)
     kinds = []
@@ -72,8 +71,7 @@ def test_decision_points_name_seat_kind_and_legal_actions():
 
 def test_an_illegal_action_is_a_clear_error_and_changes_nothing():
     rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
-    bot_ids, bot_par = rules.bot_arrays()
-    hand = game.Hand(rules, bot_ids, bot_par, (2,), record=True)
+    hand = game.Hand(CompiledTable.of(rules), (2,), record=True)
     wall, bots = engine.deal_seeds(9, np.arange(1))
     hand.deal(wall[0], bots[0], 1, label="77")
     while (d := hand.advance()).kind != "discard":
@@ -97,8 +95,7 @@ def test_observation_hides_other_seats_concealed_kongs_and_is_read_only():
     rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
     seen_hidden = False
     for seed in range(40):
-        bot_ids, bot_par = rules.bot_arrays()
-        hand = game.Hand(rules, bot_ids, bot_par, (0,), record=True)
+        hand = game.Hand(CompiledTable.of(rules), (0,), record=True)
         wall, bots = engine.deal_seeds(seed, np.arange(1))
         hand.deal(wall[0], bots[0], 0)
         while (d := hand.advance()) is not None:

@@ -173,9 +173,9 @@ def test_win_buffers_regrow_without_changing_a_byte(monkeypatch):
     small = hands.run_batch(rules, ids, SEED)
     step = game.play_hands(rules, ids[:12], SEED, {0: agents.GreedyBot()})  # a Python seat: the step path
     for key in ("h", "p", "w", "w_hand", "wconc", "wmk", "wmt"):
-        assert np.array_equal(ref[key], small[key]), key
-        rows = 12 if key in ("h",) else 48 if key == "p" else int((ref["w_hand"] < 12).sum())
-        assert np.array_equal(ref[key][:rows], step[key]), key
+        assert np.array_equal(getattr(ref, key), getattr(small, key)), key
+        rows = 12 if key in ("h",) else 48 if key == "p" else int((ref.w_hand < 12).sum())
+        assert np.array_equal(getattr(ref, key)[:rows], getattr(step, key)), key
 
 
 def test_money_bound_counts_repeated_wins():

@@ -1,5 +1,5 @@
 """The engine's Python-side buffers: per-deal seeds, hand ids → deals and rotations, and the batch output arrays
-(``raw``: a dict of numpy arrays, grown and trimmed here; :func:`batch_out` views them as the compiled
+(:class:`BatchResult`, grown and trimmed here; :func:`batch_out` views them as the compiled
 :class:`~simulator.state.BatchOut`)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from simulator.state import (
     N_KINDS,
     PL_N,
     BatchOut,
+    BatchResult,
 )
 
 XUELIU_ROWS_PER_HAND = 16  # win rows per hand the batch outputs start with under xueliu (regrown when short)
@@ -46,44 +47,44 @@ def win_rows_per_hand(rules: RuleSet) -> int:
     return XUELIU_ROWS_PER_HAND if rules.mode == "xueliu" else state.MAX_WINS
 
 
+WIN_FIELDS = ("w", "w_hand", "wconc", "wmk", "wmt")  # the BatchResult fields with one row per win
+
+
+def _win_arrays(rows: int) -> dict:
+    return {"w": np.zeros((rows, state.W_N), np.int64), "w_hand": np.zeros(rows, np.int64),
+            "wconc": np.zeros((rows, N_KINDS), np.uint8), "wmk": np.zeros((rows, 4), np.int8),
+            "wmt": np.zeros((rows, 4), np.int8)}
+
+
 def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray,
-              rows_per_hand: int = state.MAX_WINS) -> dict:
-    """The output arrays of a batch of ``len(hand_ids)`` hands, with ``rows_per_hand`` win rows per hand (see
-    :func:`trim_raw`, :func:`grow_wins`)."""
+              rows_per_hand: int = state.MAX_WINS) -> BatchResult:
+    """The output arrays of a batch of ``len(hand_ids)`` hands, with ``rows_per_hand`` win rows per hand and no
+    events (see :func:`trim_raw`, :func:`grow_wins`)."""
     n = hand_ids.shape[0]
-    raw = {
-        "hand_ids": hand_ids, "deal_ids": deal_ids, "rotations": rotations,
-        "h": np.zeros((n, H_N), np.int64), "p": np.zeros((4 * n, PL_N), np.int64),
-        "dealt": np.zeros((4 * n, N_KINDS), np.uint8),
-    }
-    grow_wins(raw, rows_per_hand * n)
-    return raw
+    return BatchResult(hand_ids, deal_ids, rotations, np.zeros((n, H_N), np.int64), np.zeros((4 * n, PL_N), np.int64),
+                       np.zeros((4 * n, N_KINDS), np.uint8), **_win_arrays(rows_per_hand * n),
+                       events=np.zeros((0, 1 + state.EV_W), np.int32))
 
 
-def grow_wins(raw: dict, rows: int) -> None:
+def grow_wins(raw: BatchResult, rows: int) -> None:
     """Give the win arrays of ``raw`` at least ``rows`` rows, keeping the rows already written."""
-    old = raw.get("w")
-    if old is not None and old.shape[0] >= rows:
+    if raw.w.shape[0] >= rows:
         return
-    new = {"w": np.zeros((rows, state.W_N), np.int64), "w_hand": np.zeros(rows, np.int64),
-           "wconc": np.zeros((rows, N_KINDS), np.uint8), "wmk": np.zeros((rows, 4), np.int8),
-           "wmt": np.zeros((rows, 4), np.int8)}
-    for key, arr in new.items():
-        if old is not None:
-            arr[:raw[key].shape[0]] = raw[key]
-        raw[key] = arr
+    for key, arr in _win_arrays(rows).items():
+        old = getattr(raw, key)
+        arr[:old.shape[0]] = old
+        setattr(raw, key, arr)
 
 
-def batch_out(raw: dict, events: np.ndarray | None = None) -> BatchOut:
+def batch_out(raw: BatchResult, events: np.ndarray | None = None) -> BatchOut:
     """The output arrays of :func:`empty_raw` (and an event buffer: by default a one-row one, no events) as the
     :class:`~simulator.state.BatchOut` the compiled code writes into."""
     if events is None:
         events = np.zeros((1, 1 + state.EV_W), np.int32)
-    return BatchOut(raw["h"], raw["p"], raw["dealt"], raw["w"], raw["w_hand"], raw["wconc"], raw["wmk"], raw["wmt"],
-                    events)
+    return BatchOut(raw.h, raw.p, raw.dealt, raw.w, raw.w_hand, raw.wconc, raw.wmk, raw.wmt, events)
 
 
-def trim_raw(raw: dict, nw: int) -> None:
+def trim_raw(raw: BatchResult, nw: int) -> None:
     """Cut the win arrays of :func:`empty_raw` to the ``nw`` rows written."""
-    for key in ("w", "w_hand", "wconc", "wmk", "wmt"):
-        raw[key] = raw[key][:nw]
+    for key in WIN_FIELDS:
+        setattr(raw, key, getattr(raw, key)[:nw])
