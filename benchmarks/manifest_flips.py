@@ -22,7 +22,7 @@ from pathlib import Path
 
 from analysis.load import RunDirError, open_run
 from simulator import manifest as mf
-from simulator.study import run_study
+from simulator.study import simulate_study
 from simulator.verify import verify_run
 
 STUDY = """name: flips
@@ -52,7 +52,7 @@ def main() -> int:
         tmp_path = Path(tmp)
         (tmp_path / "flips.yaml").write_text(STUDY)
         ref = tmp_path / "ref"
-        run_study(tmp_path / "flips.yaml", out_dir=ref, jobs=1, report=False, diagnose=False, progress=False)
+        simulate_study(tmp_path / "flips.yaml", out_dir=ref, jobs=1, progress=False)
         expected = outputs(ref)
         counts = {"refused": 0, "harmless": 0, "silent": 0, "verify_missed": 0}
         start = time.perf_counter()

@@ -106,13 +106,12 @@ def run_studies(seed: int) -> dict[str, str]:
     import tempfile
     from pathlib import Path
 
-    from simulator.study import run_study
+    from simulator.study import simulate_study
 
     out: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for study, hands in RUNS.items():
-            res = run_study(study, out_dir=Path(tmp) / study, hands=hands, seed=seed, jobs=1, report=False,
-                            progress=False, diagnose=False)
+            res = simulate_study(study, out_dir=Path(tmp) / study, hands=hands, seed=seed, jobs=1, progress=False)
             for f in sorted(res.out_dir.rglob("*.parquet")):
                 _report(out, f"{study}/{f.relative_to(res.out_dir).as_posix()}",
                         hashlib.sha256(f.read_bytes()).hexdigest())

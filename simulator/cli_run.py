@@ -84,7 +84,7 @@ def study(
 ) -> None:
     """Simulate every variant of a study on common random numbers, check that each variant's changes acted,
     then write the comparison report (study files: docs/studies.md)."""
-    from simulator.study import run_study
+    from xuezhan.studies import run_study
 
     _bot_timeout(bot_timeout)
     try:
@@ -102,8 +102,6 @@ def study(
     sys.stderr.flush()
     if result.report is not None:
         typer.echo(f"report: {result.report}")
-    elif not no_report:
-        typer.echo("report skipped: analysis.report is not available", err=True)
 
 
 

@@ -224,7 +224,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
 
     ``out_dir`` itself is locked first (one run at a time in a directory), then every variant directory before
     it is inspected; all arguments and directories are checked before anything is written, so a refused run
-    leaves nothing behind. ``study_locked``: the caller (:func:`simulator.study.run_study`) holds the lock of
+    leaves nothing behind. ``study_locked``: the caller (:func:`simulator.study.simulate_study`) holds the lock of
     ``out_dir`` (:func:`run_lock`) and has checked its study; otherwise a directory holding a study is refused.
     Raises :class:`RunError` for bad arguments, conflicts with existing or concurrent runs, and a worker that
     died.

@@ -3,8 +3,8 @@
 A study file (YAML, validated strictly) names a baseline and variants; every variant is simulated with the same
 seed and the same hand ids, so hand ``k`` sees the same wall and the same bot random streams in every variant
 and differences between variants are paired, hand by hand. Each variant goes to ``DIR/<table>/variant=<name>/``
-(see :mod:`simulator.layout`), the study itself is recorded in ``DIR/study.json``, and the report is written by
-``analysis.report.write_report`` when that module is installed.
+(see :mod:`simulator.layout`) and the study itself is recorded in ``DIR/study.json``; the checks and the report
+are composed on top, by :func:`xuezhan.studies.run_study` (the ``xuezhan study`` command's).
 
 Rule overrides are applied in this order: the variant's rule file, the study's ``seats``, the variant's ``set``
 (so a variant may change the seating, as the strategies study does), then the command line's ``--set``, which
@@ -14,7 +14,6 @@ The file format is documented for users in ``docs/studies.md``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -247,23 +246,23 @@ def _record_bytes(record: dict[str, Any]) -> bytes:
 
 @dataclass(frozen=True)
 class StudyResult:
-    """What :func:`run_study` did: the output directory, per-variant summaries, the report (None when skipped
-    or unavailable) and the diagnostics of ``analysis.diagnostics`` (empty when unavailable or skipped)."""
+    """What a study run did: the output directory, per-variant summaries, and — when :func:`xuezhan.studies.run_study`
+    ran it — the report (None when skipped), the diagnostics of ``analysis.diagnostics`` and, per variant, (hands
+    whose play differs from the baseline, hands compared). :func:`simulate_study` leaves those three empty."""
 
     out_dir: Path
     summaries: list[RunSummary]
-    report: Path | None
+    report: Path | None = None
     findings: list[Any] = field(default_factory=list)
     differing: dict[str, tuple[int, int]] = field(default_factory=dict)  # variant -> (hands differing, hands)
 
 
-def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
-              seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
-              backend: str = "loky", scheduler: str | None = None, report: bool = True,
-              progress: bool = True, diagnose: bool = True) -> StudyResult:
-    """Run a study (a file, a shipped study's name, a :class:`StudyFile` or a dict with a study file's keys, as
-    in docs/studies.md): simulate every variant, write ``study.json``, check that each variant's changes acted
-    (``analysis.diagnostics``), then write the report (if available).
+def simulate_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
+                   seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
+                   backend: str = "loky", scheduler: str | None = None, progress: bool = True) -> StudyResult:
+    """Simulate a study (a file, a shipped study's name, a :class:`StudyFile` or a dict with a study file's keys, as
+    in docs/studies.md): every variant on common random numbers, and ``study.json``. The diagnostics and the
+    report are :func:`xuezhan.studies.run_study`'s (it calls this first).
 
     ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.
     """
@@ -287,41 +286,4 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
             if not existed:  # refused before simulating anything: leave the directory as it was
                 (out_dir / STUDY_FILE).unlink(missing_ok=True)
             raise
-    # the run is opened (and its files verified) once, and diagnosed once, for the terminal and the report
-    run = _open_run(out_dir) if diagnose or report else out_dir
-    findings, differing = study_diagnostics(run, variants[0].name) if diagnose else ([], {})
-    return StudyResult(out_dir, summaries, write_study_report(run, variants[0].name, findings if diagnose else None)
-                       if report else None, findings, differing)
-
-
-def _open_run(out_dir: Path) -> Any:
-    """``analysis.load.open_run(out_dir)``, or ``out_dir`` itself when ``analysis`` is not installed."""
-    if importlib.util.find_spec("analysis.load") is None:
-        return out_dir
-    from analysis.load import open_run
-
-    return open_run(out_dir)
-
-
-def study_diagnostics(run: Any, baseline: str) -> tuple[list[Any], dict[str, tuple[int, int]]]:
-    """``analysis.diagnostics`` findings and, per variant, (hands differing from the baseline, hands compared)
-    of a run (its directory or an opened ``analysis.load.Run``); nothing when that module is not installed."""
-    if importlib.util.find_spec("analysis.diagnostics") is None:
-        return [], {}
-    from analysis.diagnostics import diagnose, differing_hands
-    from analysis.load import as_run
-
-    run = as_run(run)
-    differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
-    return diagnose(run, baseline), differing
-
-
-def write_study_report(run: Any, baseline: str, findings: list[Any] | None = None) -> Path | None:
-    """Call ``analysis.report.write_report`` on a run (its directory or an opened ``analysis.load.Run``; with
-    ``findings`` of ``analysis.diagnostics.diagnose`` when already computed) if that module exists; None when it
-    does not."""
-    if importlib.util.find_spec("analysis.report") is None:
-        return None
-    from analysis.report import write_report
-
-    return write_report(run, baseline, None, findings=findings)
+    return StudyResult(out_dir, summaries)

@@ -19,7 +19,7 @@ from analysis import ev
 from analysis.load import open_run
 from simulator import hands
 from simulator.rules import BOT_LABELS, load_rules
-from simulator.study import run_study
+from xuezhan.studies import run_study
 
 TWO_BOTS = '''
 from simulator.agents import Bot, PASS

@@ -267,7 +267,7 @@ def test_replay_shows_the_declaration(played):
 
 
 def test_the_shipped_study_fires_and_a_greedy_table_is_flagged(tmp_path):
-    from simulator.study import run_study
+    from xuezhan.studies import run_study
 
     res = run_study("declare", hands=120, out_dir=tmp_path / "value", jobs=1, report=False, progress=False)
     assert not [f for f in res.findings if f.key and ("declare" in f.key or "extras" in f.key)], res.findings

@@ -11,7 +11,7 @@ from cli_helpers import cli_run
 
 from analysis.diagnostics import changed_keys, diagnose, differing_hands
 from analysis.load import open_run
-from simulator.study import run_study
+from xuezhan.studies import run_study
 
 GREEDY_STUDY = """
 name: designer

@@ -22,7 +22,7 @@ from cli_helpers import cli_run
 from analysis.load import RunDirError, open_run
 from simulator import __version__, layout
 from simulator import manifest as mf
-from simulator.study import run_study
+from xuezhan.studies import run_study
 
 ARMS = ("chengdu", "cap3", "no.exchange")  # a dot: hive values are any name the runner accepts
 STUDY = {"name": "hive", "baseline": {"name": "chengdu", "rules": "chengdu"},

@@ -2,7 +2,7 @@
 
 ``lint-imports`` checks the contracts: the simulator's layers (each imports only the layers below it), analysis
 importing only the rules, the log schema, the manifest and the vocabulary from the simulator, and the simulator
-reaching analysis only from the CLI and the study composition.
+reaching analysis (and the xuezhan facade, where a study meets the analysis) only from the CLI.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def test_every_simulator_module_has_a_layer():
 
 @pytest.mark.parametrize("importer,imported", [("simulator.engine.common", "simulator.hands"),
                                                ("analysis.ev", "simulator.engine"),
-                                               ("analysis.clustered", "analysis.report_render")])
+                                               ("analysis.clustered", "analysis.report_render"),
+                                               ("simulator.study", "analysis.report")])
 def test_a_wrong_import_breaks_a_contract(tmp_path, importer, imported):
     """The contracts can fail: a copy of the code with one upward import is refused."""
     for pkg in ("simulator", "analysis", "xuezhan"):
@@ -64,3 +65,13 @@ def test_every_analysis_module_has_a_layer():
     modules = {f"analysis.{p.stem}" for p in (ROOT / "analysis").glob("*.py") if p.stem != "__init__"}
     assert modules - placed == set(), "analysis modules missing from the 'analysis layers' contract"
     assert placed - modules == set(), "the 'analysis layers' contract names modules that do not exist"
+
+
+def test_only_the_cli_reaches_the_analysis():
+    """Every simulator module but the CLI's is a source of the contract forbidding ``analysis`` and ``xuezhan``
+    (a study's report is composed in xuezhan.studies, not behind an import inside simulator.study)."""
+    contract = next(c for c in _contracts() if c["type"] == "forbidden" and "xuezhan" in c["forbidden_modules"])
+    modules = {f"simulator.{p.stem if p.is_file() else p.name}" for p in (ROOT / "simulator").iterdir()
+               if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    modules = {m for m in modules if m != "simulator.configs" and not m.startswith("simulator.cli")}
+    assert modules - set(contract["source_modules"]) == set()

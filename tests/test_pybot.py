@@ -14,7 +14,7 @@ from cli_helpers import bot_module, cli_run
 from simulator import agents, hands, replay
 from simulator.game import IllegalActionError
 from simulator.rules import RulesError, load_rules
-from simulator.study import run_study
+from xuezhan.studies import run_study
 
 BOT_MODULE = '''
 from simulator.agents import PASS, GreedyBot

@@ -92,7 +92,7 @@ chunk_size: 8
 
 @pytest.fixture(scope="module")
 def dup_run(tmp_path_factory):
-    from simulator.study import run_study
+    from xuezhan.studies import run_study
 
     tmp = tmp_path_factory.mktemp("replay")
     (tmp / "dup.yaml").write_text(DUP_STUDY)

@@ -117,7 +117,7 @@ seed: 5
 
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
-    from simulator.study import run_study
+    from xuezhan.studies import run_study
 
     tmp = tmp_path_factory.mktemp("skill")
     (tmp / "s.yaml").write_text(SMALL_STUDY)
@@ -153,7 +153,7 @@ def test_report_has_the_skill_section(small_run):
 
 def test_no_skill_section_without_two_bots_in_duplicate(tmp_path):
     from analysis.load import open_run
-    from simulator.study import run_study
+    from xuezhan.studies import run_study
 
     (tmp_path / "s.yaml").write_text("name: one\nbaseline: chengdu\nhands: 8\nseed: 1\nduplicate: true\n")
     run = open_run(run_study(tmp_path / "s.yaml", out_dir=tmp_path / "run", jobs=1, report=False,

@@ -11,7 +11,8 @@ from cli_helpers import cli_run
 
 from simulator.rules import load_rules
 from simulator.runner import RunError
-from simulator.study import STUDY_DIR, StudyError, load_study, run_study, study_variants
+from simulator.study import STUDY_DIR, StudyError, load_study, study_variants
+from xuezhan.studies import run_study
 
 CRN_STUDY = """
 name: crn

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from analysis.load import RunDirError, open_run
 from simulator import dirlock, rundir, runner
 from simulator import manifest as mf
-from simulator.study import run_study
 from simulator.verify import verify_run
+from xuezhan.studies import run_study
 
 HANDS, CHUNK, SEED = 40, 10, 3
 ARMS = ("chengdu", "hz8")

@@ -14,7 +14,8 @@ from simulator.warmup import play_hands as play_hands
 from simulator.runner import RunSpec as RunSpec, Variant as Variant, run_variants as run_variants
 from simulator.runner import simulate as simulate
 from simulator.study import StudyFile as StudyFile, StudyResult as StudyResult
-from simulator.study import load_study as load_study, run_study as run_study
+from simulator.study import load_study as load_study, simulate_study as simulate_study
+from xuezhan.studies import run_study as run_study
 from simulator.replay import record_hand as record_hand, record_logged_hand as record_logged_hand
 
 # bots written in Python (docs/bots.md)

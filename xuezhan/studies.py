@@ -1,0 +1,42 @@
+"""A study from end to end: simulated (:func:`simulator.study.simulate_study`), checked (``analysis.diagnostics``:
+did each variant's rule act, does its play differ from the baseline) and reported (``analysis.report``).
+
+This is where the simulator and the analysis meet; neither package imports the other for it. ``xuezhan study``
+and ``xuezhan.run_study`` both run this function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from analysis.diagnostics import diagnose as diagnose_run
+from analysis.diagnostics import differing_hands
+from analysis.load import open_run
+from analysis.report import write_report
+from simulator.study import Overrides, StudyRef, StudyResult, simulate_study
+
+
+def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
+              seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
+              backend: str = "loky", scheduler: str | None = None, report: bool = True,
+              progress: bool = True, diagnose: bool = True) -> StudyResult:
+    """Run a study (a file, a shipped study's name, a :class:`~simulator.study.StudyFile` or a dict with a study
+    file's keys, as in docs/studies.md): simulate every variant on common random numbers, check that each
+    variant's changes acted (``diagnose``), then write the report (``report``).
+
+    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.
+    Returns the :class:`~simulator.study.StudyResult` with its report path, findings and differing hands.
+    """
+    result = simulate_study(ref, out_dir=out_dir, jobs=jobs, hands=hands, seed=seed, overrides=overrides,
+                            resume=resume, backend=backend, scheduler=scheduler, progress=progress)
+    if not (diagnose or report):
+        return result
+    run = open_run(result.out_dir)  # opened (and its files verified) once, for the diagnostics and the report
+    baseline = result.summaries[0].name
+    findings, differing = [], {}
+    if diagnose:
+        findings = diagnose_run(run, baseline)
+        differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
+    path = write_report(run, baseline, None, findings=findings if diagnose else None) if report else None
+    return dataclasses.replace(result, report=path, findings=findings, differing=differing)
