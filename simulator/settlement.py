@@ -152,7 +152,7 @@ def huazhu_penalty(params) -> int:
 
 
 @njit(cache=True)
-def is_huazhu(params, ps, conc, mk, mt, nm, p) -> bool:
+def is_huazhu(params, ps, conc, mt, nm, p) -> bool:
     """花猪: tiles of all three suits (``void_suit: none``) or any tile of the declared void suit."""
     used = 0
     for k in range(27):
@@ -181,7 +181,7 @@ def settle_exhaustive(table, params, st) -> None:
     not won (血流: a seat that won and played on is outside this settlement, as in 血战; docs/rules.md)."""
     g, ps, conc, mk, mt, nm, kl = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.kl
     for p in range(N_SEATS):
-        if not ps[p, PS_NWINS] and is_huazhu(params, ps, conc, mk, mt, nm, p):
+        if not ps[p, PS_NWINS] and is_huazhu(params, ps, conc, mt, nm, p):
             ps[p, PS_HUAZHU] = 1
             log_event(st, EV_HUAZHU, p, -1, 0, 0, 0)
     # 退税: every not-ready player still in (a 花猪 is never ready) returns all its live kong income

@@ -230,7 +230,7 @@ def test_strings_are_the_canonical_notation():
     for i in range(len(cols["wins"]["hand_id"])):
         nm = raw.w[i, S.W_NMELDS]
         names = {1: "pung", 2: "kong", 3: "ckong"}
-        want = ",".join(f"{names[raw['wmk'][i, j]]}:{tile_str(raw['wmt'][i, j])}" for j in range(nm))
+        want = ",".join(f"{names[raw.wmk[i, j]]}:{tile_str(raw.wmt[i, j])}" for j in range(nm))
         assert cols["wins"]["melds"][i] == want
 
 

@@ -44,7 +44,7 @@ def dead_suit(params, ps, mk, mt, nm, q) -> int:
 
 
 @njit(cache=True)
-def tile_danger(params, ps, mk, mt, nm, seat, conc, visible, k) -> int:
+def tile_danger(params, ps, mk, mt, nm, seat, k) -> int:
     """Summed danger of discarding kind k (see the module docstring)."""
     r = k % 9
     base = 3 if 2 <= r <= 6 else (2 if r == 1 or r == 7 else 1)
@@ -88,7 +88,7 @@ def defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, 
         cand = 0
         for k in range(N_KINDS):
             if sh_buf[k] == best_sh:
-                d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, conc, visible, k)
+                d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, k)
                 if d < least:
                     least = d
                     cand = 0
@@ -99,7 +99,7 @@ def defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, 
     bd = bs = bc = BIG
     for k in range(N_KINDS):
         if (legal >> k) & 1:
-            d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, conc, visible, k)
+            d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, k)
             c = connectivity(conc, k)
             if (d, sh_buf[k], c) < (bd, bs, bc):
                 best, bd, bs, bc = k, d, sh_buf[k], c
