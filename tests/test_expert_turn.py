@@ -24,7 +24,7 @@ from simulator.bots.expert_hand import (
     table_context,
     unseen_total,
 )
-from simulator.bots.expert_turn import draw_gains, kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, turn_acceptance
 from simulator.bots.expert_value import N_SHAPES, counts_of, held4, kept_counts, ron_weights, shape_incomes
 from simulator.evaluate import MELD_KONG, MELD_PUNG, shanten
 from simulator.rules import BOT_MILLI, load_rules
@@ -85,8 +85,7 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
             return  # melds in all three suits: acceptance counts by full shanten (no fast path)
         void = usable[0]
     draws = draw_candidates(conc, void)
-    gains = np.zeros(18, np.int64)
-    draw_gains(TABLE, conc, void, gains)
+    gains = np.full(18, -1, np.int64)  # shared by the discards, as in discard_values
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)

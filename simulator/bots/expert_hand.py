@@ -14,7 +14,7 @@ from numba import njit
 
 from simulator.bots.common import acceptance, discard_shantens, draw_candidates, suit_count, usable_void
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
-from simulator.bots.expert_turn import draw_gains, kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, turn_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -183,11 +183,9 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
     qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
     ronw = ron_weights(params, ps, seat)
-    # shared by the candidates (expert_turn): the 14 tiles' draw gains, shape tally and kong income to come
+    # shared by the candidates (expert_turn): draw gains (filled as needed), shape tally, kong income to come
     fast = usable_void(mt, nm, void)
-    gains = np.zeros(18, np.int64)
-    if fast and draws != 0:
-        draw_gains(table, conc, void, gains)
+    gains = np.full(18, -1, np.int64)
     tally = kept_tally(conc, void, visible)
     kp14 = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
     kong_kinds = kong_changes(conc, mk, mt, nm)

@@ -8,9 +8,9 @@ same for all of them:
   :func:`~simulator.evaluate.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
   only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
   suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
-  :func:`draw_gains` lists, once per turn, the columns each draw lowers in each kept suit of the 14 tiles;
-  :func:`turn_acceptance` then prices a draw into the suit the discard left untouched by one mask test, and only
-  the draws into the discard's own suit (whose key moved) by a table row;
+  The columns each draw lowers (:func:`column_gains`) in a kept suit the discard left untouched are those of the
+  14 tiles: :func:`turn_acceptance` keeps them for the turn and prices such a draw by one mask test; only the
+  draws into the discard's own suit (whose key moved) read the table again;
 - the kong income still to come (:func:`~simulator.bots.expert_hand.kong_potential`) changes only for a
   discard of a kind held three or four times, or of the last copy of a punged kind (:func:`kong_changes`);
 - the tally behind the big shapes' distances (:func:`kept_tally`, read by
@@ -32,31 +32,26 @@ from simulator.state import N_KINDS
 N_COLS = 10  # the suit table's columns: m melds + 5·p pairs
 
 
-@njit(cache=True)
-def draw_gains(table, conc, void, out) -> None:
-    """``out[9·i + r]`` (int64[18]; ``i`` 0 for the lower kept suit beside ``void``, 1 for the upper) = bit mask
-    of the suit-table columns whose distance drops when one copy of rank ``r`` is added to that suit of ``conc``
-    (0 when all four are held)."""
-    sa, sb = kept_suits(void)
-    ka, kb, _, _ = kept_summary(conc, void, 1)
-    for i in range(2):
-        s = sa if i == 0 else sb
-        key = ka if i == 0 else kb
-        for r in range(9):
-            m = 0
-            if conc[9 * s + r] < 4:
-                k2 = key + POW5[r]
-                for x in range(N_COLS):
-                    if table[k2, x] < table[key, x]:
-                        m |= 1 << x
-            out[9 * i + r] = m
+@njit(cache=True, inline="always")
+def column_gains(table, key, r, need) -> int:
+    """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
+    is added to the suit of key ``key`` (which holds fewer than four)."""
+    k2 = key + POW5[r]
+    g = 0
+    for m in range(need + 1):
+        if table[k2, m] < table[key, m]:
+            g |= 1 << m
+        if table[k2, m + 5] < table[key, m + 5]:
+            g |= 1 << (m + 5)
+    return g
 
 
 @njit(cache=True)
 def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k) -> int:
-    """:func:`~simulator.bots.common.acceptance` of ``conc`` — the 14 tiles ``gains`` (:func:`draw_gains`) were
-    taken from, less one copy of ``k`` — at its shanten ``sh``, for a usable void: unseen tiles among the kinds
-    ``draws`` whose draw lowers the shanten."""
+    """:func:`~simulator.bots.common.acceptance` of ``conc`` — the 14 tiles of the turn less one copy of ``k`` —
+    at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten.
+    ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
+    :func:`column_gains` of the 14 tiles' suit, filled as draws need them."""
     sa, sb = kept_suits(void)
     ka, kb, pairs, odd = kept_summary(conc, void, nm)
     need = 4 - nm
@@ -93,17 +88,16 @@ def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k) -> int:
                     continue
             if not by_dist:
                 continue
-            t = ta if i == 0 else tb
-            if s != moved:
-                if gains[9 * i + r] & t:
-                    acc += u
-                continue
             key = ka if i == 0 else kb
-            k2 = key + POW5[r]
-            for x in range(N_COLS):
-                if (t >> x) & 1 and table[k2, x] < table[key, x]:
-                    acc += u
-                    break
+            if s == moved:  # this suit's key moved: its gains are this hand's own
+                g = column_gains(table, key, r, need)
+            else:
+                g = gains[9 * i + r]
+                if g < 0:
+                    g = column_gains(table, key, r, need)
+                    gains[9 * i + r] = g
+            if g & (ta if i == 0 else tb):
+                acc += u
     return acc
 
 
