@@ -12,7 +12,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.bots.common import acceptance, discard_shantens, draw_candidates, suit_count, usable_void
+from simulator.bots.common import (
+    acceptance,
+    discard_shantens,
+    draw_candidates,
+    kept_summary,
+    suit_count,
+    usable_void,
+)
 from simulator.bots.dance import huazhu_cost, stuck_cost
 from simulator.bots.expert_hand import (
     BP_AMBITION,
@@ -86,10 +93,11 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
         void = usable[0]
     draws = draw_candidates(conc, void)
     gains = np.full(18, -1, np.int64)  # shared by the discards, as in discard_values
+    summary = kept_summary(conc, void, nm)
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)
-        got = turn_acceptance(TABLE, conc, nm, void, sh, visible, draws, gains, k)
+        got = turn_acceptance(TABLE, conc, nm, void, sh, visible, draws, gains, k, summary)
         assert got == acceptance(TABLE, conc, mk, mt, nm, void, sh, visible, draws), (k, sh)
         conc[k] += 1
 
@@ -169,3 +177,17 @@ def test_discard_values_price_each_discard_as_hand_value_does(seed, rules):
             v -= huazhu_cost(params, n_in, n_draws, left) + stuck_cost(params, ps, 0, conc, visible, void, tiles_left)
         assert out[k] == v, k
         assert shaped[k] == shp
+
+
+@settings(max_examples=300, deadline=None)
+@given(SEEDS)
+def test_draw_candidates_are_the_kept_kinds_near_a_held_tile(seed):
+    rng = np.random.default_rng(seed)
+    conc, _, _, _, _, void = crowded_hand(rng)
+    want = 0
+    for k in range(27):
+        s, r = divmod(k, 9)
+        near = any(0 <= r + d < 9 and conc[9 * s + r + d] > 0 for d in range(-2, 3))
+        if s != void and conc[k] < 4 and near:
+            want |= 1 << k
+    assert draw_candidates(conc, void) == want

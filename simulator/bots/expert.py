@@ -46,6 +46,7 @@ from simulator.bots.expert_hand import (
     value13,
 )
 from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
+from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import END_RATE, exit_value, ron_weights
 from simulator.evaluate import (
     CTX_SELF_DRAW,
@@ -78,6 +79,7 @@ from simulator.state import (
     PS_WON,
     VOID_DECLARED,
     VOID_NONE,
+    borrowed,
     void_rule,
 )
 
@@ -148,6 +150,8 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
     dead = np.full(N_SEATS, -1, np.int64)
     qsuit = np.full(N_SEATS, -1, np.int64)
     opponent_threats(params, ps, mk_all, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
+    threats = (p_ready, loss, dead, qsuit)
+    b_ready, b_loss, b_dead, b_qsuit = borrowed(threats)  # read per kind without reference counting (kept alive)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -159,13 +163,14 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+        v -= defence * tile_risk(ps, seat, b_ready, b_loss, b_dead, b_qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:
             v += temp * gumbel(rng)
         if v > best_v:
             best, best_v = k, v
+    keep_alive(threats)
     why = discard_reason(params, best, best_safe, best_val, void, sh_buf[best] if alt < 0 else SHANTEN_NEVER,
                          shaped[best], vals[best_val] - vals[best], sh_buf[best] > sh_buf[best_val])
     return best | why << REASON_SHIFT

@@ -12,9 +12,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import acceptance, discard_shantens, draw_candidates, suit_count, usable_void
+from simulator.bots.common import (
+    acceptance,
+    discard_shantens,
+    draw_candidates,
+    kept_summary,
+    suit_count,
+    usable_void,
+)
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
-from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, turn_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -40,7 +47,7 @@ from simulator.rules import (
     P_REFUND_KONGS_IF_NOT_READY,
 )
 from simulator.scoring import points_of
-from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, void_rule
+from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, borrowed, void_rule
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
@@ -173,19 +180,23 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
     u_tot = unseen_total(conc, visible)
-    inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    own_inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, own_inc)
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     draws = draw_candidates(conc, void)
     rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
-    qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
-    ronw = ron_weights(params, ps, seat)
+    own_qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
+    own_ronw = ron_weights(params, ps, seat)
     # shared by the candidates (expert_turn): draw gains (filled as needed), shape tally, kong income to come
     fast = usable_void(mt, nm, void)
-    gains = np.full(18, -1, np.int64)
+    own_gains = np.full(18, -1, np.int64)
+    summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
+    # the candidates read borrowed views (no reference counting per call: state.borrowed); the own_* arrays stay
+    # referenced until after the loop (keep_alive), so they outlive every view
+    inc, qc, ronw, gains = borrowed((own_inc, own_qc, own_ronw, own_gains))
     tally = kept_tally(conc, void, visible)
     kp14 = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
     kong_kinds = kong_changes(conc, mk, mt, nm)
@@ -207,7 +218,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
             acc = 0
             if needs_acceptance(sh, dr, n_in):
                 if fast:
-                    acc = turn_acceptance(table, conc, nm, void, sh, visible, dr, gains, k)
+                    acc = turn_acceptance(table, conc, nm, void, sh, visible, dr, gains, k, summary)
                 else:
                     acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, dr)
             counts = counts_of(moved_tally(tally, conc, void, visible, k, -1), nm) if amb > 0.0 else NO_COUNTS
@@ -224,6 +235,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
             v -= huazhu_cost(params, n_in, n_draws, left) + stuck
         out[k] = v
         shaped[k] = 1 if shp else 0
+    keep_alive((own_inc, own_qc, own_ronw, own_gains))
     return best
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import POW5, kept_suits, kept_summary, unseen
+from simulator.bots.common import POW5, kept_suits, unseen
 from simulator.evaluate import MELD_PUNG, seven_pairs_distance
 from simulator.state import N_KINDS
 
@@ -47,13 +47,22 @@ def column_gains(table, key, r, need) -> int:
 
 
 @njit(cache=True)
-def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k) -> int:
+def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k, summary) -> int:
     """:func:`~simulator.bots.common.acceptance` of ``conc`` — the 14 tiles of the turn less one copy of ``k`` —
     at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten.
     ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
-    :func:`column_gains` of the 14 tiles' suit, filled as draws need them."""
+    :func:`column_gains` of the 14 tiles' suit, filled as draws need them; ``summary``: the 14 tiles'
+    :func:`~simulator.bots.common.kept_summary`."""
     sa, sb = kept_suits(void)
-    ka, kb, pairs, odd = kept_summary(conc, void, nm)
+    ka, kb, pairs, odd = summary
+    if k // 9 != void:  # the discard's suit key and its kind's pair/odd count move (as common.moved_shanten)
+        if k // 9 == sa:
+            ka -= POW5[k % 9]
+        else:
+            kb -= POW5[k % 9]
+        c = np.int64(conc[k])  # after the discard
+        pairs += (c >> 1) - ((c + 1) >> 1)
+        odd += (c & 1) - ((c + 1) & 1)
     need = 4 - nm
     # the best splits of the melds between the two suits (min over m of the two ways to place the pair), and the
     # columns of each suit they use
@@ -170,3 +179,11 @@ def moved_tally(tally, conc, void, visible, k, d):
     n4, n3, n2, n1, npr, nsg, ndd, nqd = kind_tally(c, float(unseen(conc, visible, k)))
     return (h4 - o4 + n4, h3 - o3 + n3, h2 - o2 + n2, h1 - o1 + n1, pairs - op + npr, singles - osg + nsg,
             acc_dd - odd_ + ndd, acc_qd - oqd + nqd)
+
+
+@njit(cache=True)
+def keep_alive(arrays) -> bool:
+    """A use of ``arrays`` (a tuple of arrays) that numba cannot drop: called after the last use of borrowed
+    views of them (:func:`~simulator.state.borrowed`), it keeps their owners referenced, and so allocated, until
+    then (numba releases an array after its variable's last use)."""
+    return len(arrays) > 0
