@@ -1,502 +1,54 @@
-"""The run report: one self-contained HTML file (figures as base64 PNG) plus a Markdown summary next to it.
+"""The run report: one self-contained HTML file (figures as base64 PNG) plus a Markdown summary next to it, and
+every table as CSV.
 
 :func:`write_report` is what ``xuezhan report`` and ``xuezhan study`` call. The answer comes first: a summary
-of each variant's largest practically significant differences (:func:`summary_lines`), then a table of
-contents, then every table of ``analysis``, each estimate with its ``n`` (counted in independent units, headed
-"hands" or "walls") and an SE or a 95% interval; the run section states the variants' rule sets (digest,
-differences from the baseline), seed, hand counts, ``scoring.base`` and economy. Section order is built in
-:func:`build_sections`; a "flags" section (e.g. a variant whose rule never fired) goes first, before the
-summary. Both files are
-written to temporaries and renamed into place only when everything has been computed, so a failure never leaves
-a half-written report.
+of each variant's largest practically significant differences (:func:`analysis.summary.summary_items`), then a
+table of contents, then every table of ``analysis``, each estimate with its ``n`` (counted in independent units,
+headed "hands" or "walls") and an SE or a 95% interval; the run section states the variants' rule sets (digest,
+differences from the baseline), seed, hand counts, ``scoring.base`` and economy. Both files and the tables'
+directory are written to temporaries and renamed into place only when everything has been computed, so a
+failure never leaves a half-written report.
+
+The parts: :mod:`analysis.report_build` computes the sections (:func:`build_sections`: which tables, in which
+order, with which text), :mod:`analysis.report_render` renders them (:class:`Section`, :func:`present`,
+:func:`render_html`, :func:`render_markdown`), this module writes the files. Their public names are re-exported
+here.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import os
 import tempfile
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import polars as pl
-from matplotlib.figure import Figure
 
-from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, skill, summary, sweep
-from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se  # noqa: F401 (fmt_p: re-exported)
+from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se
 from analysis.load import Run, open_run
-from analysis.rare import RARE_UNITS
-from analysis.stats import LEVEL
-from analysis.summary import rule_differences, zero_by_construction
-
-METHODS = f"""\
-Units: every money amount is in base units (the table's 底; multiply by scoring.base for score units). Each
-player-hand is one player's net result in one hand.
-Independent unit: the hand — or, under duplicate seating, the wall (deal_id): the four seatings of one wall share
-every tile, so they are one observation, not four — or, in a run with sessions, the session (its hands are
-chained). Every mean, share, paired difference, bootstrap and session simulation is clustered on that unit, and
-the n of a table ("hands", "walls" or "sessions") counts units.
-Intervals are two-sided {LEVEL:.0%}. Means: mean ± 1.96·SE with the cluster-robust SE over units (= sd/√n with one
-observation per unit). Shares (of hands, wins or player-hands): Wilson score interval at the effective sample
-size n_eff = n / design effect (capped at n; the number of units when the share is 0 or 1, the number of trials
-when every unit has the same share), so bounds stay in [0, 1] and are never zero-width.
-The declined − not difference has the unit-clustered SE of the group
-coefficient of an OLS on the group indicator (the two groups share hands).
-Quantiles q(p): the smallest observed score with empirical CDF ≥ p. P(loss>x): share of player-hands with score
-< −x. CVaR95 loss: mean loss over the worst 5% of player-hands (expected shortfall, boundary observation
-weighted fractionally). Risk intervals: percentile bootstrap over units (seeded; all seats of a unit resampled
-together). Sessions of K hands for one player of a group: each hand is a uniform draw of a logged hand, then of
-one of the group's player-hands in it; K draws summed; intervals from an outer bootstrap over units.
-Paired comparisons use common random numbers: the same hand_id was dealt the same wall and bot streams in
-every variant; differences are taken hand by hand (joined on hand_id and seat) and clustered by unit.
-"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test
-(zero-width only when every unit differs by the same amount). With 2 to {RARE_UNITS - 1} ("few differing"): the
-Student interval and test on (differing units − 1) degrees of freedom. With one: the gamma (weighted Poisson,
-Fay–Feuer) interval on its difference, the unseen sign sized by it (never significant). With none: no interval
-and no test. p Holm: Holm-adjusted p-values within a family (all paired rows of one comparison, the same family
-as xuezhan compare; all rows of one variant in the mean-by-seat table); each caption gives the number of tests.
-Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
-significant but smaller; not significant with the interval inside ±detect (an effect of that size is ruled
-out); inconclusive. hands needed (paired): hands to simulate so that the test run at that size (Student on few
-differing units, normal on many) has 80% power at α = 0.05 against a true difference of detect, the number of
-differing units being Binomial with the observed share π of units (at least detect for a 0/1 share) and their
-spread at least the observed one; none when no unit differs and nothing bounds π. hands needed (unpaired, per
-arm): the plain formula with the unpaired SD under the alternative. vrf = unpaired variance / paired variance.
-Play differs: paired hands on which any decision or its outcome differs (exchange, 定缺, discards, kongs,
-declines, wins) — payments are not play.
-Economy: coins per player per hand = room_factor · base · score_total − rake, charged to every player in every
-hand; the house keeps 4·rake per hand."""
-
-
-@dataclass
-class Section:
-    """A report section: a title, an optional paragraph, then tables and figures in order."""
-
-    title: str
-    text: str = ""
-    items: list[tuple[str, str, Any]] = field(default_factory=list)  # ("table"|"figure", caption, object)
-    pngs: dict[int, bytes] = field(default_factory=dict)  # item index -> the figure rendered (PNG), if done
-
-    def table(self, caption: str, df: pl.DataFrame) -> None:
-        self.items.append(("table", caption, df))
-
-    def figure(self, caption: str, fig: Figure) -> None:
-        self.items.append(("figure", caption, fig))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Header
-
-
-def header_table(run: Run, baseline: str) -> pl.DataFrame:
-    """One row per variant: rule digest, differences from the baseline, seed, hands, base and economy."""
-    counts = dict(run.hand_counts().iter_rows())
-    rows = []
-    for v in run.variants:
-        man = run.manifests[v]
-        eco = run.economy(v)
-        rows.append({
-            "variant": v, "role": "baseline" if v == baseline else "variant", "digest": run.digest(v)[:12],
-            "hands_logged": counts.get(v, 0), "hands_planned": man.get("hands"),
-            "complete": man.get("complete"), "seed": man.get("seed"), "duplicate": run.duplicate,
-            "base": run.base(v), "room_factor": eco["room_factor"], "rake": eco["rake"],
-            "seats": ", ".join(run.seat_labels(v)),
-            "rules vs baseline": rule_differences(run, v, baseline)})
-    return pl.DataFrame(rows, infer_schema_length=None)
-
-
-def glance_table(shape_df: pl.DataFrame, variants: tuple[str, ...], unit: str = "hand") -> pl.DataFrame:
-    """Game-shape metrics as rows, variants as columns: ``estimate [ci_lo, ci_hi]`` and the row's count of
-    independent units, headed ``hands (variant)`` or ``walls (variant)`` (``unit`` = ``Run.unit``)."""
-    cells = shape_df.with_columns(pl.format("{} [{}, {}]", *[pl.col(c).map_elements(fmt, return_dtype=pl.String)
-                                                            for c in ("estimate", "ci_lo", "ci_hi")]).alias("cell"))
-    out = cells.filter(pl.col("variant") == variants[0]).select("metric", "per")
-    for v in variants:
-        sub = cells.filter(pl.col("variant") == v).select("metric", pl.col("cell").alias(v),
-                                                          pl.col("n_units").alias(f"{unit}s ({v})"))
-        out = out.join(sub, on="metric", how="left", maintain_order="left")
-    return out
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Presentation: unit names, Chinese names, tables that say nothing
-
-
-def zh_names() -> dict[str, str]:
-    """Chinese names of hand types and pattern flags, by pinyin key."""
-    from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH
-
-    return {**FLAG_ZH, **HAND_TYPE_ZH}
-
-
-PAIRED_HIDDEN = ("variant", "n_obs", "mean", "se_paired", "interval", "p_value", "measured_in", "se_unpaired", "vrf",
-                 "detect", "hands_unpaired")
-"""Columns of a paired table the report does not print (every one is in the table's CSV, :func:`write_tables`);
-what stays: the group, units, differing units, baseline, change, interval, Holm p, verdict, hands needed."""
-
-
-def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
-    """A table as the report shows it: the unit count headed ``hands`` or ``walls`` (``n_hands`` dropped when
-    every hand is its own unit), pinyin hand types / flags followed by their Chinese names, positions as
-    ``dealer``, ``dealer+1``…, the constant ``unit``/``baseline`` columns of paired tables dropped, and a
-    paired table cut to the columns a reader needs (:data:`PAIRED_HIDDEN` are in its CSV), numbers rounded to
-    their standard error (:func:`analysis.fmt.round_to_se`)."""
-    out = df.drop([c for c in ("unit", "baseline") if c in df.columns])
-    if "hands_paired" in out.columns and "verdict" in out.columns:  # a paired table: the rest is in its CSV
-        out = out.drop([c for c in PAIRED_HIDDEN if c in out.columns])
-    if "n_units" in out.columns:
-        if run.cluster == "hand_id" and "n_hands" in out.columns:
-            out = out.drop("n_hands")
-        out = out.rename({"n_units": f"{run.unit}s", **({"n_hands": "hands"} if "n_hands" in out.columns else {})})
-    for col in ("hand_type", "flag"):
-        if col in out.columns:
-            names = {k: f"{k} {v}" for k, v in zh_names().items()}
-            out = out.with_columns(pl.col(col).replace(names))
-    if "position" in out.columns:
-        out = out.with_columns(pl.col("position").map_elements(lambda p: ev.POSITION_NAMES[p],
-                                                               return_dtype=pl.String))
-    return round_to_se(out) if "se" in df.columns or "se_paired" in df.columns else out
-
-
-def one_bot_sentence(run: Run, what: str) -> str:
-    bots = sorted({b for v in run.variants for b in run.bots(v)})
-    who = f"the {bots[0]} bot" if len(bots) == 1 else "one bot"
-    return (f"{what} by bot: not shown — every seat is played by {who} in each variant, so its mean score is 0 "
-            "by construction (every payment goes from one seat to another). See the tables by seat and by "
-            "dealer position.")
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Building and writing
-
-
-def comparisons(run: Run, baseline: str) -> list[tuple[str, str]]:
-    """The report's paired comparisons ``(A, B)``, each shown as B − A: every variant against the baseline,
-    then the study's ``contrasts`` (pairs of two other variants, e.g. cap 1 against uncapped)."""
-    pairs = [(baseline, v) for v in run.variants if v != baseline]
-    return pairs + [c for c in run.contrasts if c not in pairs and baseline not in c]
-
-
-TABLE_THREADS = 2
-"""Threads that compute the report's tables. Polars queries and the numpy bootstraps run without the GIL, so
-they proceed while the calling thread draws the figures of the tables already done."""
-
-
-def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: int, session_hands: int,
-                   seed: int, findings: list | None) -> dict[str, Future]:
-    """Start every table of the report; the ones with figures first, in the order their figures are drawn.
-    Each table is a pure function of the logs (bootstraps seeded), so the order of completion changes nothing."""
-    jobs: dict[str, tuple] = {
-        "ht": (fans.hand_type_frequencies, run), "fl": (fans.flag_frequencies, run),
-        "ev_seat": (ev.expected_value, run, "seat"), "ev_pos": (ev.expected_value, run, "position"),
-        "ev_bot": (ev.expected_value, run, "bot"),
-        "hand_risk": (partial(risk.risk_table, run, "bot", n_boot=n_boot, seed=seed),),
-        "sess": (partial(risk.session_risk_table, run, "bot", hands=session_hands, n_boot=n_boot, seed=seed),),
-        "dist": (risk.score_distribution, run, "bot"),
-        **{f"family {base} {v}": (family.paired_family, run, v, base) for base, v in comparisons(run, baseline)},
-        "diagnostics": (diagnostics_sections, run, baseline, findings),
-        "play": (play.play_table, run, comparisons(run, baseline)),
-        "header": (header_table, run, baseline), "shape": (shape.game_shape, run),
-        "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
-        "economy": (economy.economy_table, run, "bot"),
-        **({"sessions": (sessions_section, run, baseline)} if run.has_sessions else {}),
-        "skill": (skill.skill_section, run, n_boot, seed),
-        "decline": (shape.decline_effect, run, "bot")}
-    return {name: pool.submit(*job) for name, job in jobs.items()}
-
-
-def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands: int = 40, seed: int = 0,
-                   findings: list | None = None, render: bool = False) -> list[Section]:
-    """Compute every table and figure of the report: the summary first, then the details.
-
-    ``findings``: :func:`analysis.diagnostics.diagnose`'s result when the caller already has it (computed here
-    otherwise). ``render``: also render every figure to PNG (``Section.pngs``) as soon as it is drawn, while the
-    remaining tables are computed (:data:`TABLE_THREADS`)."""
-    pool = ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="report")
-    try:
-        tables = _submit_tables(pool, run, baseline, n_boot, session_hands, seed, findings)
-        return _assemble(run, baseline, {k: f.result for k, f in tables.items()}, n_boot, session_hands, seed,
-                         render)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session_hands: int, seed: int,
-              render: bool) -> list[Section]:
-    """The sections from the tables (``get[name]()`` waits for one), figures drawn in this thread."""
-    unit = run.unit
-
-    def figure(sec: Section, caption: str, fig: Figure) -> None:
-        sec.figure(caption, fig)
-        if render:
-            sec.pngs[len(sec.items) - 1] = plots.to_png(fig)
-
-    fan = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
-                  f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Dots on a "
-                  "log scale so rare hands stay visible.")
-    ht, fl = get["ht"](), get["fl"]()
-    figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_dots(ht, "win"))
-    figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_dots(fl, "win"))
-    fan.table("Hand types", ht)
-    fan.table("Pattern flags", fl)
-
-    evs = Section("Expected value", f"Mean score per hand in base units, by seat, by position after the dealer and "
-                  f"by bot, split by component; clustered by {unit}. p_value tests mean = 0; p_holm is Holm over "
-                  "the rows of one variant in that table.")
-    ev_seat, ev_pos, ev_bot = get["ev_seat"](), get["ev_pos"](), get["ev_bot"]()
-    figure(evs, "Mean score per hand by seat", plots.ev_errorbars(ev_seat))
-    figure(evs, "Mean score per hand by dealer position", plots.ev_errorbars(ev_pos))
-    evs.table(f"By seat, with components (Holm over {_tests(ev_seat)} seat × component tests per variant)", ev_seat)
-    evs.table(f"By dealer position, with components (Holm over {_tests(ev_pos)} tests per variant)", ev_pos)
-    if zero_by_construction(ev_bot, "mean", "se"):
-        evs.text += " " + one_bot_sentence(run, "Mean score")
-    else:
-        figure(evs, "Mean score per hand by bot", plots.ev_errorbars(ev_bot))
-        figure(evs, "Score components by bot", plots.component_stack(ev_bot))
-        evs.table(f"By bot, with components (Holm over {_tests(ev_bot)} tests per variant)", ev_bot)
-
-    rsk = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot. "
-                  + risk_text(n_boot, seed, unit))
-    hand_risk, sess, dist = get["hand_risk"](), get["sess"](), get["dist"]()
-    figure(rsk, "Per-hand score quantiles", plots.risk_quantiles(hand_risk))
-    figure(rsk, f"Session ({session_hands} hands) total quantiles", plots.risk_quantiles(sess))
-    figure(rsk, "Per-hand score distribution", plots.score_distribution_plot(dist))
-    rsk.table("Per-hand risk", hand_risk)
-    rsk.table(f"Session of {session_hands} hands", sess)
-    rsk.table("Per-hand score distribution", dist)
-
-    families = {(a, b): get[f"family {a} {b}"]() for a, b in comparisons(run, baseline)}
-    paired = [_paired_section(run, v, base, fam, figure) for (base, v), fam in families.items()]
-    rule = sweep.sweep_rule(run, baseline)
-    dose_section = []
-    if rule is not None:
-        dose = sweep.dose_table(run, baseline, rule, {v: fam["metrics"] for (base, v), fam in families.items()
-                                                      if base == baseline})
-        s = Section(f"Dose–response: {rule}", f"The variants sweep one rule, {rule}: each panel is a hand metric's "
-                    "paired change against the baseline at each value (95% interval; the four metrics with the "
-                    "largest change relative to their detect).")
-        figure(s, f"Paired change against {rule}", plots.dose_response(dose, rule))
-        s.table(f"Paired change by {rule}", dose.drop("order"))
-        dose_section.append(s)
-
-    sections = get["diagnostics"]()  # problems with the comparison come first
-    sections += [_summary_section(run, baseline, families, ev_pos, get["play"]()), *dose_section]
-    head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
-    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
-    incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
-    if incomplete:
-        head.text += (f" Warning: {', '.join(incomplete)} did not finish (see hands_logged); paired comparisons "
-                      "use the hands present in both variants.")
-    sections += [head, Section("Methods and definitions", METHODS)]
-
-    shape_df = get["shape"]()
-    s = Section("Game shape", f"Per hand, per win or per player-hand (column per); n = that denominator, "
-                f"{unit}s = independent units.")
-    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit))
-    s.table("Game shape, full table", shape_df)
-    fan.table("Fan, capped fan and 根 per win, and wins per hand", get["fan_summary"]())
-    fan.table("Distribution of fan (before the cap), capped fan and 根 over wins", get["fan_dist"]())
-    sections += [s, fan, evs, rsk]
-
-    s = Section("Economy", "Platform coins: coins per player per hand = room_factor · base · score_total − rake, "
-                "charged to every player in every hand (流局 included), so the house keeps 4·rake per hand. "
-                "room_factor and rake come from each variant's economy settings; with the default 1 and 0, coins "
-                "equal the score. coin_loss = share of player-hands with a negative delta.")
-    s.table("Coins per player per hand, by bot", get["economy"]())
-    sections.append(s)
-    if "sessions" in get:
-        sections.append(get["sessions"]())
-    if (sk := get["skill"]()) is not None:  # analysis.skill: duplicate runs with a test and a field bot
-        sections.append(sk)
-    s = Section("Declined wins", decline_text())
-    s.table("Decliners vs non-decliners, by bot", get["decline"]())
-    return [*sections, s, *paired]
-
-
-def _summary_section(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
-                     ev_pos: pl.DataFrame, play: pl.DataFrame) -> Section:
-    """The answer first (:func:`analysis.summary.summary_items`): who wins, how play changes, then each
-    comparison's largest practically significant differences in plain words."""
-    sec = Section("Summary")
-    sec.items = summary.summary_items(run, baseline, families, ev_pos, play)
-    return sec
-
-
-SESSIONS_TEXT = ("Hands chained into sessions (rule set session:): the dealer of each hand follows from the "
-                 "previous one, and each player carries a balance. One session is one independent unit (under "
-                 "duplicate seating, the four seatings of one session's walls are one unit). net = change of a "
-                 "player's balance over the session in the session's money (base units, or coins: room_factor · "
-                 "base · score − rake per hand); points = the session's score in base units; dealt = hands the "
-                 "player dealt. P(ruin) = share of player-sessions whose balance reached 0 (any = sessions where "
-                 "someone did), Wilson 95% at the effective sample size, clustered by session (by the four "
-                 "seatings of a session's walls under duplicate seating). Every other table of a run with "
-                 "sessions is clustered by session too (its n counts sessions). Paired rows compare the same "
-                 "sessions (same walls) under two rule sets.")
-
-
-def sessions_section(run: Run, baseline: str) -> Section:
-    """The "Sessions" section: only for runs whose rule sets have a session block."""
-    s = Section("Sessions", SESSIONS_TEXT)
-    by = "bot" if any(len(set(run.bots(v))) > 1 for v in run.variants) else "seat"
-    s.table(f"Per-session results by {by}", _per_session(sessions.session_results(run, by)))
-    s.table(f"Distribution of a player's session result (net) by {by}", sessions.session_distribution(run, by))
-    ruin = sessions.ruin_table(run, "seat")
-    if ruin.height:
-        s.table("P(ruin) for the session's bankroll, by seat", _per_session(ruin))
-    s.table("House take per session", _per_session(sessions.house_take(run)))
-    paired = [v for v in sessions.session_variants(run) if v != baseline and run.session(baseline) is not None
-              and run.session(v)["hands"] == run.session(baseline)["hands"]]
-    for v in paired:
-        s.table(f"{v} − {baseline}: session points and hands dealt per seat (paired by session)",
-                _per_session(sessions.dealer_rule_effect(run, v, baseline, "seat")))
-    return s
-
-
-def _per_session(df: pl.DataFrame) -> pl.DataFrame:
-    """Session tables count sessions, not hands: ``n_units`` shown as ``sessions`` (see :func:`present`)."""
-    return df.rename({"n_units": "sessions"}) if "n_units" in df.columns else df
-
-
-def diagnostics_sections(run: Run, baseline: str, findings: list | None = None) -> list[Section]:
-    """``[Section]`` listing :func:`analysis.diagnostics.diagnose`'s findings (``findings``: already computed),
-    or ``[]`` when there are none."""
-    if findings is None:
-        from analysis.diagnostics import diagnose
-
-        findings = diagnose(run, baseline)
-    text = "\n".join(f"- {f.text()}" for f in findings)
-    return [Section("Check first: variants whose changes did not act", text)] if findings else []
-
-
-def _tests(df: pl.DataFrame) -> int:
-    """Tests per variant in a table with p-values (the largest family)."""
-    if "p_value" not in df.columns or df.height == 0:
-        return 0
-    return int(df.group_by("variant").agg(pl.col("p_value").is_not_null().sum())["p_value"].max())
-
-
-def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.DataFrame],
-                    figure: Callable[[Section, str, Figure], None] = Section.figure) -> Section:
-    n_tests = family.family_tests(fam)
-    unit = run.unit
-    s = Section(f"Paired: {variant} − {baseline}",
-                f"{variant} minus {baseline} on the same {unit}s ({rule_differences(run, variant, baseline)}). "
-                f"{unit}s = paired units, differ = units whose difference is not 0; interval 'few differing' = "
-                f"fewer than {RARE_UNITS} differing units (conservative gamma interval), 'none' = no unit differs "
-                f"(no interval, no test). p_holm: Holm over the {n_tests} tests of this section. hands_paired / "
-                "hands_unpaired: hands to simulate to detect `detect` (α = 0.05, 80% power, SD under the "
-                "alternative).")
-    by_bot, by_seat, metrics = fam["by_bot"], fam["by_seat"], fam["metrics"]
-    bot_zero = zero_by_construction(by_bot, "diff", "se_paired")
-    score_rows = [by_seat.with_columns(pl.format("seat {}", "seat").alias("group")).drop("seat")]
-    if not bot_zero:
-        score_rows.append(by_bot.filter(pl.col("component") == "score_total").drop("bot_baseline")
-                          .rename({"bot": "group"}))
-    figure(s, "Paired differences, one panel per unit of measurement",
-           plots.comparison_deltas(pl.concat([*score_rows, metrics], how="diagonal_relaxed"),
-                                   ["group", "component", "metric"]))
-    s.table("Score by seat (base units)", by_seat)
-    if bot_zero:
-        s.text += " " + one_bot_sentence(run, "Score differences")
-    else:
-        s.table("Score by bot and component (base units)", by_bot)
-    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", _one_of_twins(metrics))
-    return s
-
-
-def _one_of_twins(metrics: pl.DataFrame) -> pl.DataFrame:
-    """The hand metrics without ``wins`` when it repeats ``winners`` number for number (every winner wins once
-    outside 血流); the paired frames, their CSV and `xuezhan compare` keep both."""
-    cols = ["n_differ", "diff", "ci_lo", "ci_hi"]
-    rows = {m: metrics.filter(pl.col("metric") == m).select(cols) for m in ("winners", "wins")}
-    if all(r.height == 1 for r in rows.values()) and rows["winners"].equals(rows["wins"]):
-        return metrics.filter(pl.col("metric") != "wins")
-    return metrics
-
-
-def risk_text(n_boot: int, seed: int, unit: str = "hand") -> str:
-    """What the risk tables' intervals are, for ``n_boot`` replicates (0: none)."""
-    if n_boot == 0:
-        return "No intervals (bootstrap off: 0 replicates); ci_lo and ci_hi are empty."
-    return (f"Intervals: percentile bootstrap over {unit}s with {n_boot} replicates, seed {seed} — per hand, "
-            f"{n_boot} resamples of the {unit}s; per session, {n_boot} outer resamples of the {unit}s, each "
-            f"simulating {risk.BOOT_SESSIONS:,} sessions.")
-
-
-def decline_text() -> str:
-    return ("Players whose bot declined at least one win they could have taken, against players who declined "
-            "none: win rate, capped fan of the eventual win and score per hand. Observational: a player who "
-            "declined held a winnable hand, so this is not the effect of declining.")
-
-
-def slug(title: str) -> str:
-    """GitHub-style anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    keep = "".join(ch for ch in title.lower() if ch.isalnum() or ch in " -_")
-    return keep.strip().replace(" ", "-")
-
-
-def _contents_at(sections: list[Section]) -> int:
-    """Index before which the table of contents goes: right after the summary (the answer comes first, and
-    any flags before it), else after the first section."""
-    titles = [sec.title for sec in sections]
-    return titles.index("Summary") + 1 if "Summary" in titles else min(1, len(sections))
-
-
-def render_html(title: str, sections: list[Section], subtitle: str, run: Run | None = None) -> str:
-    css = ("body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;margin:.5em 0 "
-           "1.5em;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#f0f0f0}td.n{text-align:"
-           "right;font-variant-numeric:tabular-nums}p.m{white-space:pre-wrap;font-size:13px}figure{margin:0 0 1em}"
-           "figcaption,caption{font-weight:bold;font-size:13px;text-align:left;padding:.3em 0}img{max-width:100%}")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-             f"<title>{html.escape(title)}</title>"
-             f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p>"]
-    at = _contents_at(sections)
-    for i, sec in enumerate(sections):
-        if i == at:
-            parts.append("<h2>Contents</h2><ol>" + "".join(
-                f"<li><a href='#{slug(x.title)}'>{html.escape(x.title)}</a></li>" for x in sections) + "</ol>")
-        parts.append(f"<h2 id='{slug(sec.title)}'>{html.escape(sec.title)}</h2>")
-        if sec.text:
-            parts.append(f"<p class='m'>{html.escape(sec.text)}</p>")
-        for j, (kind, caption, obj) in enumerate(sec.items):
-            if kind == "table":
-                table = present(obj, run) if run is not None else obj
-                parts.append(html_table(table, caption))
-            elif kind == "text":
-                parts.append(f"<p class='m'>{html.escape(obj)}</p>")
-            else:
-                data = base64.b64encode(sec.pngs.get(j) or plots.to_png(obj)).decode()
-                parts.append(f"<figure><figcaption>{html.escape(caption)}</figcaption>"
-                             f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'></figure>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def render_markdown(title: str, sections: list[Section], subtitle: str, html_name: str,
-                    run: Run | None = None) -> str:
-    out = [f"# {title}", "", subtitle, "", f"Figures: see `{html_name}`.", ""]
-    at = _contents_at(sections)
-    for i, sec in enumerate(sections):
-        if i == at:
-            out += ["## Contents", "", *[f"{j + 1}. [{x.title}](#{slug(x.title)})" for j, x in enumerate(sections)],
-                    ""]
-        out += [f"## {sec.title}", ""]
-        if sec.text:
-            out += [sec.text.replace("\n", "  \n"), ""]
-        for kind, caption, obj in sec.items:
-            if kind == "table":
-                table = present(obj, run) if run is not None else obj
-                out += [f"**{caption}**", "", md_table(table), ""]
-            elif kind == "text":
-                out += [obj.replace("\n", "  \n"), ""]
-    return "\n".join(out)
+from analysis.report_build import (
+    METHODS,
+    SESSIONS_TEXT,
+    TABLE_THREADS,
+    build_sections,
+    comparisons,
+    decline_text,
+    diagnostics_sections,
+    glance_table,
+    header_table,
+    one_bot_sentence,
+    risk_text,
+    sessions_section,
+)
+from analysis.report_render import PAIRED_HIDDEN, Section, present, render_html, render_markdown, slug, zh_names
+from analysis.summary import rule_differences
+
+__all__ = [  # the report's parts, importable from here as before the split
+    "METHODS", "PAIRED_HIDDEN", "SESSIONS_TEXT", "TABLE_THREADS", "Section", "build_sections", "comparisons",
+    "decline_text", "diagnostics_sections", "fmt", "fmt_p", "glance_table", "header_table", "html_table",
+    "md_table", "one_bot_sentence", "present", "render_html", "render_markdown", "risk_text", "round_to_se",
+    "rule_differences", "sessions_section", "slug", "stage_tables", "write_report", "write_tables", "zh_names",
+]
 
 
 def _atomic_write_text(path: Path, text: str) -> Path:

@@ -278,9 +278,9 @@ SKILL_TEXT = (
 
 
 def skill_section(run: Run, n_boot: int = N_BOOT, seed: int = 0):
-    """The report's "Skill" section (``analysis.report.Section``) for a run under duplicate seating with at least
+    """The report's "Skill" section (``analysis.report_render.Section``) for a run under duplicate seating with at least
     one variant seating exactly two distinct bots; None otherwise (the section is left out)."""
-    from analysis.report import Section
+    from analysis.report_render import Section
 
     if not run.duplicate:
         return None

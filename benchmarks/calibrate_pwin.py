@@ -30,8 +30,8 @@ from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE
 from simulator.bots.expert_hand import table_context, unseen_total
-from simulator.evaluate import shanten
 from simulator.rules import load_rules
+from simulator.shape import shanten
 from simulator.tables import suit_table
 
 SHAPES = (("对对胡", "duiduihu"), ("七对", "qidui"), ("清一色", "qingyise"))

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from simulator import evaluate as E
+from simulator import shape as H
 from simulator.rules import load_rules
 from simulator.tables import suit_table
 
@@ -60,7 +61,7 @@ def complete_hands(n: int, rng: np.random.Generator) -> np.ndarray:
 def _count_complete(table, hands, meld_kind, meld_tile):
     n = 0
     for i in range(hands.shape[0]):
-        if E.is_complete(table, hands[i], meld_kind, meld_tile, 0, -1):
+        if H.is_complete(table, hands[i], meld_kind, meld_tile, 0, -1):
             n += 1
     return n
 
@@ -69,7 +70,7 @@ def _count_complete(table, hands, meld_kind, meld_tile):
 def _sum_shanten(table, hands, meld_kind, meld_tile):
     s = 0
     for i in range(hands.shape[0]):
-        s += E.shanten(table, hands[i], meld_kind, meld_tile, 0, -1)
+        s += H.shanten(table, hands[i], meld_kind, meld_tile, 0, -1)
     return s
 
 
@@ -88,7 +89,7 @@ def _sum_points(table, hands, meld_kind, meld_tile, params):
 def _sum_waits(table, hands, meld_kind, meld_tile):
     s = 0
     for i in range(hands.shape[0]):
-        s += E.wait_mask(table, hands[i], meld_kind, meld_tile, 0, -1) != 0
+        s += H.wait_mask(table, hands[i], meld_kind, meld_tile, 0, -1) != 0
     return s
 
 

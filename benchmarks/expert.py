@@ -1,7 +1,7 @@
 """The expert bot's figures: strength (duplicate seating), game shape and speed.
 
     python benchmarks/expert.py                         # 2,000 walls × 4 seatings, quick
-    python benchmarks/expert.py --walls 12500           # the figure quoted in docs/rules.md
+    python benchmarks/expert.py --walls 12500           # the figure quoted in docs/bots.md
     python benchmarks/expert.py --part speed --hands 20000
     python benchmarks/expert.py --part breakdown --walls 2000
 

@@ -1,5 +1,5 @@
 """Fit a deal-in model for the expert on simulated hands (an experiment: it is not what the bot ships, see
-docs/rules.md, "Bots", Danger, for the measured strength with it).
+docs/bots.md, "What was tried, by part of the rules", Danger and folding, for the measured strength with it).
 
     python benchmarks/fit_danger.py                      # fit and print the coefficients (seed 11)
     python benchmarks/fit_danger.py --hands 3000 --seed 11
@@ -29,8 +29,8 @@ from simulator import state as S
 from simulator.bots.common import face_up
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
-from simulator.evaluate import wait_mask
 from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
+from simulator.shape import wait_mask
 from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
 from simulator.tables import suit_table
 
@@ -40,7 +40,8 @@ FEATURES = ("bias", "draws", "draws²", "melds", "tiles_left", "terminal", "rank
             "suji", "unseen", "unseen_0", "suit_discards", "flush_suit", "flush_other", "melds_in_suit",
             "near_discards", "kongs", "draws≤2", "draws≤4", "draws≤6")
 # The fit of seed 11, 1,500 hands per line-up (what `python benchmarks/fit_danger.py` prints), log-odds per
-# feature unit; kept to measure the expert with it (docs/rules.md, "Bots", Danger).
+# feature unit; kept to measure the expert with it (docs/bots.md, "What was tried, by part of the rules",
+# Danger and folding).
 # (seed 11, 1,500 hands each of greedy×4 and expert/greedy alternating, default rules: 2.4 M samples, held-out
 # log-loss 0.100 against 0.123 for a constant; calibrated within ~20% above P = 0.01, overstated below).
 COEF = np.array([-4.1694, 0.5238, 0.3398, 0.4801, -0.3646, -0.2727, -0.1348, -0.2581, -1.0360, -0.0029, 0.5104,

@@ -16,8 +16,8 @@ import numpy as np
 
 from simulator import records
 from simulator import state as S
-from simulator.evaluate import MELD_CKONG, MELD_KONG, MELD_PUNG
 from simulator.hands import run_batch
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG
 from simulator.state import void_rule
 from simulator.tiles import counts_from_str
 

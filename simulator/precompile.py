@@ -22,7 +22,7 @@ from numba import types as nt
 from simulator import engine, numba_cache, records, settlement, state
 from simulator.bots import bot_claim, bot_discard, bot_exchange, bot_self_kong, bot_void, planning_void
 from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
-from simulator.state import BOOL, I64, M_I8, M_I64, N_SEATS, V_I8, V_I64, V_U8, V_U64
+from simulator.state import BOOL, I64, M_I64, N_SEATS, V_I8, V_I64, V_U8
 
 # Scalar arguments by name (everything else is an array or tuple named in arg_types).
 _INT = ("cur", "dealer", "drawn", "how", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
@@ -55,13 +55,11 @@ def signature(fn, types: dict) -> tuple:
     return tuple(types[name] for name in inspect.signature(fn.py_func).parameters)
 
 
-# The bots' dispatchers (simulator.bots) take one seat's slices under the engine's names (``conc``, ``mk``, ``mt``
-# a seat's row, ``nm`` its meld count, ``bpar`` its parameter row, ``rng`` its stream) and the other seats' melds
-# as ``mk_all``, ``mt_all``, ``nm_all``, the state arrays they read by field name (``g``, ``ps``, ``visible``,
-# ``sh_buf``); the suit table and the rule parameters as the engine passes them.
-_SEAT_TYPES = dict(conc=V_U8, mk=V_I8, mt=V_I8, nm=I64, rng=V_U64, out=V_I64, mk_all=M_I8, mt_all=M_I8, nm_all=V_I64,
-                   g=V_I64, ps=M_I64, visible=V_I8, sh_buf=V_I64)
-_SEAT_INT = ("bot", "declared", "void", "legal", "opts", "tiles_left")
+# The bots' dispatchers (simulator.bots) take the engine's records (``game``, ``st``), the seat's parameter row
+# ``bpar`` and the decision's scalars; ``planning_void`` takes one seat's slices (``conc``, ``mk``, ``mt`` a seat's
+# row, ``nm`` its meld count) and ``bot_exchange`` its output row ``out``.
+_SEAT_TYPES = dict(conc=V_U8, mk=V_I8, mt=V_I8, nm=I64, out=V_I64)
+_SEAT_INT = ("declared", "void", "legal", "opts")
 _SEAT_BOOL = ("can_pung", "can_kong")
 _BOTS = (bot_exchange, bot_void, planning_void, bot_discard, bot_claim, bot_self_kong)
 

@@ -1,5 +1,10 @@
 """Batch simulation: hand-id chunks run in parallel (joblib: loky or dask), written as Parquet with a manifest.
 
+This module plans and executes a run (phase 1 validates everything and writes nothing, phase 3 runs the pending
+chunks); the worker tasks are :mod:`simulator.runner_worker`, opening a variant's directory and committing its
+chunks :mod:`simulator.runner_open`, the progress bars :mod:`simulator.runner_progress`, the plans and manifests
+:mod:`simulator.runplan` (their names are re-exported here, where callers import them).
+
 Layout of a run directory (documented for users in ``docs/logs.md``; paths: ``simulator.layout``)::
 
     DIR/_variants/variant=<name>/_manifest.json             (simulator.manifest: plan + checksums)
@@ -22,25 +27,18 @@ temporaries and unlisted part files, and redoes the chunks that are not done.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import logging
 import os
-import select
 import sys
-import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from simulator import __version__, layout, rundir
-from simulator import manifest as mf
+from simulator import layout
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     MAX_NAME,
     RunError,
@@ -49,24 +47,20 @@ from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     _DirLock,
     run_lock,
 )
-from simulator.encode import check_chunk, encode_tables, parquet_bytes
-from simulator.files import atomic_write
-from simulator.manifest import part_name
-from simulator.rules import RuleSet
+from simulator.manifest import part_name as part_name
+from simulator.runner_open import _open
+from simulator.runner_open import _Run as _Run
+from simulator.runner_progress import _progress
+from simulator.runner_worker import preload, run_chunk
+from simulator.runner_worker import watch_parent as watch_parent
 from simulator.runplan import (  # noqa: F401 - Variant, RunSpec, RunSummary, plan_chunks, read_manifest, BACKENDS, LOCK_NAME: this module's API too
     BACKENDS,
     LOCK_NAME,
-    ChunkResult,
-    Plan,
     RunSpec,
     RunSummary,
     Variant,
     clean_run,
-    clean_variant,
     inspect_dir,
-    iter_chunks,
-    make_table_dirs,
-    new_manifest,
     not_a_study,
     plan_chunks,
     read_manifest,
@@ -78,206 +72,9 @@ _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  #
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
 
 
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Names and plans.
-
-
-
-
-
-
-
 def default_jobs() -> int:
     """CPUs this process may run on."""
     return len(os.sched_getaffinity(0))
-
-
-def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
-              parent: int | None = None, import_path: tuple[str, ...] = ()) -> ChunkResult:
-    """Worker task: play hands ``first..last`` and return their three Parquet files as bytes.
-
-    ``parent``: pid of the local process that submitted the task; the worker exits when it dies (a killed
-    ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers.
-    ``import_path``: the submitting process's ``sys.path``, put first in a local worker's, so that a Python bot's
-    module imports there as it does in the parent (a reused worker may have started before it was on the path)."""
-    from simulator.hands import run_batch  # imported in the worker: numba-compiled, heavy
-    from simulator.records import to_columns
-
-    if parent is not None:
-        watch_parent(parent)
-    for entry in reversed(import_path):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
-    ids = np.arange(first, last + 1, dtype=np.int64)
-    sess = variant.rules.session
-    # play_hands without its string columns: codes go straight into the dictionary arrays.
-    if sess is None:
-        raw = run_batch(variant.rules, ids, seed, duplicate=duplicate)
-    else:
-        from simulator.sessions import run_sessions
-
-        raw = run_sessions(variant.rules, ids, seed, duplicate=duplicate)
-    meta = {"variant": variant.name, "digest": variant.rules.digest(), "seed": seed, "duplicate": duplicate,
-            "version": __version__}
-    tables = encode_tables(to_columns(raw, encoded=True), meta)
-    check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
-    blobs = {name: parquet_bytes(t) for name, t in tables.items()}
-    rows = {name: t.num_rows for name, t in tables.items()}
-    return ChunkResult(variant.name, first, last, blobs, rows, {t: mf.file_info(b) for t, b in blobs.items()})
-
-
-_WATCHED: set[int] = set()
-
-
-def watch_parent(pid: int) -> None:
-    """Exit this (worker) process as soon as process ``pid`` ends; started once per process.
-
-    Linux: a pidfd becomes readable when the process exits (no polling, no pid-reuse race); elsewhere the
-    process is polled every second. Called from :func:`run_chunk`, so it also covers an idle worker."""
-    if pid in _WATCHED or pid == os.getpid():
-        return
-    _WATCHED.add(pid)
-
-    def wait() -> None:
-        try:
-            fd = os.pidfd_open(pid)
-            select.select([fd], [], [])
-        except (AttributeError, OSError):  # no pidfd (not Linux, old kernel) or the process is already gone
-            while True:
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                except PermissionError:
-                    pass
-                time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=wait, name="xuezhan-parent-watch", daemon=True).start()
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Files: atomic writes, manifest, lock.
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Phase 1: validate everything, write nothing.
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Phase 2: open the locked directories (clean up an interrupted run, write the manifest).
-
-@dataclass
-class _Run:
-    plan: Plan
-    manifest: dict
-    pending: Iterable[tuple[int, int]]
-    n_pending: int
-    hands_run: int = 0
-    played_run: int = 0
-    _dirty: bool = False
-    _last_write: float = 0.0
-    _write_cost: float = 0.0
-
-    def commit(self, res: ChunkResult) -> None:
-        """Make a finished chunk durable: its files first, then the manifest entry that lists it.
-
-        The manifest is rewritten after a chunk unless the last rewrite was recent relative to its own cost
-        (at most ~10% of the time goes to rewriting, however long the chunk list); a chunk finished but not yet
-        listed when the run is killed is simply redone by ``--resume``."""
-        name = part_name(res.first, res.last)
-        written: list[Path] = []
-        try:
-            for table, blob in res.blobs.items():
-                written.append(layout.table_dir(self.plan.vdir, table) / name)
-                atomic_write(written[-1], blob, tmp_dir=self.plan.vdir, tag=table)
-        except BaseException as exc:
-            # Ctrl-C/SIGTERM or a write error between a chunk's files: leave no unlisted part file behind.
-            for path in written:
-                path.unlink(missing_ok=True)
-            if isinstance(exc, OSError):  # disk full, directory removed under us, ...
-                raise self._write_error(exc) from None
-            raise
-        self._dirty = True
-        entry = mf.chunk_entry(res.first, res.last, res.rows, res.files)
-        bisect.insort(self.manifest["chunks"], entry, key=lambda c: c["first"])
-        self.hands_run += res.last - res.first + 1
-        self.played_run += res.rows["hands"]
-        if time.monotonic() - self._last_write >= 10 * self._write_cost:
-            self.write_manifest()
-
-    def write_manifest(self) -> None:
-        start = time.monotonic()
-        mf.refresh_totals(self.manifest)
-        try:
-            rundir.write_manifest(self.plan.vdir, self.manifest)
-        except OSError as exc:
-            raise self._write_error(exc) from None
-        self._dirty = False
-        self._last_write = time.monotonic()
-        self._write_cost = self._last_write - start
-
-    def _write_error(self, exc: OSError) -> RunError:
-        return RunError(f"cannot write {exc.filename or self.plan.vdir}: {exc.strerror}; finished chunks are "
-                        "kept, rerun with --resume")
-
-
-
-
-
-
-
-
-def _open(plan: Plan, spec: RunSpec) -> _Run:
-    vdir = plan.vdir
-    make_table_dirs(vdir)
-    plan.notes += clean_variant(vdir, plan.done)
-    manifest = new_manifest(plan.variant, spec, plan.chunk_size)
-    if plan.existing is not None:
-        manifest["source"] = plan.existing.get("source", manifest["source"])
-    manifest["chunks"] = list(plan.done)
-    done = {c["first"] for c in plan.done}
-    pending = (c for c in iter_chunks(spec.hands, plan.chunk_size) if c[0] not in done)
-    n_pending = -(-spec.hands // plan.chunk_size) - len(done)
-    run = _Run(plan, manifest, pending, n_pending)
-    run.write_manifest()
-    return run
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -333,23 +130,6 @@ def _worker_died() -> RunError:
         if type(p).__name__ == "LokyProcess":
             p.kill()
     return RunError(WORKER_DIED)
-
-
-def preload(parent: int | None = None, rules: Sequence[RuleSet] = ()) -> None:
-    """Worker task: import what :func:`run_chunk` needs (the engine, numba, pyarrow: about a second per worker)
-    while the parent is still preparing (warm-up, manifests) and, when the numba cache already holds the engine
-    for a rule set's line-up, load it by playing one hand (a few tenths of a second more). A cold cache is left
-    alone: the parent compiles it, once (``simulator.warmup``)."""
-    if parent is not None:
-        watch_parent(parent)
-    from simulator.hands import run_batch
-    from simulator.records import to_columns
-    from simulator.warmup import cache_is_warm, lineup_of
-
-    one_per_lineup = {lineup_of(r): r for r in rules if r.session is None}
-    for lineup, r in one_per_lineup.items():
-        if cache_is_warm(lineup):
-            to_columns(run_batch(r, np.zeros(1, np.int64), 0), encoded=True)
 
 
 @contextmanager
@@ -503,53 +283,3 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:
     """Simulate one variant (``xuezhan simulate``); see :func:`run_variants`."""
     return run_variants(out_dir, [variant], spec)[0]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Progress display (rich, on stderr).
-
-class _Quiet:
-    def advance(self, name: str, hands: int) -> None:
-        pass
-
-
-class _RichProgress:
-    """One bar per variant: hands done / total, hands/s and ETA."""
-
-    def __init__(self, runs: Sequence[_Run]) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            ProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-        from rich.text import Text
-
-        class HandsPerSecond(ProgressColumn):
-            def render(self, task: Any) -> Text:
-                speed = task.finished_speed or task.speed
-                return Text("– hands/s" if speed is None else f"{speed:,.0f} hands/s")
-
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 HandsPerSecond(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                 console=Console(stderr=True), transient=False)
-        self.tasks = {r.plan.variant.name: self.progress.add_task(r.plan.variant.name, total=r.manifest["hands"],
-                                                                  completed=r.manifest["hands_done"])
-                      for r in runs}
-
-    def advance(self, name: str, hands: int) -> None:
-        self.progress.advance(self.tasks[name], hands)
-
-
-@contextmanager
-def _progress(runs: Sequence[_Run], spec: RunSpec) -> Iterator[Any]:
-    if not spec.progress:
-        yield _Quiet()
-        return
-    bars = _RichProgress(runs)
-    with bars.progress:
-        yield bars

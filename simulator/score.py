@@ -18,7 +18,7 @@ from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH, MELD_NAMES, WIN_KINDS
 INVALID_INPUT = "invalid_input"
 NOT_A_WINNING_HAND = "not_a_winning_hand"
 CONTEXT_KEYS = ("after_kong", "after_own_kong_discard", "last_tile", "first_draw", "dealer", "sing", "dance")
-MELD_VALUES = {name: i for i, name in enumerate(MELD_NAMES) if name}  # name -> evaluate.MELD_*
+MELD_VALUES = {name: i for i, name in enumerate(MELD_NAMES) if name}  # name -> shape.MELD_*
 
 class HandError(UserError):
     """A hand that cannot be scored; ``code`` is ``invalid_input`` or ``not_a_winning_hand`` (RULES.md §8)."""

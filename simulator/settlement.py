@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.evaluate import CTX_DANCE, CTX_SING, held4_mask, max_ready_points, wait_mask
+from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
 from simulator.rules import (
     DECLARES,
     HUAZHU_CAP,
@@ -28,6 +28,7 @@ from simulator.rules import (
     UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import cap_fan, points_of
+from simulator.shape import held4_mask, wait_mask
 from simulator.state import (
     C_CHADAJIAO,
     C_HUAZHU,

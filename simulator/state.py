@@ -127,6 +127,13 @@ def void_rule(params) -> int:
 
 
 @njit(cache=True)
+def strict_void(params) -> bool:
+    """Whether the declared void suit binds (``void_suit: declared``): its tiles must go first, and it may not be
+    punged or konged (RULES.md §2)."""
+    return void_rule(params) == VOID_DECLARED
+
+
+@njit(cache=True)
 def tiles_left(g) -> int:
     return g[G_TAIL] - g[G_HEAD]
 

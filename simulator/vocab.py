@@ -11,7 +11,7 @@ from __future__ import annotations
 
 WIN_KINDS = ("discard", "self_draw", "rob_kong")
 
-# Meld kinds by engine value (evaluate.MELD_PUNG = 1, MELD_KONG = 2, MELD_CKONG = 3; 0 = no meld)
+# Meld kinds by engine value (shape.MELD_PUNG = 1, MELD_KONG = 2, MELD_CKONG = 3; 0 = no meld)
 MELD_NAMES = ("", "pung", "kong", "ckong")
 MELD_API_NAMES = ("", "pung", "kong", "concealed_kong")
 MELD_ZH = {"pung": "碰", "kong": "明杠", "ckong": "暗杠"}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator import records
+from simulator import engine, records
 from simulator import state as S
 from simulator.hands import run_batch
 from simulator.replay import split_logs
 from simulator.rules import CONFIG_DIR, RuleSet, load_rules
+from simulator.tables import suit_table
 
 CONFIGS = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
 
@@ -81,3 +82,17 @@ def tiles_left_at_events(events: list[tuple[int, ...]]) -> list[int]:
             left -= 1
         out.append(left)
     return out
+
+
+def decision(bot: int, params: np.ndarray, *, conc, g, ps, mk, mt, nm, visible, tiles_left: int, seat: int = 0):
+    """``(game, st)`` of a built table for one bot decision of ``seat`` (the bots' dispatchers take these): every
+    seat played by ``bot``, ``conc`` the seat's own concealed counts (the others' are empty), ``mk, mt, nm`` all
+    seats' melds, ``g, ps`` the hand-wide and per-seat scalars, ``tiles_left`` tiles still in the wall."""
+    st = engine.alloc(False)
+    st.conc[seat] = conc
+    st.mk[:], st.mt[:], st.nm[:] = mk, mt, nm
+    st.g[:], st.ps[:], st.visible[:] = g, ps, visible
+    st.g[S.G_HEAD], st.g[S.G_TAIL] = 0, tiles_left
+    st.rngs[:] = 1
+    game = S.Game(suit_table(), params, np.full(S.N_SEATS, bot, np.int64), engine.alloc_io())
+    return game, st

@@ -503,7 +503,7 @@ def test_report_uses_the_stated_replicates(run_dir, monkeypatch):
         def spy(*a, _f=getattr(risk, name), _n=name, **k):
             seen[_n] = k["n_boot"]
             return _f(*a, **k)
-        monkeypatch.setattr(report.risk, name, spy)
+        monkeypatch.setattr(risk, name, spy)
     sections = report.build_sections(open_run(run_dir), "base", n_boot=100, session_hands=3)
     assert seen == {"risk_table": 100, "session_risk_table": 100}  # not max(1, n_boot // 2) for sessions
     sec = next(s for s in sections if s.title == "Risk")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from engine_helpers import decision
 
 from simulator import state as S
 from simulator.bots import BOT_DEFENSIVE, BOT_GREEDY, BOT_VALUE, bot_discard
-from simulator.evaluate import MELD_PUNG
 from simulator.rules import load_rules
+from simulator.shape import MELD_PUNG
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -46,9 +47,9 @@ def discard(bot: int, row: np.ndarray, hand: str, tiles_left: int = 40, **table_
     conc = counts_from_str(hand)
     g, ps, mk, mt, nm = table(**table_kw)
     legal = sum(1 << k for k in range(27) if conc[k])
-    return int(bot_discard(bot, row, np.ones(1, np.uint64), TABLE, PARAMS, g, ps, mk, mt, nm, 0, conc.copy(),
-                           mk[0].copy(), mt[0].copy(), 0, VOID, legal, np.zeros(27, np.int8),
-                           np.zeros(27, np.int64), tiles_left))
+    game, st = decision(bot, PARAMS, conc=conc, g=g, ps=ps, mk=mk, mt=mt, nm=nm, visible=np.zeros(27, np.int8),
+                        tiles_left=tiles_left)
+    return int(bot_discard(game, st, row, 0, VOID, legal))
 
 
 def pairs_after(hand: str, k: int) -> int:

@@ -9,7 +9,7 @@ from simulator import state as S
 from simulator.bots.common import BIG, acceptance, discard_shantens, draw_candidates, legal_discard_mask, plan_void
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.evaluate import MELD_PUNG, shanten
+from simulator.shape import MELD_PUNG, shanten
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 

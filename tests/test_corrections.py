@@ -10,10 +10,11 @@ from engine_helpers import logs, play, rules_of
 
 from simulator import state as S
 from simulator.agents import DANCE, DECLARE, PASS, Bot
-from simulator.evaluate import CTX_DANCE, CTX_SING, MELD_CKONG, MELD_KONG, MELD_PUNG, max_ready_points
+from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
 from simulator.replay import EventLogError, HandState, audit, record_hand
 from simulator.rules import load_rules
 from simulator.sessions import first_win, multi_ron_feeder, next_dealers, run_sessions
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG
 from simulator.tables import suit_table
 from simulator.tiles import parse_tile
 

@@ -145,7 +145,7 @@ def test_the_audit_catches_a_declared_hand_that_changes(played, change):
 
 def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits(no_numba_cache_writes):
     from simulator.engine import alloc, locked_kong_options
-    from simulator.evaluate import wait_mask
+    from simulator.shape import wait_mask
     from simulator.tables import suit_table
 
     table = suit_table()

@@ -23,12 +23,12 @@ from reference_scorer import check_wins
 
 from simulator import engine, numba_cache, precompile, records
 from simulator import state as S
-from simulator.evaluate import is_complete
 from simulator.hands import play_hands
 from simulator.replay import audit
 from simulator.rules import FLAGS, HAND_TYPES, load_rules
 from simulator.schema import SCORE_COMPONENTS, TABLES
 from simulator.score import score_hand
+from simulator.shape import is_complete
 from simulator.tables import suit_table
 from simulator.tiles import SUITS, format_counts, tile_str
 
@@ -416,7 +416,7 @@ def test_a_greedy_line_up_compiles_no_parameterised_bot():
     for param, like in ((bots.param_discard, "bot_discard"), (bots.param_claim, "bot_claim"),
                         (bots.param_self_kong, "bot_self_kong")):
         sig = sigs[like]
-        assert sig[1] == types.none
+        assert sig[2] == types.none  # (game, st, bpar, ...)
         fresh = njit(param.py_func)  # not from the disk cache, so that the typed calls can be inspected
         fresh.compile(sig)  # typing the bots' branches with a None row would fail: they must be pruned
         called = " ".join(str(t) for t in fresh.overloads[sig].fndesc.calltypes.values())
@@ -439,7 +439,7 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
     _, rows = engine.lineup_params(ids, np.zeros((4, 8), np.int64))
     sigs = {fn.py_func.__name__: sig for fn, sig in precompile.side_plan(simple)}
     assert sigs["declare_voids"][2] == typeof(rows)  # (game, st, bpar)
-    assert sigs["bot_discard"][1] == typeof(rows[0])
+    assert sigs["bot_discard"][2] == typeof(rows[0])  # (game, st, bpar, seat, void, legal)
 
 
 def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, capsys):

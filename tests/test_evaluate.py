@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from simulator import evaluate as E
+from simulator import shape as H
 from simulator import tables
 from simulator.rules import FLAG_BIT, HAND_TYPES, load_rules
 from simulator.tiles import counts_from_str, format_counts, parse_tiles
@@ -149,10 +150,10 @@ def complete_hands(draw, allow_melds: bool = True):
     else:
         n_melds = draw(st.integers(0, 4)) if allow_melds else 0
         for _ in range(n_melds):
-            kind = draw(st.sampled_from([E.MELD_PUNG, E.MELD_KONG, E.MELD_CKONG]))
+            kind = draw(st.sampled_from([H.MELD_PUNG, H.MELD_KONG, H.MELD_CKONG]))
             t = draw(kinds)
             melds.append((kind, t))
-            held[t] += 3 if kind == E.MELD_PUNG else 4
+            held[t] += 3 if kind == H.MELD_PUNG else 4
         for _ in range(4 - n_melds):
             k = draw(kinds)
             if draw(st.booleans()) and k % 9 <= 6:
@@ -228,38 +229,38 @@ def test_table_cache_roundtrip(tmp_path, monkeypatch):
 ])
 def test_is_complete_examples(hand, complete):
     conc = counts_from_str(hand)
-    assert E.is_complete(TABLE, conc, *NO_MELDS, 0, -1) is complete is ref_complete(conc, [])
-    assert (E.shanten(TABLE, conc, *NO_MELDS, 0, -1) == -1) is complete
+    assert H.is_complete(TABLE, conc, *NO_MELDS, 0, -1) is complete is ref_complete(conc, [])
+    assert (H.shanten(TABLE, conc, *NO_MELDS, 0, -1) == -1) is complete
 
 
 def test_void_suit_and_dead_tiles():
     conc = counts_from_str("123m456m789m123p5s")  # four melds + a tile of the dropped suit
-    assert E.shanten(TABLE, conc, *NO_MELDS, 0, -1) == 1
+    assert H.shanten(TABLE, conc, *NO_MELDS, 0, -1) == 1
     win = counts_from_str("123m456m789m123p55p")
-    assert E.is_complete(TABLE, win, *NO_MELDS, 0, 1) is False  # p declared void
-    assert E.is_complete(TABLE, win, *NO_MELDS, 0, 2) is True
-    assert E.shanten(TABLE, win, *NO_MELDS, 0, 0) > 0  # m void: all the 万 are dead
+    assert H.is_complete(TABLE, win, *NO_MELDS, 0, 1) is False  # p declared void
+    assert H.is_complete(TABLE, win, *NO_MELDS, 0, 2) is True
+    assert H.shanten(TABLE, win, *NO_MELDS, 0, 0) > 0  # m void: all the 万 are dead
 
 
 def test_meld_suit_cannot_be_dropped():
-    melds = [(E.MELD_PUNG, 18)]  # pung of 1s set down: the 条 stay
+    melds = [(H.MELD_PUNG, 18)]  # pung of 1s set down: the 条 stay
     conc = counts_from_str("123m456m789m55p")
     mk, mt = melds_arrays(melds)
-    assert E.is_complete(TABLE, conc, mk, mt, 1, -1) is False
-    assert E.shanten(TABLE, conc, mk, mt, 1, -1) == ref_shanten(conc, melds) > -1
-    every = melds_arrays([(E.MELD_PUNG, 0), (E.MELD_PUNG, 9), (E.MELD_PUNG, 18)])  # melds in three suits
-    assert E.shanten(TABLE, counts_from_str("5m55p6p"), *every, 3, -1) == E.SHANTEN_NEVER
-    void_meld = melds_arrays([(E.MELD_PUNG, 0)])  # a meld in the declared void suit can never win either
-    assert E.shanten(TABLE, counts_from_str("123p456p789p5p"), *void_meld, 1, 0) == E.SHANTEN_NEVER
+    assert H.is_complete(TABLE, conc, mk, mt, 1, -1) is False
+    assert H.shanten(TABLE, conc, mk, mt, 1, -1) == ref_shanten(conc, melds) > -1
+    every = melds_arrays([(H.MELD_PUNG, 0), (H.MELD_PUNG, 9), (H.MELD_PUNG, 18)])  # melds in three suits
+    assert H.shanten(TABLE, counts_from_str("5m55p6p"), *every, 3, -1) == H.SHANTEN_NEVER
+    void_meld = melds_arrays([(H.MELD_PUNG, 0)])  # a meld in the declared void suit can never win either
+    assert H.shanten(TABLE, counts_from_str("123p456p789p5p"), *void_meld, 1, 0) == H.SHANTEN_NEVER
 
 
 def test_held4_and_waits_with_pung():
-    melds = [(E.MELD_PUNG, 4)]  # pung of 5m, and a 5m in hand: all four held
+    melds = [(H.MELD_PUNG, 4)]  # pung of 5m, and a 5m in hand: all four held
     conc = counts_from_str("5m123p456p789p")
     mk, mt = melds_arrays(melds)
-    waits = E.wait_mask(TABLE, conc, mk, mt, 1, -1)
+    waits = H.wait_mask(TABLE, conc, mk, mt, 1, -1)
     assert waits == 1 << 4  # the shape waits on 5m ...
-    assert E.held4_mask(conc, mk, mt, 1) == 1 << 4  # ... which is all held: not ready
+    assert H.held4_mask(conc, mk, mt, 1) == 1 << 4  # ... which is all held: not ready
     params = load_rules("chengdu").to_arrays()
     assert E.max_ready_points(TABLE, conc, mk, mt, 1, -1, 0, params) == 0
 
@@ -274,7 +275,7 @@ def test_complete_under_any_tile_order(hand, rnd):
     rnd.shuffle(tiles)
     permuted = np.bincount(parse_tiles("".join(tiles)), minlength=27).astype(np.uint8)
     mk, mt = melds_arrays(melds)
-    assert E.is_complete(TABLE, permuted, mk, mt, len(melds), -1)
+    assert H.is_complete(TABLE, permuted, mk, mt, len(melds), -1)
     assert ref_complete(permuted, melds)
 
 
@@ -283,12 +284,12 @@ def test_complete_under_any_tile_order(hand, rnd):
 def test_removing_a_tile_leaves_a_ready_hand_waiting_on_it(hand):
     conc, melds = hand
     mk, mt = melds_arrays(melds)
-    assert E.shanten(TABLE, conc, mk, mt, len(melds), -1) == -1
+    assert H.shanten(TABLE, conc, mk, mt, len(melds), -1) == -1
     for k in np.flatnonzero(conc):
         h = conc.copy()
         h[k] -= 1
-        assert E.shanten(TABLE, h, mk, mt, len(melds), -1) == 0
-        waits = E.wait_mask(TABLE, h, mk, mt, len(melds), -1)
+        assert H.shanten(TABLE, h, mk, mt, len(melds), -1) == 0
+        waits = H.wait_mask(TABLE, h, mk, mt, len(melds), -1)
         assert (waits >> int(k)) & 1, format_counts(h)
         assert waits == ref_waits(h, melds)
 
@@ -315,7 +316,7 @@ def test_evaluate_win_agrees_with_completeness(conc):
     win = int(np.flatnonzero(conc)[0])
     res = E.evaluate_win(TABLE, conc, *NO_MELDS, 0, -1, win, 0, params)
     complete = ref_complete(conc, [])
-    assert (res[0] >= 0) == complete == E.is_complete(TABLE, conc, *NO_MELDS, 0, -1)
+    assert (res[0] >= 0) == complete == H.is_complete(TABLE, conc, *NO_MELDS, 0, -1)
     suits = {k // 9 for k in np.flatnonzero(conc)}
     assert res[0] < 0 or len(suits) <= 2
 
@@ -323,19 +324,19 @@ def test_evaluate_win_agrees_with_completeness(conc):
 @PROPS
 @given(near_hands(14))
 def test_shanten_minus_one_exactly_when_complete_and_steps_by_one(conc):
-    s14 = E.shanten(TABLE, conc, *NO_MELDS, 0, -1)
+    s14 = H.shanten(TABLE, conc, *NO_MELDS, 0, -1)
     assert (s14 == -1) == ref_complete(conc, [])
     after_discard = []
     for k in np.flatnonzero(conc):
         h = conc.copy()
         h[k] -= 1
-        s13 = E.shanten(TABLE, h, *NO_MELDS, 0, -1)
+        s13 = H.shanten(TABLE, h, *NO_MELDS, 0, -1)
         assert s13 in (s14, s14 + 1)  # a discard never helps, and costs at most one step
         after_discard.append(s13)
         for d in range(27):  # and a draw helps by at most one step
             if h[d] < 4:
                 h[d] += 1
-                assert E.shanten(TABLE, h, *NO_MELDS, 0, -1) in (s13 - 1, s13)
+                assert H.shanten(TABLE, h, *NO_MELDS, 0, -1) in (s13 - 1, s13)
                 h[d] -= 1
     assert min(after_discard) == max(s14, 0)  # the best discard keeps the shanten (ready if complete)
 
@@ -343,7 +344,7 @@ def test_shanten_minus_one_exactly_when_complete_and_steps_by_one(conc):
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(st.one_of(near_hands(13), near_hands(14)), st.integers(-1, 2))
 def test_shanten_matches_brute_force(conc, void):
-    assert E.shanten(TABLE, conc, *NO_MELDS, 0, void) == ref_shanten(conc, [], void)
+    assert H.shanten(TABLE, conc, *NO_MELDS, 0, void) == ref_shanten(conc, [], void)
 
 
 @PROPS
@@ -354,18 +355,18 @@ def test_shanten_and_waits_with_melds_match_brute_force(hand, drop):
     h = conc.copy()
     h[tiles[drop % len(tiles)]] -= 1
     mk, mt = melds_arrays(melds)
-    assert E.shanten(TABLE, h, mk, mt, len(melds), -1) == ref_shanten(h, melds) == 0
-    assert E.wait_mask(TABLE, h, mk, mt, len(melds), -1) == ref_waits(h, melds)
+    assert H.shanten(TABLE, h, mk, mt, len(melds), -1) == ref_shanten(h, melds) == 0
+    assert H.wait_mask(TABLE, h, mk, mt, len(melds), -1) == ref_waits(h, melds)
 
 
 @PROPS
 @given(near_hands(13))
 def test_waits_match_brute_force_and_shanten(conc):
-    waits = E.wait_mask(TABLE, conc, *NO_MELDS, 0, -1)
+    waits = H.wait_mask(TABLE, conc, *NO_MELDS, 0, -1)
     assert waits == ref_waits(conc, [])
-    assert (waits != 0) == (E.shanten(TABLE, conc, *NO_MELDS, 0, -1) == 0)
+    assert (waits != 0) == (H.shanten(TABLE, conc, *NO_MELDS, 0, -1) == 0)
     for void in range(3):
-        assert E.wait_mask(TABLE, conc, *NO_MELDS, 0, void) == ref_waits(conc, [], void)
+        assert H.wait_mask(TABLE, conc, *NO_MELDS, 0, void) == ref_waits(conc, [], void)
 
 
 def test_max_ready_points_picks_the_best_wait():

@@ -27,10 +27,10 @@ from simulator.bots.expert import (
     expert_void,
 )
 from simulator.bots.expert_hand import kong_potential
-from simulator.evaluate import MELD_CKONG, shanten
 from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
+from simulator.shape import MELD_CKONG, shanten
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 

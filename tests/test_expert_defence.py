@@ -9,8 +9,8 @@ from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 from simulator import state as S
 from simulator.bots.danger import mean_risk
 from simulator.bots.expert import expert_takes_win
-from simulator.evaluate import MELD_CKONG
 from simulator.rules import load_rules
+from simulator.shape import MELD_CKONG
 from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()

@@ -20,8 +20,8 @@ from simulator.bots.expert import (
     public_unseen,
 )
 from simulator.bots.expert_kongs import kong_value
-from simulator.evaluate import MELD_KONG
 from simulator.rules import load_rules
+from simulator.shape import MELD_KONG
 from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()

@@ -18,16 +18,9 @@ from simulator.bots.expert_value import (
     unseen_of,
 )
 from simulator.bots.value import ddh_dist, qidui_dist
-from simulator.evaluate import (
-    CTX_SELF_DRAW,
-    MELD_KONG,
-    MELD_PUNG,
-    evaluate_win,
-    is_complete,
-    wait_mask,
-    win_points_both,
-)
+from simulator.evaluate import CTX_SELF_DRAW, evaluate_win, win_points_both
 from simulator.rules import load_rules
+from simulator.shape import MELD_KONG, MELD_PUNG, is_complete, wait_mask
 from simulator.tables import suit_table
 
 TABLE = suit_table()

@@ -33,8 +33,8 @@ from simulator.bots.expert_hand import (
 )
 from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, turn_acceptance
 from simulator.bots.expert_value import N_SHAPES, counts_of, held4, kept_counts, ron_weights, shape_incomes
-from simulator.evaluate import MELD_KONG, MELD_PUNG, shanten
 from simulator.rules import BOT_MILLI, load_rules
+from simulator.shape import MELD_KONG, MELD_PUNG, shanten
 from simulator.state import N_SEATS, PS_N, PS_NDRAWS, PS_VOID, PS_WON, VOID_DECLARED, void_rule
 from simulator.tables import suit_table
 

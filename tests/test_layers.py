@@ -42,7 +42,8 @@ def test_every_simulator_module_has_a_layer():
 
 
 @pytest.mark.parametrize("importer,imported", [("simulator.engine.common", "simulator.hands"),
-                                               ("analysis.ev", "simulator.engine")])
+                                               ("analysis.ev", "simulator.engine"),
+                                               ("analysis.clustered", "analysis.report_render")])
 def test_a_wrong_import_breaks_a_contract(tmp_path, importer, imported):
     """The contracts can fail: a copy of the code with one upward import is refused."""
     for pkg in ("simulator", "analysis", "xuezhan"):
@@ -54,3 +55,12 @@ def test_a_wrong_import_breaks_a_contract(tmp_path, importer, imported):
     out = subprocess.run([exe, "--config", str(tmp_path / "pyproject.toml")], cwd=tmp_path, capture_output=True,
                          text=True, env={"PYTHONPATH": str(tmp_path), "PATH": str(Path(sys.executable).parent)})
     assert out.returncode != 0 and "BROKEN" in out.stdout, out.stdout[-2000:]
+
+
+def test_every_analysis_module_has_a_layer():
+    """analysis's modules are layered too (the report on top, reading the logs at the bottom): each is placed."""
+    layers = next(c for c in _contracts() if c["name"] == "analysis layers")["layers"]
+    placed = {m.strip() for layer in layers for m in layer.split("|")}
+    modules = {f"analysis.{p.stem}" for p in (ROOT / "analysis").glob("*.py") if p.stem != "__init__"}
+    assert modules - placed == set(), "analysis modules missing from the 'analysis layers' contract"
+    assert placed - modules == set(), "the 'analysis layers' contract names modules that do not exist"

@@ -8,6 +8,7 @@ import types
 
 import numpy as np
 import pytest
+from engine_helpers import decision
 
 from simulator import agents, engine, game, hands, state
 from simulator.bots import BOT_DEFENSIVE, BOT_EXPERT, BOT_GREEDY, BOT_VALUE, bot_discard
@@ -15,8 +16,8 @@ from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.bots.expert import public_unseen
-from simulator.evaluate import MELD_CKONG, MELD_PUNG
 from simulator.rules import load_rules
+from simulator.shape import MELD_CKONG, MELD_PUNG
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -257,9 +258,9 @@ def test_no_bot_decides_on_the_kind_of_another_seats_concealed_kong(bot, config)
             visible = np.zeros(27, np.int8)
             visible[parse_tiles("2p5p")] = 3
             legal = sum(1 << k for k in range(27) if conc[k])
-            t = bot_discard(bot, bpar, np.ones(1, np.uint64), TABLE, params, g, ps, mk, mt, nm, 0, conc.copy(),
-                            mk[0].copy(), mt[0].copy(), 0, 0 if config == "qq_sichuan" else 2, legal, visible,
-                            np.zeros(27, np.int64), 12)
+            game, st = decision(bot, params, conc=conc, g=g, ps=ps, mk=mk, mt=mt, nm=nm, visible=visible,
+                                tiles_left=12)
+            t = bot_discard(game, st, bpar, 0, 0 if config == "qq_sichuan" else 2, legal)
             seen.add((conc0, t))
     assert len(seen) == 3
 

@@ -18,7 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from simulator import agents, game, state
+from simulator import agents, agents_observation, game, state
 from simulator.agents import DANCE, DECLARE, KONG, PASS, PUNG, WIN, GreedyBot, RandomBot, ValueBot
 from simulator.rules import load_rules
 
@@ -393,13 +393,14 @@ def mutated(fn, old: str, new: str):
 
 
 OBS = agents.Observation
-# field -> (owner, attribute, old source, mutant): a plausible slip in that field's computation only
+# field -> (owner, attribute, old source, mutant): a plausible slip in that field's computation only. observe is
+# patched where play_hands imports it (simulator.agents), its helpers where observe calls them (agents_observation)
 MUTANTS = {
     "hand": (agents, "observe", '"conc": conc[q].copy()', '"conc": hand.snap.conc[q].copy()'),  # start of step
     "melds": (agents, "observe", "mt_l[p][i] = -1", "pass"),  # another seat's 暗杠 face up
     "voids": (agents, "observe", "voids[:] = -1", "pass"),  # 定缺 choices shown before all have chosen
     "discards": (OBS, "discards", "disc[:, 2].tolist()", "disc[:, 3].tolist()"),  # a column off
-    "ponds": (agents, "_ponds", "elif flat:", "elif flat and typ != state.EV_WIN:"),  # wins not marked
+    "ponds": (agents_observation, "_ponds", "elif flat:", "elif flat and typ != state.EV_WIN:"),  # wins not marked
     "won": (OBS, "won", "ps[:, state.PS_NWINS] > 0", "ps[:, state.PS_WON] > 0"),  # 血流 winners play on
     "win_order": (OBS, "win_order", "ps[:, state.PS_WIN_ORDER], -1", "ps[:, state.PS_WIN_TURN], -1"),
     "scores": (OBS, "scores", 'self._s["score"].sum(axis=1)', 'self._s["score"][:, 0]'),  # kong money left out
@@ -413,8 +414,8 @@ MUTANTS = {
     "tile": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile if d.from_seat >= 0 else -1, d.from_seat, d.fan"),
     "from_seat": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile, (d.from_seat + 1) % 4, d.fan"),
     "fan": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile, d.from_seat, d.fan + (d.from_seat < 0)"),
-    "legal_actions": (agents, "_legal", "range(N_ACTIONS)", "range(N_ACTIONS - 1)"),  # 跳舞 never offered
-    "action_mask": (agents, "_legal", "mask[list(actions)] = 1", "mask[list(actions)[1:]] = 1"),
+    "legal_actions": (agents_observation, "_legal", "range(N_ACTIONS)", "range(N_ACTIONS - 1)"),  # 跳舞 never offered
+    "action_mask": (agents_observation, "_legal", "mask[list(actions)] = 1", "mask[list(actions)[1:]] = 1"),
     "decision": (agents, "observe", "Observation(d.seat, d.kind,",
                  'Observation(d.seat, "discard" if d.kind == "self_kong" else d.kind,'),
 }

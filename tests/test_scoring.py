@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import evaluate as E
 from simulator import rules as R
 from simulator import scoring as S
+from simulator import shape as H
 from simulator import state as ST
 from simulator.rules import load_rules
 from simulator.score import MELD_VALUES, HandError, score_hand
@@ -28,7 +28,7 @@ def table_rules(hand_types: dict, **scoring) -> R.RuleSet:
 
 
 def test_meld_constants_agree():
-    assert MELD_VALUES == {"pung": E.MELD_PUNG, "kong": E.MELD_KONG, "ckong": E.MELD_CKONG}
+    assert MELD_VALUES == {"pung": H.MELD_PUNG, "kong": H.MELD_KONG, "ckong": H.MELD_CKONG}
 
 
 # ---- errors -------------------------------------------------------------------------------------------------

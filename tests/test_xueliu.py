@@ -12,9 +12,9 @@ from simulator import agents, engine, game, hands
 from simulator import state as S
 from simulator.cli import app
 from simulator.errors import UserError
-from simulator.evaluate import MELD_PUNG, wait_mask
 from simulator.replay import EventLogError, audit
 from simulator.rules import load_rules, log_bounds
+from simulator.shape import MELD_PUNG, wait_mask
 from simulator.tables import suit_table
 from simulator.tiles import SUITS, counts_from_str
 

@@ -1,7 +1,11 @@
 """Bots: compiled policies chosen per seat by integer id (``rules.BOT_INDEX``) inside the engine's loop.
 
 The engine owns legality (it passes the mask of legal discards and which claims are allowed); a bot only
-chooses. Each decision has one dispatcher here:
+chooses. Each decision has one dispatcher here, called as ``(game, st, bpar, seat, …the decision's scalars)``: the
+engine's records (:class:`~simulator.state.Game`, :class:`~simulator.state.HandState`), the seat's parameter row
+and the seat. The dispatcher hands the bots the public part of it (the seat's own tiles and melds, every seat's
+melds, ``visible``, the rules, the public per-seat scalars, tiles left); no bot reads the wall or another seat's
+concealed tiles. Each decision:
 
 - ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
 - ``planning_void`` — the suit a bot treats as dead (its declared void; under ``void_suit: none`` the suit it
@@ -57,9 +61,9 @@ from simulator.bots.expert import (
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
-from simulator.evaluate import MELD_CKONG
 from simulator.rules import BOT_INDEX
-from simulator.state import PS_EVOID, VOID_NONE, void_rule
+from simulator.shape import MELD_CKONG
+from simulator.state import PS_EVOID, VOID_NONE, tiles_left, void_rule
 
 BOT_RANDOM = BOT_INDEX["random"]
 BOT_GREEDY = BOT_INDEX["greedy"]
@@ -84,21 +88,26 @@ def own_ckongs(visible, mk, mt, nm, sign) -> None:
 
 
 @njit(cache=True)
-def bot_exchange(bot, rng, conc, out) -> None:
-    if bot == BOT_RANDOM:
-        random_exchange(conc, rng, out)
-    else:  # the expert too: its value-based pass measured worse against greedy (docs/rules.md, "Bots")
-        greedy_exchange(conc, out)
+def bot_exchange(game, st, seat, out) -> None:
+    """换三张: the three kinds seat ``seat`` passes, into ``out: int64[3]``."""
+    if game.bots[seat] == BOT_RANDOM:
+        random_exchange(st.conc[seat], st.rngs[1 + seat:2 + seat], out)
+    else:  # the expert too: its value-based pass measured worse against greedy (docs/bots.md,
+        # "What was tried, by part of the rules")
+        greedy_exchange(st.conc[seat], out)
 
 
 @njit(cache=True)
-def bot_void(bot, bpar, rng, table, params, conc, mk, mt, nm) -> int:
+def bot_void(game, st, bpar, seat) -> int:
+    """定缺: the suit seat ``seat`` declares void (0–2)."""
+    bot, table = game.bots[seat], game.table
+    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
     if bot == BOT_RANDOM:
-        return random_void(rng)
+        return random_void(st.rngs[1 + seat:2 + seat])
     if bpar is None:  # a simple line-up: the expert below is pruned
         return plan_void(table, conc, mk, mt, nm)
     if bot == BOT_EXPERT:
-        return expert_void(table, params, conc, mk, mt, nm, bpar)
+        return expert_void(table, game.params, conc, mk, mt, nm, bpar)
     return plan_void(table, conc, mk, mt, nm)
 
 
@@ -114,121 +123,134 @@ def planning_void(params, declared, table, conc, mk, mt, nm) -> int:
 
 
 @njit(cache=True, inline="always")
-def bot_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                visible, sh_buf, tiles_left) -> int:
+def bot_discard(game, st, bpar, seat, void, legal) -> int:
+    """The kind seat ``seat`` discards (among the kinds of the mask ``legal``), planning ``void`` as its dead suit,
+    with the expert's reason code from bit ``REASON_SHIFT`` up."""
+    bot = game.bots[seat]
+    conc, mk, mt, nm, visible = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], st.visible
     if bot == BOT_RANDOM:
-        return random_discard(conc, legal, rng)
+        return random_discard(conc, legal, st.rngs[1 + seat:2 + seat])
     own_ckongs(visible, mk, mt, nm, 1)
     if bot == BOT_GREEDY:
-        t = greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+        t = greedy_discard(game.table, conc, mk, mt, nm, void, legal, visible, st.sh_buf)
     else:
-        t = param_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void,
-                          legal, visible, sh_buf, tiles_left)
+        t = param_discard(game, st, bpar, seat, void, legal)
     own_ckongs(visible, mk, mt, nm, -1)
     return t
 
 
 @njit(cache=True)
-def param_discard(bot, bpar, rng, table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                  visible, sh_buf, tiles_left) -> int:
+def param_discard(game, st, bpar, seat, void, legal) -> int:
     """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
     if bpar is None:  # a simple line-up never gets here
         return -1
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
+    bot, table, params = game.bots[seat], game.table, game.params
+    g, ps, visible, sh_buf, left = st.g, st.ps, st.visible, st.sh_buf, tiles_left(st.g)
+    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
     if bot == BOT_VALUE:
         return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
     if bot == BOT_DEFENSIVE:
-        return defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                                 visible, sh_buf, tiles_left, bpar[BP_DEFEND_WALL])
+        return defensive_discard(table, params, g, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
+                                 visible, sh_buf, left, bpar[BP_DEFEND_WALL])
     if bot == BOT_EXPERT:
-        return expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal,
-                              visible, sh_buf, tiles_left, bpar, rng)
+        return expert_discard(table, params, g, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
+                              visible, sh_buf, left, bpar, st.rngs[1 + seat:2 + seat])
     return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
 
 
 @njit(cache=True, inline="always")
-def bot_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat, visible,
-              tiles_left) -> int:
+def bot_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
+    """0 = pass, 1 = pung, 2 = exposed kong of the discard ``tile`` (as far as ``can_pung``/``can_kong`` allow)."""
+    bot = game.bots[seat]
     if bot == BOT_RANDOM:
         return 0
     if bot == BOT_GREEDY:
-        return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
-    return param_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat,
-                       visible, tiles_left)
+        return greedy_claim(game.table, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void, tile, can_pung,
+                            can_kong)
+    return param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong)
 
 
 @njit(cache=True)
-def param_claim(bot, bpar, table, conc, mk, mt, nm, void, tile, can_pung, can_kong, params, ps, seat, visible,
-                tiles_left) -> int:
+def param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
     if bpar is None:
         return 0
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
+    bot, table, params = game.bots[seat], game.table, game.params
+    ps, visible, left = st.ps, st.visible, tiles_left(st.g)
+    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
     if bot == BOT_VALUE:
         return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
-        c = expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
-                         tiles_left, bpar)
+        c = expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible, left,
+                         bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return c
     return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)  # defensive claims as greedy
 
 
 @njit(cache=True, inline="always")
-def bot_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
+def bot_self_kong(game, st, bpar, seat, void, opts) -> int:
+    """The kind seat ``seat`` kongs on its own turn (暗杠/加杠, among the kind mask ``opts``), or −1."""
+    bot = game.bots[seat]
     if bot == BOT_RANDOM or opts == 0:
         return -1
     if bot == BOT_GREEDY:
-        return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
-    return param_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left)
+        return greedy_self_kong(game.table, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void, opts)
+    return param_self_kong(game, st, bpar, seat, void, opts)
 
 
 @njit(cache=True)
-def param_self_kong(bot, bpar, table, conc, mk, mt, nm, void, opts, params, ps, seat, visible, tiles_left) -> int:
+def param_self_kong(game, st, bpar, seat, void, opts) -> int:
     if bpar is None:
         return -1
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left)
+    bot, table, params = game.bots[seat], game.table, game.params
+    ps, visible, left = st.ps, st.visible, tiles_left(st.g)
+    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
+    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
     if bot == BOT_VALUE:
         return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
-        k = expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar)
+        k = expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, left, bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return k
     return greedy_self_kong(table, conc, mk, mt, nm, void, opts)  # defensive kongs as greedy
 
 
 @njit(cache=True, inline="always")
-def bot_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm, seat,
-                  tile) -> bool:
-    """``conc, mk, mt, nm``: all seats' arrays; for a discard win ``conc[seat]`` does not hold ``tile``."""
-    if bot in (BOT_VALUE, BOT_EXPERT):
-        return param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm,
-                               seat, tile)
+def bot_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
+    """Whether seat ``seat`` takes its legal win on ``tile`` worth ``capped_fan``; for a discard win
+    ``st.conc[seat]`` does not hold ``tile``."""
+    if game.bots[seat] in (BOT_VALUE, BOT_EXPERT):
+        return param_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw)
     return True
 
 
 @njit(cache=True)
-def param_takes_win(bot, bpar, capped_fan, self_draw, tiles_left, table, params, ps, conc, mk, mt, nm, seat,
-                    tile) -> bool:
+def param_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
     if bpar is None:
         return True
-    if bot == BOT_VALUE:
-        return value_takes_win(capped_fan, self_draw, tiles_left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
-    return expert_takes_win(table, params, ps, conc, mk, mt, nm, seat, mk[seat], mt[seat], nm[seat],
-                            ps[seat, PS_EVOID], tile, capped_fan, self_draw, tiles_left, bpar)
+    left = tiles_left(st.g)
+    if game.bots[seat] == BOT_VALUE:
+        return value_takes_win(capped_fan, self_draw, left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
+    ps, mk, mt, nm = st.ps, st.mk, st.mt, st.nm
+    return expert_takes_win(game.table, game.params, ps, st.conc, mk, mt, nm, seat, mk[seat], mt[seat], nm[seat],
+                            ps[seat, PS_EVOID], tile, capped_fan, self_draw, left, bpar)
 
 
 @njit(cache=True)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
-def bot_declares(bot, bpar, table, params, g, ps, seat, conc, mk, mt, nm, void, waits, visible, tiles_left) -> int:
-    """唱歌/跳舞 after the seat's discard (it is ready): 0 = no, else what it declares (1 唱歌, 2 跳舞). ``random``
-    and ``greedy`` never declare (the baselines); ``value``, ``defensive`` and ``expert`` declare by
-    :func:`simulator.bots.declare.declare_by_value`."""
+def bot_declares(game, st, bpar, seat, void, waits) -> int:
+    """唱歌/跳舞 after the seat's discard (it is ready, ``waits`` its winning kinds as a bit mask): 0 = no, else what
+    it declares (1 唱歌, 2 跳舞). ``random`` and ``greedy`` never declare (the baselines); ``value``, ``defensive``
+    and ``expert`` declare by :func:`simulator.bots.declare.declare_by_value`."""
     if bpar is None:  # a simple line-up: the rest is pruned (see the module docstring)
         return 0
-    if bot in (BOT_RANDOM, BOT_GREEDY):
+    if game.bots[seat] in (BOT_RANDOM, BOT_GREEDY):
         return 0
+    visible, conc, mk, mt, nm = st.visible, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
     own_ckongs(visible, mk, mt, nm, 1)
-    kind = declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible)
+    kind = declare_by_value(game.table, game.params, st.ps, seat, conc, mk, mt, nm, void, waits, visible)
     own_ckongs(visible, mk, mt, nm, -1)
     return kind

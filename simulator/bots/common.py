@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.evaluate import (
+from simulator.shape import (
     MELD_CKONG,
     MELD_KONG,
     MELD_PUNG,
@@ -104,7 +104,7 @@ def draw_candidates(conc, void) -> int:
 @njit(cache=True)
 def usable_void(mt, nm, void) -> bool:
     """A void suit the fast paths below can price by the two kept suits' keys: one is planned and holds no meld
-    (otherwise :func:`~simulator.evaluate.shanten` decides over the suits itself)."""
+    (otherwise :func:`~simulator.shape.shanten` decides over the suits itself)."""
     return void >= 0 and not (meld_suits(mt, nm) >> void) & 1
 
 
@@ -145,7 +145,7 @@ def kept_shanten(table, ka, kb, nm, pairs, odd) -> int:
 
 @njit(cache=True)
 def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
-    """Shanten (as :func:`~simulator.evaluate.shanten` with the usable void ``void``) of the hand summarised by
+    """Shanten (as :func:`~simulator.shape.shanten` with the usable void ``void``) of the hand summarised by
     ``summary`` (:func:`kept_summary` of ``conc``) after ``d`` (+1 or −1) copies of kind ``k`` are added: only
     k's suit key and k's pair/odd count change, so nothing is recounted. A void-suit tile is dead: no change."""
     ka, kb, pairs, odd = summary
@@ -168,7 +168,7 @@ def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
 
     With a usable void (:func:`usable_void`) each draw changes one kept suit's key by 5^rank and one kind's
     pair/odd count, so it is priced by :func:`kept_shanten` without recounting the hand (about a hundred
-    evaluations per turn for the expert); otherwise by a full :func:`~simulator.evaluate.shanten` per draw."""
+    evaluations per turn for the expert); otherwise by a full :func:`~simulator.shape.shanten` per draw."""
     if not usable_void(mt, nm, void):
         return _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws)
     sa, sb = kept_suits(void)
@@ -230,7 +230,7 @@ def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
 
     A tile of the planned void suit is dead, so discarding it never changes shanten: all of them share the
     value of the first one. With a usable void (:func:`usable_void`) each discard is priced by
-    :func:`moved_shanten`, otherwise by a full :func:`~simulator.evaluate.shanten`."""
+    :func:`moved_shanten`, otherwise by a full :func:`~simulator.shape.shanten`."""
     fast = usable_void(mt, nm, void)
     summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
     best = BIG

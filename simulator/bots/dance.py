@@ -27,7 +27,6 @@ from __future__ import annotations
 from numba import njit
 
 from simulator.bots.common import suit_count
-from simulator.evaluate import SHANTEN_NEVER, shanten
 from simulator.rules import (
     DECLARES,
     HUAZHU_CAP,
@@ -39,6 +38,7 @@ from simulator.rules import (
     UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import points_of
+from simulator.shape import SHANTEN_NEVER, shanten
 from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_SHOWN, PS_WON, VOID_NONE, void_rule
 
 DECL_DANCE = DECLARES.index("dance")

@@ -48,16 +48,7 @@ from simulator.bots.expert_hand import (
 from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
 from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import END_RATE, exit_value, ron_weights
-from simulator.evaluate import (
-    CTX_SELF_DRAW,
-    MELD_CKONG,
-    MELD_KONG,
-    MELD_PUNG,
-    SHANTEN_NEVER,
-    evaluate_win,
-    shanten,
-    wait_mask,
-)
+from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
@@ -68,6 +59,7 @@ from simulator.rules import (
     PASS_LOCKS,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, shanten, wait_mask
 from simulator.state import (
     N_KINDS,
     N_SEATS,
@@ -323,7 +315,7 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
     — at :data:`~simulator.bots.expert_value.END_RATE` per own draw, so a wait is worth less the fewer opponents
     are in and the fewer draws are left. Waiting costs ``defence`` × deal-in risk; winning now also leaves the
     table now (``tempo``). (Charging as well the opponents' self-draws paid while still in, 0.02 per opponent in
-    and own draw, measured worse: docs/rules.md, "Bots".)"""
+    and own draw, measured worse: docs/bots.md, "What was tried, by part of the rules".)"""
     if self_draw:
         return True
     n_in, n_draws = table_context(ps, seat, tiles_left)

@@ -36,7 +36,6 @@ from simulator.bots.expert_value import (
     unseen_of,
     wait_income,
 )
-from simulator.evaluate import MELD_PUNG, SHANTEN_NEVER, shanten
 from simulator.rules import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
@@ -47,6 +46,7 @@ from simulator.rules import (
     P_REFUND_KONGS_IF_NOT_READY,
 )
 from simulator.scoring import points_of
+from simulator.shape import MELD_PUNG, SHANTEN_NEVER, shanten
 from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, borrowed, void_rule
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)

@@ -10,8 +10,8 @@ from numba import njit
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
 from simulator.bots.expert_value import END_RATE, TYP_ACC, p_win
-from simulator.evaluate import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
 from simulator.rules import P_REFUND_KONGS_IF_NOT_READY
+from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
 
 TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: refund_risk)
 

@@ -5,7 +5,7 @@ Each of those hands differs from the 14 tiles by one copy of one kind, so most o
 same for all of them:
 
 - the acceptance's draws: with a usable void (:func:`~simulator.bots.common.usable_void`) a hand's shanten is
-  :func:`~simulator.evaluate.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
+  :func:`~simulator.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
   only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
   suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
   The columns each draw lowers (:func:`column_gains`) in a kept suit the discard left untouched are those of the
@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.common import POW5, kept_suits, unseen
-from simulator.evaluate import MELD_PUNG, seven_pairs_distance
+from simulator.shape import MELD_PUNG, seven_pairs_distance
 from simulator.state import N_KINDS
 
 N_COLS = 10  # the suit table's columns: m melds + 5·p pairs

@@ -25,7 +25,7 @@ from numba import njit
 
 from simulator.bots.expert_turn import kept_tally
 from simulator.bots.value import qys_dist
-from simulator.evaluate import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask, win_points_both
+from simulator.evaluate import win_points_both
 from simulator.rules import MODES, P_MODE
 from simulator.scoring import (
     F_DUIDUIHU,
@@ -38,6 +38,7 @@ from simulator.scoring import (
     points_of,
     score_flags,
 )
+from simulator.shape import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask
 from simulator.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
 RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)

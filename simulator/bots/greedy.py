@@ -16,7 +16,7 @@ from simulator.bots.common import (
     shanten_after_self_kong,
     suit_count,
 )
-from simulator.evaluate import shanten
+from simulator.shape import shanten
 from simulator.state import N_KINDS
 
 

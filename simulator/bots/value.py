@@ -19,7 +19,7 @@ from numba import njit
 
 from simulator.bots.common import BIG, NO_TILE, connectivity, suit_count
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
-from simulator.evaluate import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
+from simulator.shape import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
 from simulator.state import N_KINDS
 
 T_NONE, T_QYS, T_QIDUI, T_DDH = 0, 1, 2, 3

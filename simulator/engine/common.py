@@ -5,10 +5,6 @@ from __future__ import annotations
 
 from numba import njit
 
-from simulator.evaluate import (
-    shanten,
-    wait_mask,
-)
 from simulator.rules import (
     BLOOM_PAYERS,
     DEAL_INS,
@@ -20,6 +16,7 @@ from simulator.rules import (
     P_MODE,
     PASS_LOCKS,
 )
+from simulator.shape import shanten, wait_mask
 from simulator.state import (
     G_NWON,
     N_SEATS,

@@ -9,13 +9,10 @@ from simulator.bots import (
     bot_declares,
 )
 from simulator.engine.common import DECL_BOTH, DECL_DANCE, DECL_SING, keeps_waits
-from simulator.evaluate import (
-    MELD_CKONG,
-    held4_mask,
-)
 from simulator.rules import (
     P_DECLARE_READY,
 )
+from simulator.shape import MELD_CKONG, held4_mask
 from simulator.state import (
     A_DANCE,
     A_DECLARE,
@@ -56,8 +53,8 @@ def offer_declare(game, st, bpar, cur) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
     declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
     its choice), while tiles remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
-    g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
+    params, io = game.params, game.io
+    g, ps, conc, mk, mt, nm = st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     if tiles_left(g) == 0:
         return 0
     waits = ps[cur, PS_WAITS]
@@ -71,8 +68,7 @@ def offer_declare(game, st, bpar, cur) -> int:
             return -1
         kind = 0 if a == A_PASS else (DECL_DANCE if a == A_DANCE else (DECL_SING if rule == DECL_BOTH else rule))
     else:
-        kind = bot_declares(bots[cur], bpar[cur], table, params, g, ps, cur, conc[cur], mk[cur], mt[cur], nm[cur],
-                            ps[cur, PS_EVOID], waits, visible, tiles_left(g))
+        kind = bot_declares(game, st, bpar[cur], cur, ps[cur, PS_EVOID], waits)
     if kind == 0:
         return 0
     ps[cur, PS_DECLARED] = kind

@@ -11,13 +11,11 @@ from simulator.bots import (
     bot_void,
 )
 from simulator.engine.common import EX_CLOCKWISE, EX_COUNTER, EX_RANDOM, refresh_waits
-from simulator.evaluate import (
-    shanten,
-)
 from simulator.rng import randbelow
 from simulator.rules import (
     P_EXCHANGE_THREE,
 )
+from simulator.shape import shanten
 from simulator.state import (
     A_TILE0,
     A_VOID0,
@@ -98,7 +96,7 @@ def exchange_three(game, st) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
     opposite → seat+2. ``random`` draws the direction from the wall stream, so it depends on the deal only."""
-    params, bots, io = game.params, game.bots, game.io
+    params, io = game.params, game.io
     rngs, conc, g = st.rngs, st.conc, st.g
     d = params[P_EXCHANGE_THREE]
     if d == EX_RANDOM:
@@ -113,7 +111,7 @@ def exchange_three(game, st) -> None:
             if not ask_exchange(io, s, conc[s], give[s]):
                 return
         else:
-            bot_exchange(bots[s], rngs[1 + s:2 + s], conc[s], give[s])
+            bot_exchange(game, st, s, give[s])
     for s in range(N_SEATS):
         to = (s + off) % N_SEATS
         for i in range(3):
@@ -149,8 +147,8 @@ def ask_exchange(io, s, conc, out) -> bool:
 @njit(cache=True)
 def declare_voids(game, st, bpar) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
-    rngs, conc, mk, mt, nm, g, ps = st.rngs, st.conc, st.mk, st.mt, st.nm, st.g, st.ps
+    table, params, io = game.table, game.params, game.io
+    conc, mk, mt, nm, g, ps = st.conc, st.mk, st.mt, st.nm, st.g, st.ps
     for s in range(N_SEATS):
         if void_rule(params) == VOID_NONE:
             ps[s, PS_VOID] = -1
@@ -161,8 +159,7 @@ def declare_voids(game, st, bpar) -> None:
                     return
                 ps[s, PS_VOID] = a - A_VOID0
             else:
-                ps[s, PS_VOID] = bot_void(bots[s], bpar[s], rngs[1 + s:2 + s], table, params, conc[s], mk[s], mt[s],
-                                          nm[s])
+                ps[s, PS_VOID] = bot_void(game, st, bpar[s], s)
             log_event(st, EV_VOID, s, -1, 0, ps[s, PS_VOID], 0)
         ps[s, PS_EVOID] = ps[s, PS_VOID]
         ps[s, PS_START_SH] = shanten(table, conc[s], mk[s], mt[s], nm[s], ps[s, PS_EVOID])

@@ -41,11 +41,7 @@ from simulator.evaluate import (
     CTX_LAST_TILE,
     CTX_ROB_KONG,
     CTX_SELF_DRAW,
-    MELD_CKONG,
-    MELD_KONG,
-    MELD_PUNG,
     evaluate_win,
-    is_complete,
 )
 from simulator.rules import (
     P_DECLARE_READY,
@@ -60,6 +56,7 @@ from simulator.settlement import (
     declared_ctx,
     kong_payment,
 )
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, is_complete
 from simulator.state import (
     A_KONG,
     A_PASS,
@@ -98,13 +95,12 @@ from simulator.state import (
     PS_VOID,
     PS_WAITS,
     PS_WON,
-    VOID_DECLARED,
     WK_SELF_DRAW,
     ask,
     log_event,
     next_in,
+    strict_void,
     tiles_left,
-    void_rule,
 )
 
 
@@ -176,9 +172,9 @@ def first_held(conc, p, prefer) -> int:
 def own_kong(game, st, bpar, cur, drawn, pv):
     """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
     (抢杠胡) before it pays anything. Returns ``(outcome, next seat)``."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
+    table, params, io = game.table, game.params, game.io
     g, ps, conc, mk, mt, nm, visible, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible, st.winners
-    strict = void_rule(params) == VOID_DECLARED
+    strict = strict_void(params)
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
     opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
@@ -194,8 +190,7 @@ def own_kong(game, st, bpar, cur, drawn, pv):
                 return HAND_OVER, cur
             k = -1 if a == A_PASS else a - A_TILE0
     else:
-        k = bot_self_kong(bots[cur], bpar[cur], table, conc[cur], mk[cur], mt[cur], nm[cur], pv, opts, params,
-                          ps, cur, visible, tiles_left(g))
+        k = bot_self_kong(game, st, bpar[cur], cur, pv, opts)
     if k < 0:
         return GO_DISCARD, cur
     g[G_INTERRUPTED] = 1
@@ -267,9 +262,9 @@ def claim_meld(game, st, bpar, cur, t):
     """Pung or exposed kong of ``cur``'s discard ``t`` (at most one other seat can hold two or more of it).
     Returns ``(outcome, next seat)``: the claimer discards next (pung) or draws a replacement (kong). Under
     ``last_discard_claims: win_only`` the final discard (wall empty) can only be won, never punged."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
+    table, params, io = game.table, game.params, game.io
     g, ps, conc, mk, mt, nm, visible = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
-    strict = void_rule(params) == VOID_DECLARED
+    strict = strict_void(params)
     if tiles_left(g) == 0 and params[P_LAST_DISCARD_CLAIMS] == LAST_WIN_ONLY:
         return NEXT_DRAW, next_in(ps, cur)
     for i in range(1, N_SEATS):
@@ -290,8 +285,7 @@ def claim_meld(game, st, bpar, cur, t):
                 return HAND_OVER, cur
             c = 0 if a == A_PASS else (1 if a == A_PUNG else 2)
         else:
-            c = bot_claim(bots[q], bpar[q], table, conc[q], mk[q], mt[q], nm[q], qv, t, np.bool_(can_pung), can_kong,
-                          params, ps, q, visible, tiles_left(g))
+            c = bot_claim(game, st, bpar[q], q, qv, t, np.bool_(can_pung), can_kong)
         if c == 0:
             break
         g[G_INTERRUPTED] = 1
@@ -317,11 +311,9 @@ def claim_meld(game, st, bpar, cur, t):
 def discard_turn(game, st, bpar, cur, drawn, pv):
     """``cur`` discards (a locked 血流 winner: the tile it drew, ``drawn``); others may win on it (first), else
     pung or kong it. Returns ``(outcome, next seat)``."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
-    rngs, g, ps, conc, mk, mt, nm, visible = st.rngs, st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible
-    winners = st.winners
-    strict = void_rule(params) == VOID_DECLARED
-    legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict)
+    table, params, io = game.table, game.params, game.io
+    g, ps, conc, winners = st.g, st.ps, st.conc, st.winners
+    legal = legal_discard_mask(conc[cur], ps[cur, PS_VOID], strict_void(params))
     if params[P_DECLARE_READY]:
         legal = declare_discard_mask(ps, cur, legal)
     why = 0  # the bot's reason code (expert), logged with the discard for replay
@@ -334,8 +326,7 @@ def discard_turn(game, st, bpar, cur, drawn, pv):
         if t < 0:
             return HAND_OVER, cur
     else:
-        t = bot_discard(bots[cur], bpar[cur], rngs[1 + cur:2 + cur], table, params, g, ps, mk, mt, nm, cur, conc[cur],
-                        mk[cur], mt[cur], nm[cur], pv, legal, visible, st.sh_buf, tiles_left(g))
+        t = bot_discard(game, st, bpar[cur], cur, pv, legal)
         why, t = t >> REASON_SHIFT, t & ((1 << REASON_SHIFT) - 1)
     do_discard(table, st, cur, t, why)
     if params[P_DECLARE_READY] and not ps[cur, PS_DECLARED] and offer_declare(game, st, bpar, cur) < 0:

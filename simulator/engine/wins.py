@@ -20,13 +20,7 @@ from simulator.engine.common import (
     keeps_waits,
     refresh_waits,
 )
-from simulator.evaluate import (
-    CTX_AFTER_KONG,
-    CTX_KONG_DISCARD,
-    CTX_ROB_KONG,
-    MELD_CKONG,
-    evaluate_win,
-)
+from simulator.evaluate import CTX_AFTER_KONG, CTX_KONG_DISCARD, CTX_ROB_KONG, evaluate_win
 from simulator.rules import (
     P_AFTER_KONG_DEAL_IN,
     P_KONG_BLOOM_PAYER,
@@ -40,6 +34,7 @@ from simulator.settlement import (
     return_kong,
     transfer_kong,
 )
+from simulator.shape import MELD_CKONG
 from simulator.state import (
     A_PASS,
     A_WIN,
@@ -98,7 +93,6 @@ from simulator.state import (
     ask,
     log_event,
     pay,
-    tiles_left,
 )
 
 
@@ -189,16 +183,13 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
 def takes_win(game, st, bpar, q, capped, self_draw, tile, frm) -> int:
     """Seat ``q`` takes a legal win (1), declines it (0), or −1: an external seat's answer is pending. The bot
     sees all seats' arrays (the expert prices the waits it would keep by declining)."""
-    table, params, bots, io = game.table, game.params, game.bots, game.io
-    ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
-    left = tiles_left(st.g)
+    io = game.io
     if io[IO_EXT + q]:
         a = ask(io, q, D_TAKE_WIN, (1 << A_WIN) | (1 << A_PASS), tile, frm, capped)
         if a < 0:
             return -1
         return 1 if a == A_WIN else 0
-    return 1 if bot_takes_win(bots[q], bpar[q], capped, self_draw, left, table, params, ps, conc, mk, mt, nm, q,
-                              tile) else 0
+    return 1 if bot_takes_win(game, st, bpar[q], q, tile, capped, self_draw) else 0
 
 
 @njit(cache=True, inline="always")  # every discard: inlined into the loop (no call)

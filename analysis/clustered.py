@@ -1,0 +1,199 @@
+"""Means and shares clustered by an independent unit (the hand, the wall under duplicate seating, the session):
+the ratio estimator with its cluster-robust SE, shares with the Wilson interval at the effective sample size,
+distributions of a discrete column, and the SE of a difference of two groups that share clusters.
+
+The conventions are in :mod:`analysis.stats`, which re-exports every public name here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from analysis.inference import LEVEL, z_value
+
+
+def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
+                    cluster: str = "hand_id") -> pl.LazyFrame:
+    """Per group of ``by``: ``n`` clusters, ``n_obs``, ``n_hands`` (distinct ``hand_id`` when the frame has that
+    column and the clusters are walls, else ``n``), and for each value column ``v`` the moments
+    ``v__T = ΣS``, ``v__SS = ΣS²``, ``v__SM = ΣS·m`` with ``S`` the cluster sum; plus ``_MM = Σm²``."""
+    by = list(by)
+    count_hands = cluster != "hand_id" and "hand_id" in lf.collect_schema().names()
+    per_cluster = lf.group_by([*by, cluster]).agg(
+        pl.len().cast(pl.Float64).alias("_m"),
+        *([pl.col("hand_id").n_unique().alias("_h")] if count_hands else []),
+        *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
+    aggs = [pl.len().alias("n"), pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+            (pl.col("_h").sum() if count_hands else pl.len()).cast(pl.Int64).alias("n_hands"),
+            (pl.col("_m") ** 2).sum().alias("_MM")]
+    for v in values:
+        aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
+                 (pl.col(v) * pl.col("_m")).sum().alias(f"{v}__SM")]
+    return per_cluster.group_by(by).agg(aggs)
+
+
+def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Expr, n: pl.Expr,
+                     level: float = LEVEL) -> list[pl.Expr]:
+    """``mean, se, ci_lo, ci_hi`` of the cluster ratio estimator from its moments (se null when n < 2; no
+    interval when the SE is 0 — every unit has the same mean, so there is no variation to measure, and a
+    zero-width interval would claim certainty)."""
+    mean = T / M
+    var = (SS - 2 * mean * SM + mean * mean * MM).clip(lower_bound=0.0) / (M * M) * n / (n - 1)
+    se = pl.when(n > 1).then(var.sqrt())
+    z = z_value(level)
+    has = se > 0
+    return [mean.alias("mean"), se.alias("se"), pl.when(has).then(mean - z * se).alias("ci_lo"),
+            pl.when(has).then(mean + z * se).alias("ci_hi")]
+
+
+def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
+                  level: float = LEVEL, name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+    """Long table ``by…, <name>, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value
+    column per group with its cluster-robust SE over the ``n_units`` clusters (``cluster``: hands by default,
+    walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
+    interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
+    [0, 1]; the others get ``mean ± z·se``."""
+    return means_from_moments(cluster_moments(lf, by, values, cluster).collect(), by, values, level, name, shares)
+
+
+def means_from_moments(mom: pl.DataFrame, by: Sequence[str], values: Sequence[str], level: float = LEVEL,
+                       name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+    """:func:`cluster_means` from the collected :func:`cluster_moments` (so that several can be collected
+    together with ``polars.collect_all``, which computes their shared inputs once)."""
+    by = list(by)
+    n, M, MM = pl.col("n").cast(pl.Float64), pl.col("n_obs").cast(pl.Float64), pl.col("_MM")
+    frames = []
+    for i, v in enumerate(values):
+        est = ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n, level)
+        if v in shares:
+            lo, hi = share_interval_exprs(est[0], est[1], M, n, level)
+            est = [est[0], est[1], lo.alias("ci_lo"), hi.alias("ci_hi")]
+        frames.append(mom.select(
+            *by, pl.lit(v).alias(name), pl.lit(i).alias("_order"), pl.col("n").cast(pl.Int64).alias("n_units"),
+            "n_hands", "n_obs", *est))
+    out = pl.concat(frames) if frames else pl.DataFrame()
+    return out.sort([*by, "_order"]).drop("_order") if frames else out
+
+
+def share_moments(events: pl.LazyFrame, trials: pl.LazyFrame, by: Sequence[str], key: str | Sequence[str],
+                  cluster: str = "hand_id") -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Moments of the clustered share of trials that have each value of ``key``.
+
+    ``trials`` has one row per trial (e.g. per win) with the ``by`` and ``cluster`` columns; ``events`` one row
+    per (trial, key value) that occurred (a trial may have several values, e.g. several flags, or exactly one).
+    Returns ``(counts, totals)``: ``counts`` per ``by…, key…``: ``k`` = events, ``k_units`` = clusters with at
+    least one, ``_SS = Σk_h²``, ``_SM = Σk_h·m_h``; ``totals`` per ``by…``: ``n_units`` = clusters with at least
+    one trial, ``n_obs = Σm_h`` trials, ``_MM = Σm_h²`` (``k_h``, ``m_h``: events and trials of cluster ``h``).
+    Feed them to :func:`cluster_share_exprs`; a key value that never occurs has ``k = _SS = _SM = 0``."""
+    by, keys = list(by), [key] if isinstance(key, str) else list(key)
+    sizes = trials.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
+    totals = sizes.group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"),
+                                    pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+                                    (pl.col("_m") ** 2).sum().alias("_MM"))
+    counts = (events.group_by([*by, cluster, *keys]).agg(pl.len().cast(pl.Float64).alias("_c"))
+              .join(sizes, on=[*by, cluster], how="inner")
+              .group_by([*by, *keys]).agg(pl.col("_c").sum().cast(pl.Int64).alias("k"),
+                                          pl.len().cast(pl.Int64).alias("k_units"),
+                                          (pl.col("_c") ** 2).sum().alias("_SS"),
+                                          (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+    return counts, totals
+
+
+def share_interval_exprs(p: pl.Expr, se: pl.Expr, n_obs: pl.Expr, n_units: pl.Expr,
+                         level: float = LEVEL) -> tuple[pl.Expr, pl.Expr]:
+    """``(lo, hi)``: Wilson interval of a share of clustered trials at its effective sample size.
+
+    ``p`` = share, ``se`` = its cluster-robust SE over ``n_units`` clusters, ``n_obs`` = trials. The design
+    effect ``deff = se² / (p(1−p)/n_obs · G/(G−1))`` (``G`` = clusters; exactly 1 with one trial per cluster)
+    gives ``n_eff = n_obs / deff``, capped at ``n_obs`` (never more information than independent trials); the
+    interval is Wilson's at ``(p, n_eff)``, so it stays inside [0, 1]. When ``p`` = 0 or 1 the design effect
+    cannot be estimated: ``n_eff = G`` — the Wilson bound for "no cluster had one" bounds the chance of a trial
+    having one, whatever the correlation inside clusters. When ``0 < p < 1`` but ``se`` = 0 (every cluster has
+    the same share) there is no between-cluster variation to inflate it: ``n_eff = n_obs`` (the trials). Null when
+    there are no trials or fewer than 2 clusters."""
+    pf, se, M, G = p.cast(pl.Float64), se.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
+    binom = pf * (1 - pf) / M * G / (G - 1)
+    varies = (pf > 0) & (pf < 1) & (se > 0)
+    n_eff = (pl.when(varies).then((binom / (se * se) * M).clip(upper_bound=M))
+             .when((pf > 0) & (pf < 1)).then(M).otherwise(G))
+    z2 = z_value(level) ** 2
+    denom = 1.0 + z2 / n_eff
+    centre = (pf + z2 / (2 * n_eff)) / denom
+    half = (z2 ** 0.5) * (pf * (1 - pf) / n_eff + z2 / (4 * n_eff * n_eff)).sqrt() / denom
+    ok = (M > 0) & (G > 1)
+    lo = pl.when(ok).then(pl.when(pf > 0).then((centre - half).clip(0.0, 1.0)).otherwise(0.0))
+    hi = pl.when(ok).then(pl.when(pf < 1).then((centre + half).clip(0.0, 1.0)).otherwise(1.0))
+    return lo, hi
+
+
+def cluster_share_exprs(k: pl.Expr, SS: pl.Expr, SM: pl.Expr, n_obs: pl.Expr, MM: pl.Expr, n_units: pl.Expr,
+                        prefix: str = "p", level: float = LEVEL) -> list[pl.Expr]:
+    """``prefix, prefix_se, prefix_lo, prefix_hi`` of a share of clustered trials (moments of
+    :func:`share_moments`): ``p = k / n_obs`` (null when there are no trials), the cluster-robust SE over the
+    ``n_units`` clusters (null when fewer than 2), and the Wilson interval at the effective sample size
+    (:func:`share_interval_exprs`): inside [0, 1], and never zero-width."""
+    kf, M, n = k.cast(pl.Float64), n_obs.cast(pl.Float64), n_units.cast(pl.Float64)
+    p, se, _, _ = ratio_mean_exprs(kf, SS, SM, M, MM, n, level)
+    lo, hi = share_interval_exprs(p, se, M, n, level)
+    ok = M > 0
+    return [pl.when(ok).then(p).alias(prefix), pl.when(ok).then(se).alias(f"{prefix}_se"),
+            lo.alias(f"{prefix}_lo"), hi.alias(f"{prefix}_hi")]
+
+
+def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster: str = "hand_id",
+                        level: float = LEVEL) -> pl.DataFrame:
+    """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_units, p, se, p_lo, p_hi``.
+
+    ``p`` = share of the group's observations taking that value; its SE is cluster-robust (``cluster`` is the
+    independent unit) and the interval is the effective-n Wilson one of :func:`share_interval_exprs`."""
+    by = list(by)
+    sizes = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
+    totals = sizes.group_by(by).agg(pl.len().alias("n_units"), pl.col("_m").sum().alias("_M"),
+                                    (pl.col("_m") ** 2).sum().alias("_MM"))
+    counts = (lf.group_by([*by, cluster, value]).agg(pl.len().cast(pl.Float64).alias("_c"))
+              .join(sizes, on=[*by, cluster], how="inner")
+              .group_by([*by, value]).agg(pl.col("_c").sum().alias("_T"), (pl.col("_c") ** 2).sum().alias("_SS"),
+                                          (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+    est = cluster_share_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"),
+                              pl.col("n_units"), "p", level)
+    out = (counts.join(totals, on=by, how="inner")
+           .with_columns(est)
+           .select(*by, value, pl.col("_T").cast(pl.Int64).alias("k"), pl.col("_M").cast(pl.Int64).alias("n_obs"),
+                   pl.col("n_units").cast(pl.Int64), "p", pl.col("p_se").alias("se"), "p_lo", "p_hi")
+           .sort([*by, value]))
+    return out.collect()
+
+
+def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
+                    cluster: str = "hand_id") -> pl.DataFrame:
+    """Cluster-robust SE of ``mean(value | group) − mean(value | not group)`` when both groups share clusters.
+
+    This is the SE of the coefficient ``b`` of the OLS ``value = a + b·group`` (``b`` = the difference of the
+    two group means over observations), clustered by ``cluster``: with ``e`` = value − its group's mean,
+    ``A_h = Σ e`` over cluster ``h``'s observations in the group, ``B_h`` the same outside it, and ``N₁``,
+    ``N₀`` the two groups' observation counts, ``se² = G/(G−1) · Σ_h (A_h/N₁ − B_h/N₀)²`` over the ``G``
+    clusters with an observation in either group (the sandwich estimator, with the ``G/(G−1)`` factor of
+    :func:`ratio_mean_exprs`). A cluster holding observations of both groups enters once, so their covariance
+    counts. Returns ``by…, n_units (G), n_obs, diff, se`` for the groups where both sides have observations
+    (``se`` null when ``G < 2``)."""
+    by = list(by)
+    per = (lf.group_by([*by, cluster, group])
+           .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col(value).cast(pl.Float64).sum().alias("_s")))
+    sides = per.group_by([*by, group]).agg(pl.col("_m").sum().alias("_N"), pl.col("_s").sum().alias("_T"))
+    both = (sides.group_by(by).agg(pl.len().alias("_sides"),
+                                   (pl.col("_T") / pl.col("_N")).filter(pl.col(group)).first().alias("_mean1"),
+                                   (pl.col("_T") / pl.col("_N")).filter(~pl.col(group)).first().alias("_mean0"),
+                                   pl.col("_N").sum().cast(pl.Int64).alias("n_obs"))
+            .filter(pl.col("_sides") == 2))
+    infl = (per.join(sides, on=[*by, group])
+            .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
+                           * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
+            .group_by([*by, cluster]).agg(pl.col("_u").sum())
+            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U")))
+    g = pl.col("n_units").cast(pl.Float64)
+    return (both.join(infl, on=by)
+            .select(*by, "n_units", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),
+                    pl.when(g > 1).then((g / (g - 1) * pl.col("_U")).sqrt()).alias("se"))
+            .collect())

@@ -1,0 +1,178 @@
+"""The bots at the table: one seat's bot and its parameters (:class:`BotSpec`), a Python bot's class by name
+(:func:`bot_class`), and the expert's tuned parameters read from a file written by ``xuezhan tune``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import Field, field_validator, model_serializer, model_validator
+
+from simulator.rules_blocks import _Frozen
+from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOT_MILLI, BOTS
+from simulator.rules_yaml import CONFIG_DIR, RulesError, _short, read_yaml_mapping
+
+TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `xuezhan tune` searches: (low, high,
+    "defence": (0.0, 1.5, 0.01),                     # step); BotSpec below declares each with its default, and
+    "ambition": (0.5, 2.0, 0.01),                    # `temperature` stays as the seat sets it (noise, not skill)
+    "tempo": (0.0, 0.3, 0.005),
+}
+TUNED_KEY = "params"  # the mapping of TUNABLE values in a file written by `xuezhan tune` (simulator.tune)
+
+
+def resolve_tuned_path(ref: str | Path) -> Path:
+    """A tuned-parameters file: a path, else relative to configs/ (``tuned/xueliu.yaml``); RulesError if neither."""
+    for candidate in (Path(ref), CONFIG_DIR / ref):
+        if candidate.is_file():
+            return candidate
+    raise RulesError(f"params_from {str(ref)!r}: no such file (looked for it as a path and under configs/)")
+
+
+def read_tuned(ref: str | Path) -> dict[str, float]:
+    """The tuned expert parameters of a file written by ``xuezhan tune`` (its ``params`` mapping, a subset of
+    ``TUNABLE``, each a number in that key's range); one-line RulesError otherwise."""
+    path = resolve_tuned_path(ref)
+    data = read_yaml_mapping(path, "a tuned-parameters file")
+    params = data.get(TUNED_KEY)
+    if not isinstance(params, dict) or not params:
+        raise RulesError(f"{path}: not a tuned-parameters file (no `{TUNED_KEY}:` mapping of "
+                         f"{', '.join(TUNABLE)}; `xuezhan tune` writes them)")
+    out = {}
+    for key, val in params.items():
+        if key not in TUNABLE:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: unknown key (tuned keys: {', '.join(TUNABLE)})")
+        if isinstance(val, bool) or not isinstance(val, int | float) or not val == val:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: expected a number, got {_short(repr(val))}")
+        lo, hi, _ = TUNABLE[key]
+        if not lo <= val <= hi:
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: {val} is outside the tuned range [{lo}, {hi}]")
+        out[key] = float(val)
+    return out
+
+
+class BotSpec(_Frozen):
+    """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
+
+    - ``decline_below`` (value): decline a discard win worth fewer fan than this ...
+    - ``decline_wall`` (value): ... while more than this many tiles remain in the wall.
+    - ``defend_wall`` (defensive): start defending once the wall is this short, or as soon as anyone has won.
+    - ``steer_shanten`` (value): steer toward 清一色/对对胡/七对 when that shape is within this many shanten.
+    - ``defence`` (expert): weight of the expected deal-in loss against the hand's expected gain (0 = never
+      folds, 1 = risk-neutral, larger = more cautious).
+    - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
+      hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules; default 1.15).
+    - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
+      more — in plain-hand points per opponent still in and own draw left (0, the default = ignores it beyond
+      the end rate of the P(win) table; larger = plays faster and declines fewer discard wins).
+    - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
+      discard; 0.5 or more models a noticeably weaker player).
+
+    ``bot`` is a compiled bot (``BOTS``), a Python bot class ``package.module:ClassName`` or the name of one
+    registered under the ``xuezhan.bots`` entry-point group; ``params`` are the keyword arguments it is built with
+    (Python bots only). See docs/bots.md.
+
+    ``params_from`` (expert): a tuned-parameters file written by ``xuezhan tune`` (a path, else relative to
+    configs/, e.g. ``tuned/xueliu.yaml``); its ``params`` (the ``TUNABLE`` keys) fill the keys the seat does not
+    give itself (a key written in the seat wins). The path stays in the rule set (manifests, report), the values
+    too, so a recorded rule set re-validates without the file.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_params_from(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("params_from") is None or not isinstance(data["params_from"], str):
+            return data  # no file, or a wrong type that pydantic reports on the key
+        if data.get("bot") != "expert":
+            raise ValueError(f"params_from is for the expert (the parameters `xuezhan tune` searches), not for "
+                             f"bot {data.get('bot', 'greedy')!r}")
+        missing = [k for k in TUNABLE if k not in data]
+        if not missing:  # every tuned key given (e.g. a recorded rule set): the file adds nothing
+            return data
+        tuned = read_tuned(data["params_from"])
+        return {**{k: tuned[k] for k in missing if k in tuned}, **data}
+
+    @field_validator("bot")
+    @classmethod
+    def _known_bot(cls, v: str) -> str:
+        if v not in BOT_INDEX:
+            bot_class(v)  # importable, a class: checked when the rules are loaded, not in a worker
+        return v
+
+    @model_validator(mode="after")
+    def _params_fit(self) -> BotSpec:
+        if self.params is not None:
+            if self.bot in BOT_INDEX:
+                raise ValueError(f"params are for Python bots; {self.bot!r} takes decline_below, decline_wall,"
+                                 " defend_wall, steer_shanten, defence, ambition, temperature, tempo")
+            import inspect
+
+            try:
+                inspect.signature(bot_class(self.bot)).bind(**self.params)
+            except TypeError as e:
+                raise ValueError(f"bot {self.bot!r}: params do not fit its constructor: {e}") from None
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # no params key for seats without params: the digests and manifests of existing configs stay the same
+        data = handler(self)
+        if self.params is None:
+            data.pop("params", None)
+        if self.params_from is None:
+            data.pop("params_from", None)
+        return data
+
+    @property
+    def is_python(self) -> bool:
+        return self.bot not in BOT_INDEX
+
+    def build(self) -> Any:
+        """A new instance of this seat's Python bot."""
+        return bot_class(self.bot)(**(self.params or {}))
+
+    bot: str = "greedy"
+    params: dict[str, Any] | None = None
+    params_from: str | None = None
+    decline_below: Annotated[int, Field(ge=0, le=16)] = 2
+    decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
+    defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
+    steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
+    defence: Annotated[float, Field(ge=0, le=10)] = 0.3
+    ambition: Annotated[float, Field(ge=0, le=10)] = 1.15
+    temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
+    tempo: Annotated[float, Field(ge=0, le=10)] = 0.0
+
+    def to_row(self) -> np.ndarray:
+        milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
+        return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
+                        dtype=np.int64)
+
+
+def bot_class(name: str) -> type:
+    """The Python bot class ``package.module:ClassName`` or registered as ``name`` in the ``xuezhan.bots``
+    entry-point group; a ValueError naming the problem otherwise."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    if ":" in name:
+        mod, _, attr = name.partition(":")
+        try:
+            obj: Any = importlib.import_module(mod)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as e:
+            raise ValueError(f"cannot load bot {name!r}: {e}") from None
+    else:
+        eps = [ep for ep in entry_points(group=BOT_ENTRY_POINTS) if ep.name == name]
+        if not eps:
+            raise ValueError(f"unknown bot {name!r}: not one of {', '.join(BOTS)}, not a 'package.module:Class'"
+                             f" path and not registered under the {BOT_ENTRY_POINTS!r} entry points")
+        try:
+            obj = eps[0].load()
+        except Exception as e:  # noqa: BLE001 - a broken plug-in is the user's input error, reported in one line
+            raise ValueError(f"cannot load bot {name!r} ({eps[0].value}): {e}") from None
+    if not isinstance(obj, type) or not callable(getattr(obj, "act", None)):
+        raise ValueError(f"bot {name!r} is not a class with an act(obs) method")
+    return obj
