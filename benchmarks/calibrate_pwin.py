@@ -28,7 +28,8 @@ from table_states import discards, recorded_hands
 from simulator import state as S
 from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
-from simulator.bots.expert import R_SHAPE, table_context, unseen_total
+from simulator.bots.expert import R_SHAPE
+from simulator.bots.expert_hand import table_context, unseen_total
 from simulator.rules import load_rules
 from simulator.shape import shanten
 from simulator.tables import suit_table

@@ -25,8 +25,8 @@ from simulator.bots.expert import (
     expert_discard,
     expert_takes_win,
     expert_void,
-    kong_potential,
 )
+from simulator.bots.expert_hand import kong_potential
 from simulator.compiled_rules import CompiledTable
 from simulator.game import Hand
 from simulator.replay import lines, record_hand

@@ -17,9 +17,9 @@ from simulator.bots.expert import (
     expert_claim,
     expert_self_kong,
     expert_takes_win,
-    kong_value,
     public_unseen,
 )
+from simulator.bots.expert_kongs import kong_value
 from simulator.rules import load_rules
 from simulator.shape import MELD_KONG
 from simulator.tiles import counts_from_str, parse_tiles

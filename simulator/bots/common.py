@@ -82,27 +82,23 @@ def unseen(conc, visible, k) -> int:
 
 
 @njit(cache=True)
-def near_held(conc, k) -> bool:
-    """Kind k is held or within two ranks of a held tile of its suit (only such draws can lower shanten,
-    apart from seven-pairs draws, which need a held kind anyway)."""
-    s = k // 9
-    r = k % 9
-    for d in range(-2, 3):
-        rr = r + d
-        if 0 <= rr < 9 and conc[9 * s + rr] > 0:
-            return True
-    return False
-
-
-@njit(cache=True)
 def draw_candidates(conc, void) -> int:
     """Kinds whose draw could lower the shanten of this hand or of any hand one discard away: kept-suit kinds
     held or within two ranks of a held tile (an isolated new tile never helps, except as a pair of a held one)."""
-    mask = 0
+    held = 0
+    full = 0
     for k in range(N_KINDS):
-        if k // 9 != void and conc[k] < 4 and near_held(conc, k):
-            mask |= 1 << k
-    return mask
+        if conc[k] > 0:
+            held |= 1 << k
+            if conc[k] >= 4:
+                full |= 1 << k
+    mask = 0
+    for s in range(3):  # per suit: the held ranks widened by two ranks each way, within the suit
+        if s == void:
+            continue
+        h = (held >> (9 * s)) & 0x1FF
+        mask |= ((h | (h << 1) | (h << 2) | (h >> 1) | (h >> 2)) & 0x1FF) << (9 * s)
+    return mask & ~full
 
 
 @njit(cache=True)

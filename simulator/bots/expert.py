@@ -29,36 +29,32 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import acceptance, connectivity, discard_shantens, draw_candidates, face_up, suit_count
-from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
+from simulator.bots.common import connectivity, face_up, suit_count
+from simulator.bots.dance import huazhu_cost
 from simulator.bots.danger import WAIT_PER_WEIGHT, mean_risk, opponent_threats, tile_risk
-from simulator.bots.expert_value import (
-    END_RATE,
-    N_SHAPES,
-    S_EXIT,
-    S_PLAIN,
-    TYP_ACC,
-    exit_value,
-    held4,
-    p_win,
-    ron_weights,
-    shape_incomes,
-    shapes_value,
-    unseen_of,
-    wait_income,
+from simulator.bots.expert_hand import (
+    BP_AMBITION,
+    BP_DEFENCE,
+    BP_TEMPERATURE,
+    BP_TEMPO,
+    best_after,
+    concealed_kong_amount,
+    direct_kong_amount,
+    discard_values,
+    table_context,
+    unseen_total,
+    value13,
 )
+from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
+from simulator.bots.expert_turn import keep_alive
+from simulator.bots.expert_value import END_RATE, exit_value, ron_weights
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
 from simulator.rules import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
-    P_CHADAJIAO,
-    P_CONCEALED_KONG_EACH,
-    P_DISCARD_KONG_DISCARDER,
-    P_DISCARD_KONG_OTHERS,
     P_PASS_RON_LOCK,
-    P_REFUND_KONGS_IF_NOT_READY,
     P_SELF_DRAW_BONUS,
     PASS_LOCKS,
 )
@@ -75,13 +71,11 @@ from simulator.state import (
     PS_WON,
     VOID_DECLARED,
     VOID_NONE,
+    borrowed,
     void_rule,
 )
 
-BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
-KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
-TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: refund_risk)
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
 # The deal-in cost of each discard while waiting after a declined win, per unit of the table's mean danger
 # (danger.mean_risk: the opponents' P(ready), waits and expected win from public signals — melds, one-suit melds,
@@ -90,147 +84,7 @@ LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw,
 # pays the measured price in full (0.6 or 1.5 of it measured less: docs/bots.md, "The expert's defence"). It
 # replaced a flat 0.1 deal-ins per discard × a plain hand's points (issue 34 item 7).
 WAIT_DANGER = 0.035 / WAIT_PER_WEIGHT / 0.3
-CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
-
-
-@njit(cache=True)
-def table_context(ps, seat, tiles_left):
-    """``(opponents still in, own draws left)``."""
-    n_in = 0
-    for q in range(N_SEATS):
-        if q != seat and not ps[q, PS_WON]:
-            n_in += 1
-    n_draws = (tiles_left + n_in) // (n_in + 1)
-    return n_in, n_draws
-
-
-@njit(cache=True)
-def unseen_total(conc, visible) -> float:
-    u = 0.0
-    for k in range(N_KINDS):
-        u += unseen_of(conc, visible, k)
-    return u
-
-
-@njit(cache=True)
-def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-               ready_bonus, qc, ks, ronw):
-    """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
-    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
-    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
-    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit;
-    ``ronw``: the opponents' discards that hit a wait, per suit (:func:`~simulator.bots.expert_value.ron_weights`).
-    Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
-    if sh >= SHANTEN_NEVER:
-        return 0.0, False
-    acc = 4.0
-    pay = inc[S_PLAIN]
-    if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
-        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw)
-        pay += inc[S_EXIT]
-    elif draws != 0:
-        acc = float(acceptance(table, conc, mk, mt, nm, void, sh, visible, draws))
-    v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
-    s = 0.0
-    if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
-        s, _ = shapes_value(table, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
-    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
-    kp = kong_income(params, kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw))
-    return max(v, s) + ready_bonus * ready + kp, s > v
-
-
-@njit(cache=True)
-def kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw) -> float:
-    """Expected kong income still to come from what the hand holds: a concealed triplet whose fourth copy is
-    unseen becomes a 暗杠 when drawn or a 直杠 when an opponent throws it; an exposed pung becomes a 加杠 when
-    its fourth copy is drawn. P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
-    if n_in <= 0 or n_draws <= 0 or u_tot <= 0.0:
-        return 0.0
-    per = n_draws / u_tot
-    p_draw = min(0.9, per)
-    tot = 0.0
-    for k in range(N_KINDS):
-        if conc[k] == 3 and k // 9 != void and unseen_of(conc, visible, k) > 0.0:
-            p_thrown = min(0.9 - p_draw, per * ronw[k // 9])
-            tot += p_draw * concealed_kong_amount(params, n_in) + p_thrown * direct_kong_amount(params, n_in)
-    for i in range(nm):
-        k = mt[i]
-        if mk[i] == MELD_PUNG and conc[k] == 0 and unseen_of(conc, visible, k) > 0.0:
-            tot += p_draw * params[P_ADDED_KONG_EACH] * n_in
-    return tot
-
-
-@njit(cache=True, inline="always")
-def direct_kong_amount(params, n_in) -> float:
-    """What a 直杠 collects: the feeder's payment and each other opponent still in's."""
-    return params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1)
-
-
-@njit(cache=True, inline="always")
-def concealed_kong_amount(params, n_in) -> float:
-    """What a 暗杠 collects: each opponent still in pays."""
-    return params[P_CONCEALED_KONG_EACH] * n_in
-
-
-@njit(cache=True)
-def ready_bonus(params, n_in, n_draws) -> float:
-    """What being ready at the exhaustive draw is worth: 查大叫 (a not-ready player pays each ready one) and
-    keeping kong income under 退税, weighted by the chance the hand gets there; grows as the wall empties."""
-    if n_in == 0:
-        return 0.0
-    b = 0.0
-    if params[P_CHADAJIAO]:
-        b += points_of(1, params) * n_in * CDJ_SHARE
-    return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
-
-
-@njit(cache=True)
-def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
-                   bpar, out, shaped) -> float:
-    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included (also of tiles
-    of ``void`` a dancer's shown waits keep in hand: :func:`~simulator.bots.dance.stuck_cost`), and
-    ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is
-    counted for the discards at the best shanten only."""
-    n_in, n_draws = table_context(ps, seat, tiles_left)
-    ambition = bpar[BP_AMBITION] / BOT_MILLI
-    tempo = bpar[BP_TEMPO] / BOT_MILLI
-    u_tot = unseen_total(conc, visible)
-    inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
-    best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
-    draws = draw_candidates(conc, void)
-    rb = ready_bonus(params, n_in, n_draws)
-    hz_rule = void_rule(params) != VOID_DECLARED
-    hz_held = suit_count(conc, void) if void >= 0 else 0
-    stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
-    qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
-    ronw = ron_weights(params, ps, seat)
-    dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
-    dead_s = False
-    for k in range(N_KINDS):
-        shaped[k] = 0
-        if not (legal >> k) & 1:
-            out[k] = -np.inf
-            continue
-        sh = sh_buf[k]
-        if k // 9 == void and dead_v != -np.inf:
-            v, shp = dead_v, dead_s
-        else:
-            conc[k] -= 1
-            # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
-            v, shp = hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                                ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9,
-                                ronw)
-            conc[k] += 1
-            if k // 9 == void:
-                dead_v, dead_s = v, shp
-        if hz_rule and void >= 0:
-            left = hz_held - 1 if k // 9 == void else hz_held
-            v -= huazhu_cost(params, n_in, n_draws, left) + stuck
-        out[k] = v
-        shaped[k] = 1 if shp else 0
-    return best
 
 
 @njit(cache=True)
@@ -288,6 +142,8 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
     dead = np.full(N_SEATS, -1, np.int64)
     qsuit = np.full(N_SEATS, -1, np.int64)
     opponent_threats(params, ps, mk_all, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
+    threats = (p_ready, loss, dead, qsuit)
+    b_ready, b_loss, b_dead, b_qsuit = borrowed(threats)  # read per kind without reference counting (kept alive)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -299,13 +155,14 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+        v -= defence * tile_risk(ps, seat, b_ready, b_loss, b_dead, b_qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:
             v += temp * gumbel(rng)
         if v > best_v:
             best, best_v = k, v
+    keep_alive(threats)
     why = discard_reason(params, best, best_safe, best_val, void, sh_buf[best] if alt < 0 else SHANTEN_NEVER,
                          shaped[best], vals[best_val] - vals[best], sh_buf[best] > sh_buf[best_val])
     return best | why << REASON_SHIFT
@@ -331,33 +188,6 @@ def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped, given
         return R_SHAPE
     return R_VALUE
 
-
-@njit(cache=True)
-def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
-    """Value of a 3k+2 hand: its best discard (any held tile)."""
-    legal = 0
-    for k in range(N_KINDS):
-        if conc[k] > 0:
-            legal |= 1 << k
-    vals = np.empty(N_KINDS, np.float64)
-    buf = np.empty(N_KINDS, np.int64)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals,
-                   np.empty(N_KINDS, np.int8))
-    return vals.max()
-
-
-@njit(cache=True)
-def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
-    """Value of a 3k+1 hand as it stands."""
-    n_in, n_draws = table_context(ps, seat, tiles_left)
-    ambition = bpar[BP_AMBITION] / BOT_MILLI
-    tempo = bpar[BP_TEMPO] / BOT_MILLI
-    inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
-    sh = shanten(table, conc, mk, mt, nm, void)
-    return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
-                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), -1, ron_weights(params, ps, seat))[0]
 
 
 @njit(cache=True)
@@ -400,63 +230,6 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
         if v > best:
             choice = 2
     return choice
-
-
-@njit(cache=True)
-def kong_income(params, amount) -> float:
-    """Kong income still to come (:func:`kong_potential`), at the average share kept (:data:`KONG_KEEP`)."""
-    keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
-    return keep * amount
-
-
-@njit(cache=True)
-def held_kong_income(params, mk, nm, n_in) -> float:
-    """Kong income the seat holds from its own kongs, priced with the opponents in now (a lower bound: more may
-    have paid when it was made): 暗杠 at the concealed-kong rate, an exposed kong at the 直杠 rate."""
-    tot = 0.0
-    for i in range(nm):
-        if mk[i] == MELD_CKONG:
-            tot += concealed_kong_amount(params, n_in)
-        elif mk[i] == MELD_KONG:
-            tot += direct_kong_amount(params, n_in)
-    return tot
-
-
-@njit(cache=True)
-def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
-    """P(the hand is ready at the exhaustive draw): 1 when ready now (a 3k+2 hand: one discard from it), else
-    P(reaching shanten 0 within ``n_draws`` own draws) at the typical acceptance."""
-    sh = shanten(table, conc, mk, mt, nm, void)
-    if sh <= 0:
-        return 1.0
-    if sh >= SHANTEN_NEVER:
-        return 0.0
-    return p_win(sh - 1, TYP_ACC, u_tot, n_draws, 0)
-
-
-@njit(cache=True)
-def refund_risk(params, ready, n_in, n_draws) -> float:
-    """P(kong income is refunded under 退税): the hand reaches the exhaustive draw — no end first over ``n_draws``
-    own draws at :data:`~simulator.bots.expert_value.END_RATE` per draw for ``n_in`` opponents in, times
-    :data:`~simulator.bots.dance.P_EXHAUST` — with the seat not ready (``ready``: P(ready then))."""
-    if not params[P_REFUND_KONGS_IF_NOT_READY]:
-        return 0.0
-    return P_EXHAUST * (1.0 - END_RATE[min(n_in, len(END_RATE) - 1)]) ** n_draws * (1.0 - ready)
-
-
-@njit(cache=True)
-def kong_value(params, table, ps, seat, conc, mk, mt, nm, void, u_tot, tiles_left, held, amount) -> float:
-    """What a kong collecting ``amount`` is worth, with ``held`` the kong income the seat held before it: the new
-    income is kept unless passed on by 呼叫转移 (:data:`TRANSFER_KEEP`, under 退税 rules) or refunded, and all of
-    it is refunded at the exhaustive draw if the hand is not ready then (:func:`refund_risk`, by the chance the
-    hand after the kong — ``conc``, ``mk``, ``nm`` without the kong's tiles, its replacement draw to come — is
-    ready at the end). A kong that breaks a ready hand with the wall nearly empty so costs its own income and the
-    income held; the 查大叫 side is in the hand's value (:func:`ready_bonus`)."""
-    n_in, n_draws = table_context(ps, seat, tiles_left - 1)
-    r = refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in,
-                    n_draws + 1)
-    keep = TRANSFER_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
-    return amount * keep * (1.0 - r) - held * r
 
 
 @njit(cache=True)

@@ -1,0 +1,274 @@
+"""The expert's value of a hand and of each of its discards (expected base units won, under the active rules).
+
+:func:`hand_value` prices a 3k+1 hand (plain speed by shanten and acceptance, or exact waits when ready; the best
+big shape of :mod:`simulator.bots.expert_value`; readiness at the exhaustive draw; kong income still to come);
+:func:`discard_values` prices every legal discard of a 3k+2 hand, reading what its candidates share from one
+per-turn pass (:mod:`simulator.bots.expert_turn`); :func:`best_after` and :func:`value13` are the values the
+claim and kong decisions of :mod:`simulator.bots.expert` compare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.common import (
+    acceptance,
+    discard_shantens,
+    draw_candidates,
+    kept_summary,
+    suit_count,
+    usable_void,
+)
+from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
+from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_value import (
+    N_SHAPES,
+    S_EXIT,
+    S_PLAIN,
+    counts_of,
+    held4,
+    kept_counts,
+    p_win,
+    ron_weights,
+    shape_incomes,
+    shapes_of,
+    unseen_of,
+    wait_income,
+)
+from simulator.rules import (
+    BOT_MILLI,
+    P_ADDED_KONG_EACH,
+    P_CHADAJIAO,
+    P_CONCEALED_KONG_EACH,
+    P_DISCARD_KONG_DISCARDER,
+    P_DISCARD_KONG_OTHERS,
+    P_REFUND_KONGS_IF_NOT_READY,
+)
+from simulator.scoring import points_of
+from simulator.shape import MELD_PUNG, SHANTEN_NEVER, shanten
+from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, borrowed, void_rule
+
+BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
+KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
+CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
+NO_COUNTS = (0, 0.0, 0, 0.0)  # kept_counts' place when no big shape is priced (ambition 0)
+
+
+@njit(cache=True)
+def table_context(ps, seat, tiles_left):
+    """``(opponents still in, own draws left)``."""
+    n_in = 0
+    for q in range(N_SEATS):
+        if q != seat and not ps[q, PS_WON]:
+            n_in += 1
+    n_draws = (tiles_left + n_in) // (n_in + 1)
+    return n_in, n_draws
+
+
+@njit(cache=True)
+def unseen_total(conc, visible) -> float:
+    u = 0.0
+    for k in range(N_KINDS):
+        u += unseen_of(conc, visible, k)
+    return u
+
+
+@njit(cache=True)
+def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+               ready_bonus, qc, ks, ronw):
+    """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
+    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
+    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
+    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit;
+    ``ronw``: the opponents' discards that hit a wait, per suit (:func:`~simulator.bots.expert_value.ron_weights`).
+    Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
+    if sh >= SHANTEN_NEVER:
+        return 0.0, False
+    acc = 0
+    if needs_acceptance(sh, draws, n_in):
+        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, draws)
+    counts = kept_counts(conc, nm, void, visible) if ambition > 0.0 else NO_COUNTS
+    kp = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
+    return priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh,
+                        draws, acc, ready_bonus, qc, ks, ronw, counts, kp)
+
+
+@njit(cache=True, inline="always")
+def needs_acceptance(sh, draws, n_in) -> bool:
+    """Whether :func:`priced_value` reads the acceptance: counted (``draws`` non-zero) and not ready (a ready hand
+    prices its waits)."""
+    return draws != 0 and sh < SHANTEN_NEVER and not (sh == 0 and n_in > 0)
+
+
+@njit(cache=True)
+def priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
+                 acc_count, ready_bonus, qc, ks, ronw, counts, kp):
+    """:func:`hand_value` from the parts a caller may have computed once per turn: ``acc_count`` (the acceptance
+    when :func:`needs_acceptance`), ``counts`` (:func:`~simulator.bots.expert_value.kept_counts`, read when
+    ``ambition`` > 0) and ``kp`` (:func:`kong_potential`)."""
+    if sh >= SHANTEN_NEVER:
+        return 0.0, False
+    acc = 4.0
+    pay = inc[S_PLAIN]
+    if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
+        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw)
+        pay += inc[S_EXIT]
+    elif draws != 0:
+        acc = float(acc_count)
+    v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
+    s = 0.0
+    if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
+        s, _ = shapes_of(counts, table, conc, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
+    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
+    return max(v, s) + ready_bonus * ready + kong_income(params, kp), s > v
+
+
+@njit(cache=True)
+def kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw) -> float:
+    """Expected kong income still to come from what the hand holds: a concealed triplet whose fourth copy is
+    unseen becomes a 暗杠 when drawn or a 直杠 when an opponent throws it; an exposed pung becomes a 加杠 when
+    its fourth copy is drawn. P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
+    if n_in <= 0 or n_draws <= 0 or u_tot <= 0.0:
+        return 0.0
+    per = n_draws / u_tot
+    p_draw = min(0.9, per)
+    tot = 0.0
+    for k in range(N_KINDS):
+        if conc[k] == 3 and k // 9 != void and unseen_of(conc, visible, k) > 0.0:
+            p_thrown = min(0.9 - p_draw, per * ronw[k // 9])
+            tot += p_draw * concealed_kong_amount(params, n_in) + p_thrown * direct_kong_amount(params, n_in)
+    for i in range(nm):
+        k = mt[i]
+        if mk[i] == MELD_PUNG and conc[k] == 0 and unseen_of(conc, visible, k) > 0.0:
+            tot += p_draw * params[P_ADDED_KONG_EACH] * n_in
+    return tot
+
+
+@njit(cache=True, inline="always")
+def direct_kong_amount(params, n_in) -> float:
+    """What a 直杠 collects: the feeder's payment and each other opponent still in's."""
+    return params[P_DISCARD_KONG_DISCARDER] + params[P_DISCARD_KONG_OTHERS] * (n_in - 1)
+
+
+@njit(cache=True, inline="always")
+def concealed_kong_amount(params, n_in) -> float:
+    """What a 暗杠 collects: each opponent still in pays."""
+    return params[P_CONCEALED_KONG_EACH] * n_in
+
+
+@njit(cache=True)
+def ready_bonus(params, n_in, n_draws) -> float:
+    """What being ready at the exhaustive draw is worth: 查大叫 (a not-ready player pays each ready one) and
+    keeping kong income under 退税, weighted by the chance the hand gets there; grows as the wall empties."""
+    if n_in == 0:
+        return 0.0
+    b = 0.0
+    if params[P_CHADAJIAO]:
+        b += points_of(1, params) * n_in * CDJ_SHARE
+    return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
+
+
+@njit(cache=True)
+def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
+                   bpar, out, shaped) -> float:
+    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included (also of tiles
+    of ``void`` a dancer's shown waits keep in hand: :func:`~simulator.bots.dance.stuck_cost`), and
+    ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is
+    counted for the discards at the best shanten only."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
+    u_tot = unseen_total(conc, visible)
+    own_inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, own_inc)
+    best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
+    draws = draw_candidates(conc, void)
+    rb = ready_bonus(params, n_in, n_draws)
+    hz_rule = void_rule(params) != VOID_DECLARED
+    hz_held = suit_count(conc, void) if void >= 0 else 0
+    stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
+    own_qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
+    own_ronw = ron_weights(params, ps, seat)
+    # shared by the candidates (expert_turn): draw gains (filled as needed), shape tally, kong income to come
+    fast = usable_void(mt, nm, void)
+    own_gains = np.full(18, -1, np.int64)
+    summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
+    # the candidates read borrowed views (no reference counting per call: state.borrowed); the own_* arrays stay
+    # referenced until after the loop (keep_alive), so they outlive every view
+    inc, qc, ronw, gains = borrowed((own_inc, own_qc, own_ronw, own_gains))
+    tally = kept_tally(conc, void, visible)
+    kp14 = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
+    kong_kinds = kong_changes(conc, mk, mt, nm)
+    dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
+    dead_s = False
+    for k in range(N_KINDS):
+        shaped[k] = 0
+        if not (legal >> k) & 1:
+            out[k] = -np.inf
+            continue
+        sh = sh_buf[k]
+        if k // 9 == void and dead_v != -np.inf:
+            v, shp = dead_v, dead_s
+        else:
+            # every shape's distance is at least the plain shanten: two behind the best, not worth pricing
+            amb = ambition if sh <= best + 1 else 0.0
+            dr = draws if sh == best else 0
+            conc[k] -= 1
+            acc = 0
+            if needs_acceptance(sh, dr, n_in):
+                if fast:
+                    acc = turn_acceptance(table, conc, nm, void, sh, visible, dr, gains, k, summary)
+                else:
+                    acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, dr)
+            counts = counts_of(moved_tally(tally, conc, void, visible, k, -1), nm) if amb > 0.0 else NO_COUNTS
+            kp = kp14
+            if (kong_kinds >> k) & 1:
+                kp = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
+            v, shp = priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, amb,
+                                  sh, dr, acc, rb, qc, k // 9, ronw, counts, kp)
+            conc[k] += 1
+            if k // 9 == void:
+                dead_v, dead_s = v, shp
+        if hz_rule and void >= 0:
+            left = hz_held - 1 if k // 9 == void else hz_held
+            v -= huazhu_cost(params, n_in, n_draws, left) + stuck
+        out[k] = v
+        shaped[k] = 1 if shp else 0
+    keep_alive((own_inc, own_qc, own_ronw, own_gains))
+    return best
+
+
+@njit(cache=True)
+def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+    """Value of a 3k+2 hand: its best discard (any held tile)."""
+    legal = 0
+    for k in range(N_KINDS):
+        if conc[k] > 0:
+            legal |= 1 << k
+    vals = np.empty(N_KINDS, np.float64)
+    buf = np.empty(N_KINDS, np.int64)
+    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals,
+                   np.empty(N_KINDS, np.int8))
+    return vals.max()
+
+
+@njit(cache=True)
+def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+    """Value of a 3k+1 hand as it stands."""
+    n_in, n_draws = table_context(ps, seat, tiles_left)
+    ambition = bpar[BP_AMBITION] / BOT_MILLI
+    tempo = bpar[BP_TEMPO] / BOT_MILLI
+    inc = np.empty(N_SHAPES, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    sh = shanten(table, conc, mk, mt, nm, void)
+    return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
+                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
+                      np.full(6, -1.0), -1, ron_weights(params, ps, seat))[0]
+
+
+@njit(cache=True)
+def kong_income(params, amount) -> float:
+    """Kong income still to come (:func:`kong_potential`), at the average share kept (:data:`KONG_KEEP`)."""
+    keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
+    return keep * amount

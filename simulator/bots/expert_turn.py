@@ -1,0 +1,189 @@
+"""What the expert's candidate discards of one turn share: computed once from the 14 tiles, read per discard.
+
+:func:`~simulator.bots.expert_hand.discard_values` values the hand left by each legal discard (up to 14 kinds).
+Each of those hands differs from the 14 tiles by one copy of one kind, so most of what a valuation reads is the
+same for all of them:
+
+- the acceptance's draws: with a usable void (:func:`~simulator.bots.common.usable_void`) a hand's shanten is
+  :func:`~simulator.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
+  only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
+  suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
+  The columns each draw lowers (:func:`column_gains`) in a kept suit the discard left untouched are those of the
+  14 tiles: :func:`turn_acceptance` keeps them for the turn and prices such a draw by one mask test; only the
+  draws into the discard's own suit (whose key moved) read the table again;
+- the kong income still to come (:func:`~simulator.bots.expert_hand.kong_potential`) changes only for a
+  discard of a kind held three or four times, or of the last copy of a punged kind (:func:`kong_changes`);
+- the tally behind the big shapes' distances (:func:`kept_tally`, read by
+  :func:`~simulator.bots.expert_value.counts_of`) moves by one kind (:func:`moved_tally`).
+
+Every shortcut gives the exact result of the computation it replaces (integers, or sums of whole numbers of
+tiles), so play is unchanged; tests/test_expert_turn.py compares each with it on random hands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simulator.bots.common import POW5, kept_suits, unseen
+from simulator.shape import MELD_PUNG, seven_pairs_distance
+from simulator.state import N_KINDS
+
+N_COLS = 10  # the suit table's columns: m melds + 5·p pairs
+
+
+@njit(cache=True, inline="always")
+def column_gains(table, key, r, need) -> int:
+    """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
+    is added to the suit of key ``key`` (which holds fewer than four)."""
+    k2 = key + POW5[r]
+    g = 0
+    for m in range(need + 1):
+        if table[k2, m] < table[key, m]:
+            g |= 1 << m
+        if table[k2, m + 5] < table[key, m + 5]:
+            g |= 1 << (m + 5)
+    return g
+
+
+@njit(cache=True)
+def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k, summary) -> int:
+    """:func:`~simulator.bots.common.acceptance` of ``conc`` — the 14 tiles of the turn less one copy of ``k`` —
+    at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten.
+    ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
+    :func:`column_gains` of the 14 tiles' suit, filled as draws need them; ``summary``: the 14 tiles'
+    :func:`~simulator.bots.common.kept_summary`."""
+    sa, sb = kept_suits(void)
+    ka, kb, pairs, odd = summary
+    if k // 9 != void:  # the discard's suit key and its kind's pair/odd count move (as common.moved_shanten)
+        if k // 9 == sa:
+            ka -= POW5[k % 9]
+        else:
+            kb -= POW5[k % 9]
+        c = np.int64(conc[k])  # after the discard
+        pairs += (c >> 1) - ((c + 1) >> 1)
+        odd += (c & 1) - ((c + 1) & 1)
+    need = 4 - nm
+    # the best splits of the melds between the two suits (min over m of the two ways to place the pair), and the
+    # columns of each suit they use
+    dist = 1 << 30
+    ta = tb = 0
+    for m in range(need + 1):
+        for p in range(2):
+            ca = m + 5 * (1 - p)
+            cb = need - m + 5 * p
+            d = np.int64(table[ka, ca]) + np.int64(table[kb, cb])
+            if d < dist:
+                dist, ta, tb = d, 1 << ca, 1 << cb
+            elif d == dist:
+                ta |= 1 << ca
+                tb |= 1 << cb
+    by_dist = dist == sh + 1  # else seven pairs alone gives the shanten: only it can drop
+    moved = k // 9  # the suit whose key no longer matches the 14 tiles'
+    acc = 0
+    for r in range(9):
+        for i in range(2):
+            s = sa if i == 0 else sb
+            j = 9 * s + r
+            if not (draws >> j) & 1 or conc[j] >= 4:
+                continue
+            u = unseen(conc, visible, j)
+            if u == 0:
+                continue
+            if nm == 0:
+                c = np.int64(conc[j]) & 1  # an odd count becomes a pair
+                if seven_pairs_distance(pairs + c, odd + 1 - 2 * c) <= sh:
+                    acc += u
+                    continue
+            if not by_dist:
+                continue
+            key = ka if i == 0 else kb
+            if s == moved:  # this suit's key moved: its gains are this hand's own
+                g = column_gains(table, key, r, need)
+            else:
+                g = gains[9 * i + r]
+                if g < 0:
+                    g = column_gains(table, key, r, need)
+                    gains[9 * i + r] = g
+            if g & (ta if i == 0 else tb):
+                acc += u
+    return acc
+
+
+@njit(cache=True)
+def kong_changes(conc, mk, mt, nm) -> int:
+    """Bit mask of the kinds whose discard from ``conc`` (the 14 tiles) can change the kong income still to come
+    (:func:`~simulator.bots.expert_hand.kong_potential`): held three or four times (a concealed triplet is lost or
+    made), or held once beside a pung of it (its 加杠 tile leaves the hand). Any other discard leaves it as it is
+    for the 14 tiles."""
+    mask = 0
+    for k in range(N_KINDS):
+        if conc[k] >= 3:
+            mask |= 1 << k
+    for i in range(nm):
+        k = np.int64(mt[i])
+        if mk[i] == MELD_PUNG and conc[k] == 1:
+            mask |= 1 << k
+    return mask
+
+
+@njit(cache=True, inline="always")
+def kind_tally(c, u):
+    """What one kept kind held ``c`` times with ``u`` unseen copies adds to a :func:`kept_tally`."""
+    h4 = 1 if c == 4 else 0
+    h3 = 1 if c == 3 else 0
+    h2 = 1 if c == 2 else 0
+    h1 = 1 if c == 1 else 0
+    acc_dd = u if c == 1 or c == 2 else 0.0
+    acc_qd = u if c == 1 or c == 3 else 0.0
+    return h4, h3, h2, h1, c >> 1, c & 1, acc_dd, acc_qd
+
+
+@njit(cache=True)
+def kept_tally(conc, void, visible):
+    """``(h4, h3, h2, h1, pairs, singles, acc_dd, acc_qd)`` over the kept suits: kinds held 4, 3, 2 and 1
+    times, pairs and odd kinds (七对), unseen copies of the kinds held once or twice (对对胡) and of those held
+    an odd number of times (七对). The acceptances are sums of whole numbers of copies: exact in any order."""
+    h4 = h3 = h2 = h1 = 0
+    pairs = singles = 0
+    acc_dd = acc_qd = 0.0
+    for k in range(N_KINDS):
+        if k // 9 == void:
+            continue
+        c = np.int64(conc[k])
+        if c == 0:
+            continue
+        a4, a3, a2, a1, ap, asg, add, aqd = kind_tally(c, float(unseen(conc, visible, k)))
+        h4 += a4
+        h3 += a3
+        h2 += a2
+        h1 += a1
+        pairs += ap
+        singles += asg
+        acc_dd += add
+        acc_qd += aqd
+    return h4, h3, h2, h1, pairs, singles, acc_dd, acc_qd
+
+
+@njit(cache=True)
+def moved_tally(tally, conc, void, visible, k, d):
+    """:func:`kept_tally` of ``conc`` from ``tally``, the tally of ``conc`` before ``d`` (±1) copies of kind ``k``
+    were added (``conc`` already holds the change): only kind k's part is recounted."""
+    if k // 9 == void:
+        return tally
+    h4, h3, h2, h1, pairs, singles, acc_dd, acc_qd = tally
+    c = np.int64(conc[k])
+    before = c - d
+    u = 4 - before - np.int64(visible[k])
+    o4, o3, o2, o1, op, osg, odd_, oqd = kind_tally(before, float(u) if u > 0 else 0.0)
+    n4, n3, n2, n1, npr, nsg, ndd, nqd = kind_tally(c, float(unseen(conc, visible, k)))
+    return (h4 - o4 + n4, h3 - o3 + n3, h2 - o2 + n2, h1 - o1 + n1, pairs - op + npr, singles - osg + nsg,
+            acc_dd - odd_ + ndd, acc_qd - oqd + nqd)
+
+
+@njit(cache=True)
+def keep_alive(arrays) -> bool:
+    """A use of ``arrays`` (a tuple of arrays) that numba cannot drop: called after the last use of borrowed
+    views of them (:func:`~simulator.state.borrowed`), it keeps their owners referenced, and so allocated, until
+    then (numba releases an array after its variable's last use)."""
+    return len(arrays) > 0
