@@ -113,7 +113,7 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         before = c.copy()
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
-        code = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void,
+        code = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void,
                               legal, visible, buf, 40, bpar, np.ones(1, np.uint64))
         k = code & ((1 << REASON_SHIFT) - 1)
         assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
@@ -142,7 +142,7 @@ def test_expert_ready_hand_discards_to_stay_ready():
     g, ps, mt_all, nm_all = fresh_table_state()
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+    k = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
                        bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
@@ -160,7 +160,7 @@ def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
     ps[1, S.PS_VOID] = "mps".index(their_void)
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, g, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
+    k = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
                        legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
                        bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     other = {"5m": "5p", "5p": "5m"}[wait]
@@ -302,7 +302,7 @@ def test_the_expert_declares_its_void_by_hand_value_under_the_active_rules():
 def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
     params = load_rules("chengdu").to_arrays()
     no = np.zeros(4, np.int8)
-    code = expert_discard(TABLE, params, np.zeros(S.G_N, np.int64), ps, FACE_UP, mt_all, nm_all, 0, conc,
+    code = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc,
                           no.copy(), no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
                           np.zeros(27, np.int64), tiles_left, bot_row(**kw), np.ones(1, np.uint64))
     return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT

@@ -154,7 +154,7 @@ def param_discard(game, st, bpar, seat, void, legal) -> int:
         return defensive_discard(table, params, g, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
                                  visible, sh_buf, left, bpar[BP_DEFEND_WALL])
     if bot == BOT_EXPERT:
-        return expert_discard(table, params, g, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
+        return expert_discard(table, params, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
                               visible, sh_buf, left, bpar, st.rngs[1 + seat:2 + seat])
     return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
 

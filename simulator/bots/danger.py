@@ -65,7 +65,7 @@ def opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) -
 
 
 @njit(cache=True)
-def tile_risk(ps, seat, p_ready, loss, dead, qsuit, k) -> float:
+def tile_risk(ps, p_ready, loss, dead, qsuit, k) -> float:
     """Expected loss (base units) of discarding kind k now."""
     r = k % 9
     s = k // 9
@@ -101,7 +101,7 @@ def mean_risk(params, ps, mk, mt, nm, seat, void) -> float:
     n = 0
     for k in range(N_KINDS):
         if k // 9 != void:
-            tot += tile_risk(ps, seat, p_ready, loss, dead, qsuit, k)
+            tot += tile_risk(ps, p_ready, loss, dead, qsuit, k)
             n += 1
     return tot / max(n, 1)
 

@@ -118,7 +118,7 @@ REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 3
 
 
 @njit(cache=True)
-def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
+def expert_discard(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
                    sh_buf, tiles_left, bpar, rng) -> int:
     """The legal discard of highest value − defence × deal-in risk (+ temperature noise), as
     ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
@@ -155,7 +155,7 @@ def expert_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk,
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, seat, b_ready, b_loss, b_dead, b_qsuit, k)
+        v -= defence * tile_risk(ps, b_ready, b_loss, b_dead, b_qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:
