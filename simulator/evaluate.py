@@ -278,8 +278,8 @@ def win_points_both(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, 
     if not ok:
         return np.int64(0), np.int64(0)
     common |= _context_flags(np.int64(0), meld_kind, n_melds)
-    ron = _best_split(common, jiang, gen, tri, yao, plain, sevens, False, params)[5]
-    sd = _best_split(common | F_ZIMO, jiang, gen, tri, yao, plain, sevens, True, params)[5]
+    ron = _best_split(common, jiang, gen, tri, yao, plain, sevens, np.bool_(False), params)[5]  # np.bool_: no
+    sd = _best_split(common | F_ZIMO, jiang, gen, tri, yao, plain, sevens, np.bool_(True), params)[5]  # literal copy
     return ron, sd
 
 

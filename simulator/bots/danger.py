@@ -59,7 +59,7 @@ def opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) -
         p_ready[q] = min(p, 0.85)
         qsuit[q] = meld_suit(mk, mt, nm, q)
         flags = F_PINGHU | (F_QINGYISE if qsuit[q] >= 0 else 0)
-        loss[q] = score_flags(flags, 0, ps[q, PS_NKONGS], False, params)[4]
+        loss[q] = score_flags(flags, np.bool_(False), ps[q, PS_NKONGS], np.bool_(False), params)[4]
         dead[q] = dead_suit(params, ps, mk, mt, nm, q)
     return n_in
 

@@ -333,8 +333,8 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
         if u <= 0.0:
             continue
         conc[k] += 1
-        ron = evaluate_win(table, conc, mk, mt, nm, void, k, 0, params)
-        sd = evaluate_win(table, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)
+        ron = evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(0), params)  # np.int64: no literal copies
+        sd = evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW), params)
         conc[k] -= 1
         r = u * ronw[k // 9]  # discards that may hit it, per own draw (more in a suit an opponent must throw)
         w += u
@@ -395,11 +395,12 @@ def start_value(table, params, conc, mk, mt, nm, void, bpar) -> float:
     n = 0
     for k in range(N_KINDS):
         n += conc[k]
+    seat = np.int64(0)  # not the literal 0: numba would compile every callee once more for a literal argument
     if n % 3 == 2:
-        return best_after(table, params, ps, 0, conc, mk, mt, nm, void, visible, left, bpar)
-    v = value13(table, params, ps, 0, conc, mk, mt, nm, void, visible, left, bpar)
+        return best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, left, bpar)
+    v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, left, bpar)
     if void_rule(params) != VOID_DECLARED:
-        n_in, n_draws = table_context(ps, 0, left)
+        n_in, n_draws = table_context(ps, seat, left)
         v -= huazhu_cost(params, n_in, n_draws, suit_count(conc, void))
     return v
 

@@ -120,7 +120,7 @@ def priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws,
     s = 0.0
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
         s, _ = shapes_of(counts, table, conc, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
-    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, 0)
+    ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, np.int64(0))
     return max(v, s) + ready_bonus * ready + kong_income(params, kp), s > v
 
 
@@ -242,7 +242,7 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
 @njit(cache=True)
 def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
     """Value of a 3k+2 hand: its best discard (any held tile)."""
-    legal = 0
+    legal = np.int64(0)
     for k in range(N_KINDS):
         if conc[k] > 0:
             legal |= 1 << k
@@ -264,7 +264,7 @@ def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left
     sh = shanten(table, conc, mk, mt, nm, void)
     return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
                       ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), -1, ron_weights(params, ps, seat))[0]
+                      np.full(6, -1.0), np.int64(-1), ron_weights(params, ps, seat))[0]
 
 
 @njit(cache=True)

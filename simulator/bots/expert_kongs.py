@@ -5,6 +5,7 @@ and 呼叫转移 (passed on by a kong that leads to a discard win). Read by the 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.dance import P_EXHAUST
@@ -38,7 +39,7 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
         return 1.0
     if sh >= SHANTEN_NEVER:
         return 0.0
-    return p_win(sh - 1, TYP_ACC, u_tot, n_draws, 0)
+    return p_win(sh - 1, TYP_ACC, u_tot, n_draws, np.int64(0))
 
 
 @njit(cache=True)

@@ -142,8 +142,8 @@ def income(params, flags, gen, n_in) -> float:
     self-draw (share 1/(1 + RON_SHARE·n_in)) is paid by every opponent still in, a discard win by one."""
     if n_in <= 0:
         return 0.0
-    sd = score_flags(flags | F_ZIMO, 0, gen, True, params)[4]
-    ron = score_flags(flags, 0, gen, False, params)[4]
+    sd = score_flags(flags | F_ZIMO, np.bool_(False), gen, np.bool_(True), params)[4]  # np.bool_: no literal copies
+    ron = score_flags(flags, np.bool_(False), gen, np.bool_(False), params)[4]
     f_sd = 1.0 / (1.0 + RON_SHARE * n_in)
     return f_sd * sd * n_in + (1.0 - f_sd) * ron
 
