@@ -107,7 +107,7 @@ def second_void(table, params, conc, mk, mt, nm, void) -> int:
 
 @njit(cache=True)
 def gumbel(rng) -> float:
-    u = (randbelow(rng, 1 << 30) + 0.5) / (1 << 30)
+    u = (randbelow(rng, np.int64(1 << 30)) + 0.5) / (1 << 30)
     return -math.log(-math.log(u))
 
 

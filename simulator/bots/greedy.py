@@ -4,6 +4,7 @@ wins. ``value`` and ``defensive`` fall back on these functions whenever their ow
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.common import (
@@ -35,9 +36,9 @@ def greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf) -> int
 def greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
     """0 = pass, 1 = pung, 2 = exposed kong: claim when it does not worsen shanten (kong preferred)."""
     sh = shanten(table, conc, mk, mt, nm, void)
-    if can_kong and shanten_after_claim(table, conc, mk, mt, nm, void, tile, True) <= sh:
+    if can_kong and shanten_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(True)) <= sh:
         return 2
-    if can_pung and shanten_after_claim(table, conc, mk, mt, nm, void, tile, False) <= sh:
+    if can_pung and shanten_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(False)) <= sh:
         return 1
     return 0
 

@@ -7,6 +7,7 @@ beyond what the strict discard rule forces.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.common import suit_count
@@ -45,7 +46,7 @@ def random_exchange(conc, rng, out) -> None:
 
 @njit(cache=True)
 def random_void(rng) -> int:
-    return randbelow(rng, 3)
+    return randbelow(rng, np.int64(3))  # np.int64: no extra compiled copy for a literal
 
 
 @njit(cache=True)

@@ -142,9 +142,9 @@ def value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, steer) 
         return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
     if target == T_QIDUI or (target == T_QYS and tile // 9 != suit):
         return 0
-    if can_kong and _dist_after_claim(table, conc, mk, mt, nm, void, tile, True, target, suit) <= d0:
+    if can_kong and _dist_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(True), target, suit) <= d0:
         return 2
-    if can_pung and _dist_after_claim(table, conc, mk, mt, nm, void, tile, False, target, suit) <= d0:
+    if can_pung and _dist_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(False), target, suit) <= d0:
         return 1
     return 0
 

@@ -100,7 +100,7 @@ def exchange_three(game, st) -> None:
     rngs, conc, g = st.rngs, st.conc, st.g
     d = params[P_EXCHANGE_THREE]
     if d == EX_RANDOM:
-        d = 1 + randbelow(rngs[0:1], 3)
+        d = 1 + randbelow(rngs[0:1], np.int64(3))
     g[G_EXCHANGE] = d
     if d == 0:
         return
