@@ -4,8 +4,10 @@ depend on what the cache holds — only on the code. Run as a script (tests/test
 
     python tests/signature_probe.py simple full
 
-prints one JSON line per line-up: ``{"lineup", "typed", "mismatch": {function: [types the loop passes, ...]}}``
-for every function of the warm-up's plan (simulator.precompile) called with types other than the planned ones.
+prints one JSON line per line-up: ``{"lineup", "typed", "mismatch": {function: [types the loop passes, ...]},
+"copies": {function: n}}``: every function of the warm-up's plan (simulator.precompile) called with types other
+than the planned ones, and every function the loop reaches with more than one signature (numba compiles one copy
+per signature: a literal constant argument, typed ``Literal[int](0)``, costs a whole extra copy).
 
 Typing starts at the batch (``engine.play_batch`` with its planned types) and follows every call into the
 package's compiled functions, each typed for the types its caller passes (``inline="always"`` callees are
@@ -105,4 +107,7 @@ if __name__ == "__main__":
     precompile.pin_signatures()  # as the warm-up does: calls with constants convert to the pinned copy
     for lineup in sys.argv[1:]:
         bad, typed = mismatches(lineup == "simple")
-        print(json.dumps({"lineup": lineup, "typed": typed, "mismatch": bad}), flush=True)
+        used, _ = used_signatures(lineup == "simple")
+        copies = {f"{fn.py_func.__module__}.{fn.py_func.__name__}": len(sigs) for fn, sigs in used.items()
+                  if len(sigs) > 1}
+        print(json.dumps({"lineup": lineup, "typed": typed, "mismatch": bad, "copies": copies}), flush=True)

@@ -400,6 +400,14 @@ def test_the_loop_calls_every_planned_function_with_exactly_its_planned_types():
     for f in found:
         assert f["typed"] > 100, f  # the whole loop was followed, not just the batch
         assert f["mismatch"] == {}, f
+        # one compiled copy per function: a literal constant argument (a call like ``f(x, 0)``) makes numba compile
+        # the callee and everything below it again (the expert's discard_values was compiled 4 times, ~5 s of a
+        # cold start). Only these small helpers keep a second signature (flag constants, ±1, int/float amounts).
+        extra = {name: n for name, n in f["copies"].items() if name.rsplit(".", 1)[1] not in SMALL_HELPERS}
+        assert extra == {}, f"compiled more than once per line-up: {extra}"
+
+
+SMALL_HELPERS = {"_has", "own_ckongs", "points_of", "kong_value", "unseen_of", "keep_alive"}
 
 
 def test_a_greedy_line_up_compiles_no_parameterised_bot():
