@@ -47,13 +47,14 @@ def win_rows_per_hand(rules: RuleSet) -> int:
     return XUELIU_ROWS_PER_HAND if rules.mode == "xueliu" else state.MAX_WINS
 
 
-WIN_FIELDS = ("w", "w_hand", "wconc", "wmk", "wmt")  # the BatchResult fields with one row per win
-
-
 def _win_arrays(rows: int) -> dict:
+    """The BatchResult fields with one row per win, ``rows`` rows each."""
     return {"w": np.zeros((rows, state.W_N), np.int64), "w_hand": np.zeros(rows, np.int64),
             "wconc": np.zeros((rows, N_KINDS), np.uint8), "wmk": np.zeros((rows, 4), np.int8),
             "wmt": np.zeros((rows, 4), np.int8)}
+
+
+WIN_FIELDS = tuple(_win_arrays(0))
 
 
 def empty_raw(hand_ids: np.ndarray, deal_ids: np.ndarray, rotations: np.ndarray,
@@ -81,7 +82,7 @@ def batch_out(raw: BatchResult, events: np.ndarray | None = None) -> BatchOut:
     :class:`~simulator.state.BatchOut` the compiled code writes into."""
     if events is None:
         events = np.zeros((1, 1 + state.EV_W), np.int32)
-    return BatchOut(raw.h, raw.p, raw.dealt, raw.w, raw.w_hand, raw.wconc, raw.wmk, raw.wmt, events)
+    return BatchOut(**{name: getattr(raw, name) for name in BatchOut._fields if name != "events"}, events=events)
 
 
 def trim_raw(raw: BatchResult, nw: int) -> None:
