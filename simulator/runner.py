@@ -48,6 +48,7 @@ from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     run_lock,
 )
 from simulator.manifest import part_name as part_name
+from simulator.pool_watch import PoolWatch, kill_workers
 from simulator.runner_open import _open
 from simulator.runner_open import _Run as _Run
 from simulator.runner_progress import _progress
@@ -124,11 +125,7 @@ def _worker_lost(exc: BaseException) -> bool:
 def _worker_died() -> RunError:
     """A worker died, so the pool is broken: stop this process's other loky workers now, so that nothing (closing
     the pool, the interpreter's exit) waits on them. Finished chunks are durable; ``--resume`` redoes the rest."""
-    import multiprocessing
-
-    for p in multiprocessing.active_children():
-        if type(p).__name__ == "LokyProcess":
-            p.kill()
+    kill_workers()
     return RunError(WORKER_DIED)
 
 
@@ -174,10 +171,33 @@ def _drain(pending: Any) -> None:
 
 
 def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
-    from joblib import Parallel, delayed
-
     if not any(r.n_pending for r in runs):
         return
+    with _watched(spec, jobs):
+        _execute_pending(runs, spec, jobs, progress, preloaded)
+
+
+@contextmanager
+def _watched(spec: RunSpec, jobs: int) -> Iterator[None]:
+    """Run the body with a :class:`PoolWatch` on the loky pool (a local pool of several workers only)."""
+    if spec.backend != "loky" or jobs == 1:
+        yield
+        return
+    watch = PoolWatch()
+    watch.start()
+    try:
+        yield
+    except Exception as exc:
+        if watch.broke and not isinstance(exc, RunError):
+            raise _worker_died() from None
+        raise
+    finally:
+        watch.stop()
+
+
+def _execute_pending(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any) -> None:
+    from joblib import Parallel, delayed
+
     if preloaded is not None:
         try:
             for _ in preloaded:  # the workers are up, the engine imported: chunks go to the same workers

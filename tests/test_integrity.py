@@ -348,6 +348,43 @@ def test_a_dead_worker_says_rerun_with_resume(tmp_path: Path):
     assert not mf.problems(tmp_path / "run" / VDIR, mf.read(tmp_path / "run" / VDIR))
 
 
+# A worker killed while it holds the result pipe's write lock (loky cannot recover: the lock is a semaphore nobody
+# releases; the other worker blocks on it, the pool's reader on the half-sent result). The worker of chunk 5 takes
+# the lock, sends part of a result and kills itself, deterministically; run_chunk is replaced by a __main__
+# function, which joblib's cloudpickle sends to the workers by value.
+_DIES_HOLDING_THE_LOCK = """
+import gc, os, signal, struct, sys
+from simulator import cli, runner
+real = runner.run_chunk
+def run_chunk(variant, first, last, *args):
+    if first // 100 == 4:  # the fifth chunk
+        from joblib.externals.loky.backend.queues import SimpleQueue
+        q = next(q for q in gc.get_objects() if isinstance(q, SimpleQueue))
+        q._wlock.acquire()
+        os.write(q._writer.fileno(), struct.pack("!i", 1000) + bytes(10))  # a result cut off after 10 of 1000 bytes
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(variant, first, last, *args)
+runner.run_chunk = run_chunk
+sys.argv = ["xuezhan", *sys.argv[1:]]
+cli.main()
+"""
+
+
+def test_a_worker_killed_holding_the_result_lock_does_not_hang_the_run(tmp_path: Path):
+    args = ["simulate", "chengdu", "-n", "4000", "--chunk-size", "100", "--seed", "1", "--jobs", "2", "--quiet",
+            "--out", str(tmp_path / "run")]
+    proc = subprocess.run([sys.executable, "-c", _DIES_HOLDING_THE_LOCK, *args], capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == ["error: a worker died (out of memory?) — rerun with --resume"]
+    vdir = tmp_path / "run" / VDIR
+    assert not mf.problems(vdir, mf.read(vdir))
+    resumed = subprocess.run([sys.executable, "-m", "simulator.cli", *args, "--resume"], capture_output=True,
+                             text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stderr
+    assert mf.read(vdir)["hands_done"] == 4000 and not mf.problems(vdir, mf.read(vdir))
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_parent_takes_its_workers_with_it(tmp_path: Path, sig):
