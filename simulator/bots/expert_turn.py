@@ -18,6 +18,10 @@ same for all of them:
 
 Every shortcut gives the exact result of the computation it replaces (integers, or sums of whole numbers of
 tiles), so play is unchanged; tests/test_expert_turn.py compares each with it on random hands.
+
+The constants of one decision that the value kernels read (suit table, rules, ``visible``, unseen tiles, draws
+left, opponents in, shape incomes, the ready bonus, the 清一色 cache, the discard weights per suit) travel as one
+record, :class:`Outlook`, built once per valuation; what varies per candidate is passed beside it.
 """
 
 from __future__ import annotations
