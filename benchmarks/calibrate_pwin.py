@@ -30,8 +30,9 @@ from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE
 from simulator.bots.expert_hand import table_context, unseen_total
+from simulator.bots.expert_turn import Outlook
 from simulator.rules import load_rules
-from simulator.shape import shanten
+from simulator.shape import HandTiles, shanten
 from simulator.tables import suit_table
 
 SHAPES = (("对对胡", "duiduihu"), ("七对", "qidui"), ("清一色", "qingyise"))
@@ -47,10 +48,13 @@ def state_row(params, table, st, d, tempo) -> list[float]:
     sh = shanten(table, c, mk, mt, nm, void)
     n_in, n_draws = table_context(st.ps, d, st.left)
     u = unseen_total(c, vis)
+    hand = HandTiles(c, mk, mt, int(nm), void)
     if sh == 0:
-        acc, _ = ev.wait_income(table, params, c, mk, mt, nm, void, vis, n_in, ev.ron_weights(params, st.ps, d))
+        look = Outlook(table, params, vis, u, n_draws, n_in, np.zeros(ev.N_SHAPES), 0.0, np.full(6, -1.0),
+                       ev.ron_weights(params, st.ps, d))  # wait_income reads the table, rules, visible, n_in, ronw
+        acc, _ = ev.wait_income(look, hand)
     else:
-        acc = float(acceptance(table, c, mk, mt, nm, void, sh, vis, draw_candidates(c, void)))
+        acc = float(acceptance(table, hand, sh, vis, draw_candidates(c, void)))
     inc = np.empty(ev.N_SHAPES, np.float64)
     ev.shape_incomes(params, mk, nm, ev.held4(c, mk, mt, nm), n_in, n_draws, tempo, inc)
     dd, acc_dd, qd, acc_qd = ev.kept_counts(c, nm, void, vis)

@@ -81,7 +81,8 @@ def _sum_points(table, hands, meld_kind, meld_tile, params):
         win = 0
         while hands[i, win] == 0:
             win += 1
-        s += E.evaluate_win(table, hands[i], meld_kind, meld_tile, 0, -1, win, E.CTX_SELF_DRAW, params)[5]
+        s += E.evaluate_win(table, H.hand_tiles(hands[i], meld_kind, meld_tile, 0, -1), win, E.CTX_SELF_DRAW,
+                            params)[5]
     return s
 
 

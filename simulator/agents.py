@@ -108,6 +108,13 @@ class RandomBot(Bot):
         return obs.legal_actions[int(self.rng.integers(len(obs.legal_actions)))]
 
 
+def _hand(raw: dict, void: int):
+    """The observer's own hand as the compiled bots take it (:class:`simulator.shape.HandTiles`)."""
+    from simulator.shape import HandTiles
+
+    return HandTiles(raw["conc"], raw["mk"], raw["mt"], int(raw["nm"]), int(void))
+
+
 class GreedyBot(Bot):
     """The compiled ``greedy`` bot as a Python object: each decision calls the same compiled policy function the
     engine calls for a greedy seat, so subclasses can override one decision and keep the others."""
@@ -140,23 +147,21 @@ class GreedyBot(Bot):
         from simulator.bots.greedy import greedy_discard
 
         r = obs._raw
-        return int(greedy_discard(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
-                                  self._legal_kinds(obs), r["visible"], np.zeros(27, np.int64)))
+        return int(greedy_discard(r["table"], _hand(r, self._pv(obs)), self._legal_kinds(obs), r["visible"],
+                                  np.zeros(27, np.int64)))
 
     def claim(self, obs: Observation) -> int:
         from simulator.bots.greedy import greedy_claim
 
         r = obs._raw
-        c = greedy_claim(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs), obs.tile, True,
-                         KONG in obs.legal_actions)
+        c = greedy_claim(r["table"], _hand(r, self._pv(obs)), obs.tile, True, KONG in obs.legal_actions)
         return (PASS, PUNG, KONG)[c]
 
     def self_kong(self, obs: Observation) -> int:
         from simulator.bots.greedy import greedy_self_kong
 
         r = obs._raw
-        k = greedy_self_kong(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
-                             self._legal_kinds(obs))
+        k = greedy_self_kong(r["table"], _hand(r, self._pv(obs)), self._legal_kinds(obs))
         return PASS if k < 0 else A_TILE0 + int(k)
 
 
@@ -172,32 +177,34 @@ class ValueBot(GreedyBot):
         from simulator.bots.value import value_discard
 
         r = obs._raw
-        return int(value_discard(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
-                                 self._legal_kinds(obs), r["visible"], np.zeros(27, np.int64), self.steer))
+        return int(value_discard(r["table"], _hand(r, self._pv(obs)), self._legal_kinds(obs), r["visible"],
+                                 np.zeros(27, np.int64), self.steer))
 
     def claim(self, obs: Observation) -> int:
         from simulator.bots.value import value_claim
 
         r = obs._raw
-        c = value_claim(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs), obs.tile, True,
-                        KONG in obs.legal_actions, self.steer)
+        c = value_claim(r["table"], _hand(r, self._pv(obs)), obs.tile, True, KONG in obs.legal_actions,
+                        self.steer)
         return (PASS, PUNG, KONG)[c]
 
     def self_kong(self, obs: Observation) -> int:
         from simulator.bots.value import value_self_kong
 
         r = obs._raw
-        k = value_self_kong(r["table"], r["conc"], r["mk"], r["mt"], r["nm"], self._pv(obs),
-                            self._legal_kinds(obs), self.steer)
+        k = value_self_kong(r["table"], _hand(r, self._pv(obs)), self._legal_kinds(obs), self.steer)
         return PASS if k < 0 else A_TILE0 + int(k)
 
     def declare(self, obs: Observation) -> int:
         from simulator.bots.declare import declare_by_value
+        from simulator.bots.view import SeatView
 
-        r, ps = obs._raw, obs._s["ps"]  # the public per-seat scalars (its own in full)
+        r, s = obs._raw, obs._s
+        ps = s["ps"]  # the public per-seat scalars (its own in full)
         waits = int(ps[obs.seat, state.PS_WAITS])
-        kind = declare_by_value(r["table"], r["params"], ps, obs.seat, r["conc"], r["mk"], r["mt"], r["nm"],
-                                int(ps[obs.seat, state.PS_EVOID]), waits, r["visible"])
+        view = SeatView(r["table"], r["params"], ps, np.asarray(s["mk"], np.int8), np.asarray(s["mt"], np.int8),
+                        np.asarray(s["nm"], np.int64), r["visible"], int(obs.seat), int(obs.tiles_left))
+        kind = declare_by_value(view, _hand(r, int(ps[obs.seat, state.PS_EVOID])), waits)
         return PASS if not kind else (DANCE if kind == 2 and DANCE in obs.legal_actions else DECLARE)
 
     def take_win(self, obs: Observation) -> int:

@@ -2,9 +2,9 @@
 查大叫 points of a ready hand; the hand-shape functions it builds on (completeness, shanten, waits) are
 :mod:`simulator.shape`, re-exported here.
 
-Plain arrays as in :mod:`simulator.shape`, plus ``params: int64[N_PARAMS]`` from ``RuleSet.to_arrays()`` and the win
-context ``ctx`` (``CTX_*`` bits). Nothing here allocates except :func:`max_ready_points`, which runs once per player
-at an exhaustive draw.
+The hand as one :class:`~simulator.shape.HandTiles` record (plain arrays as in :mod:`simulator.shape`), plus
+``params: int64[N_PARAMS]`` from ``RuleSet.to_arrays()`` and the win context ``ctx`` (``CTX_*`` bits). Nothing here
+allocates except :func:`max_ready_points`, which runs once per player at an exhaustive draw.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from simulator.shape import (
     _seven_pairs,
     _standard_complete,
     _suit_keys,
+    hand_tiles,
     held4_mask,
     wait_mask,
 )
@@ -239,8 +240,10 @@ def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
 
 
 @njit(cache=True)
-def _best_split(common, jiang, gen, tri, yao, plain, sevens, self_draw, params):
-    """The split that scores most (:func:`_better`) as ``evaluate_win``'s 6-tuple."""
+def _best_split(common, shapes, self_draw, params):
+    """The split that scores most (:func:`_better`) as ``evaluate_win``'s 6-tuple; ``shapes`` = ``(jiang, gen,
+    tri, yao, plain, sevens)`` as :func:`_win_shapes` returns them."""
+    jiang, gen, tri, yao, plain, sevens = shapes
     best = (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
     for shape in (tri, yao, plain, sevens):
         if shape == 0:
@@ -253,52 +256,58 @@ def _best_split(common, jiang, gen, tri, yao, plain, sevens, self_draw, params):
 
 
 @njit(cache=True)
-def evaluate_win(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, ctx, params):
+def evaluate_win(table, hand, win_tile, ctx, params):
     """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
 
-    ``conc`` includes ``win_tile``. ``fan`` is after extras (and the self-draw add_fan), before the cap; ``gen``
+    ``hand``: the winner's :class:`~simulator.shape.HandTiles`, whose ``conc`` includes ``win_tile``. ``fan`` is
+    after extras (and the self-draw add_fan), before the cap; ``gen``
     after long_uses_gen; ``points`` = what each payer pays in base units, add_base bonus included. The split
     that scores most is used. Not a winning hand: ``fan = −1``, ``hand_type = −1``, the rest 0.
     """
+    conc, meld_kind, meld_tile, n_melds, void = hand
     ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
                                                                   win_tile)
     if not ok:
         return (np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(-1), np.int64(0))
     common |= _context_flags(ctx, meld_kind, n_melds)
-    return _best_split(common, jiang, gen, tri, yao, plain, sevens, (ctx & CTX_SELF_DRAW) != 0, params)
+    return _best_split(common, (jiang, gen, tri, yao, plain, sevens), (ctx & CTX_SELF_DRAW) != 0, params)
 
 
 @njit(cache=True)
-def win_points_both(table, conc, meld_kind, meld_tile, n_melds, void, win_tile, params):
+def win_points_both(table, hand, win_tile, params):
     """``(points as a discard win, points as a self-draw)`` of a win with no other context: exactly
     ``evaluate_win(…, 0, params)[5]`` and ``evaluate_win(…, CTX_SELF_DRAW, params)[5]``, analysing the
     tiles once (the bots price every wait both ways). ``(0, 0)`` when not a winning hand."""
+    conc, meld_kind, meld_tile, n_melds, void = hand
     ok, common, jiang, gen, tri, yao, plain, sevens = _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void,
                                                                   win_tile)
     if not ok:
         return np.int64(0), np.int64(0)
     common |= _context_flags(np.int64(0), meld_kind, n_melds)
-    ron = _best_split(common, jiang, gen, tri, yao, plain, sevens, np.bool_(False), params)[5]  # np.bool_: no
-    sd = _best_split(common | F_ZIMO, jiang, gen, tri, yao, plain, sevens, np.bool_(True), params)[5]  # literal copy
+    shapes = (jiang, gen, tri, yao, plain, sevens)
+    ron = _best_split(common, shapes, np.bool_(False), params)[5]  # np.bool_: no literal copy
+    sd = _best_split(common | F_ZIMO, shapes, np.bool_(True), params)[5]
     return ron, sd
 
 
 @njit(cache=True)
-def max_ready_points(table, conc, meld_kind, meld_tile, n_melds, void, ctx, params):
+def max_ready_points(table, hand, ctx, params):
     """查大叫: best points (base units) over the waits of a 13-tile hand, as a discard win with no situational
     context but ``ctx`` (int64: the hand's ``CTX_SING``/``CTX_DANCE`` when it declared, else 0), capped; 0 when
     not ready. Waits on a kind already held four times do not count."""
+    conc, meld_kind, meld_tile, n_melds, void = hand
     waits = wait_mask(table, conc, meld_kind, meld_tile, n_melds, void)
     waits &= ~held4_mask(conc, meld_kind, meld_tile, n_melds)
     if waits == 0:
         return 0
-    hand = conc.copy()
+    trial = conc.copy()
+    won = hand_tiles(trial, meld_kind, meld_tile, n_melds, void)
     best = 0
     for k in range(27):
         if (waits >> k) & 1:
-            hand[k] += 1
-            res = evaluate_win(table, hand, meld_kind, meld_tile, n_melds, void, k, ctx, params)
-            hand[k] -= 1
+            trial[k] += 1
+            res = evaluate_win(table, won, k, ctx, params)
+            trial[k] -= 1
             if res[5] > best:
                 best = res[5]
     return best

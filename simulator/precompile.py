@@ -46,7 +46,7 @@ def arg_types(simple: bool) -> dict:
     types = {name: typeof(a) for name, a in arrays.items()}
     types["bot_par"] = nt.none if simple else M_I64
     types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
-    types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT)
+    types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT, win=state.WIN_AT)
     return types
 
 

@@ -205,6 +205,7 @@ def score_hand(rules: R.RuleSet, hand: str, melds: Iterable = (), win_tile: str 
     declared void suit letter, if any. Raises :class:`HandError`.
     """
     from simulator import evaluate as E
+    from simulator.shape import HandTiles
     from simulator.tables import suit_table
 
     if win not in WIN_KINDS:
@@ -223,8 +224,8 @@ def score_hand(rules: R.RuleSet, hand: str, melds: Iterable = (), win_tile: str 
     meld_tile = np.zeros(4, dtype=np.int8)
     for i, m in enumerate(parsed):
         meld_kind[i], meld_tile[i] = m.kind, m.tile
-    fan, capped, flags, gen, ht, pts = E.evaluate_win(suit_table(), conc, meld_kind, meld_tile, len(parsed),
-                                                      void_i, wt, _ctx_bits(ctx, win), rules.to_arrays())
+    played = HandTiles(conc, meld_kind, meld_tile, len(parsed), void_i)
+    fan, capped, flags, gen, ht, pts = E.evaluate_win(suit_table(), played, wt, _ctx_bits(ctx, win), rules.to_arrays())
     if fan < 0:
         raise HandError(NOT_A_WINNING_HAND, f"not a winning hand: {_why_not_winning(conc, parsed, void_i)}")
     money = int(pts) * rules.scoring.base

@@ -28,7 +28,7 @@ from simulator.rules import (
     UNCAPPED_HUAZHU_FAN,
 )
 from simulator.scoring import cap_fan, points_of
-from simulator.shape import held4_mask, wait_mask
+from simulator.shape import hand_tiles, held4_mask, wait_mask
 from simulator.state import (
     C_CHADAJIAO,
     C_HUAZHU,
@@ -207,8 +207,8 @@ def settle_exhaustive(table, params, st) -> None:
         for r in range(N_SEATS):
             if ps[r, PS_NWINS] or not ps[r, PS_READY]:
                 continue
-            pts = max_ready_points(table, conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID], declared_ctx(ps, r),
-                                   params)
+            pts = max_ready_points(table, hand_tiles(conc[r], mk[r], mt[r], nm[r], ps[r, PS_EVOID]),
+                                   declared_ctx(ps, r), params)
             log_event(st, EV_READY, r, -1, pts, 0, 0)
             for q in range(N_SEATS):
                 if q != r and not ps[q, PS_NWINS] and not ps[q, PS_READY] and not ps[q, PS_HUAZHU]:

@@ -1,7 +1,8 @@
 """Compiled hand shape: completeness, 缺一门 shanten, waits and four-of-a-kind masks of a hand (RULES.md §3, §5).
 
 Plain arrays only (see docs/internals.md): ``conc: uint8[27]`` concealed counts, ``meld_kind/meld_tile: int8[4]``
-with ``n_melds`` used, ``void`` the declared void suit or −1. Every function that looks up the per-suit distance
+with ``n_melds`` used, ``void`` the declared void suit or −1; :class:`HandTiles` holds the five as one record for
+the callers above (the win evaluation, the bots). Every function that looks up the per-suit distance
 table of :mod:`simulator.tables` takes it as its first argument (``table = suit_table()``), so numba never freezes
 the 19.5 MB array into compiled code.
 
@@ -11,6 +12,8 @@ value of a win (patterns, fan, points) is :mod:`simulator.evaluate`.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -24,6 +27,32 @@ MELD_CKONG = 3  # concealed: 暗杠
 SHANTEN_NEVER = 99  # shanten of a hand that can never win (melds in three suits, or in the void suit)
 
 _SEVEN_PAIRS = 7
+
+
+class HandTiles(NamedTuple):
+    """One seat's own hand as one record (the bots and the win evaluation take it as ``hand``):
+
+    - ``conc: uint8[27]`` concealed counts per kind (a row of ``HandState.conc``),
+    - ``mk: int8[4]`` meld kinds (``MELD_*``) and ``mt: int8[4]`` meld tiles (rows of ``HandState.mk``/``mt``),
+    - ``nm: int64`` melds in use,
+    - ``void: int64`` the suit treated as dead (declared void or a bot's planning void), −1 none.
+
+    Build it in compiled code only through :func:`hand_tiles`, so that numba sees one tuple type (a member of
+    another dtype would compile a second copy of every function taking it); Python callers may build the class
+    with arrays of these dtypes and ints. The arrays are the seat's own, not copies: a function may change them
+    in place (always restoring them) and every ``HandTiles`` of them sees the change."""
+
+    conc: np.ndarray
+    mk: np.ndarray
+    mt: np.ndarray
+    nm: np.int64
+    void: np.int64
+
+
+@njit(cache=True, inline="always")
+def hand_tiles(conc, mk, mt, nm, void):
+    """The one constructor of :class:`HandTiles` in compiled code (``nm`` and ``void`` as int64)."""
+    return HandTiles(conc, mk, mt, np.int64(nm), np.int64(void))
 
 
 @njit(cache=True)

@@ -45,6 +45,7 @@ M_U8 = nt.uint8[:, ::1]      # conc, wconc, the suit table
 M_I8 = nt.int8[:, ::1]       # mk, mt, wmk, wmt
 EVENTS = nt.int32[:, ::1]
 WIN_RESULT = nt.UniTuple(nt.int64, 6)  # evaluate_win's (fan, capped, flags, gen, hand_type, points)
+WIN_AT = nt.UniTuple(nt.int64, 6)  # engine.record_win's win: (winner, tile, kind, payer, n_payers, ctx)
 
 N_SEATS = 4
 N_KINDS = 27

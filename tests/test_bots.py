@@ -9,7 +9,7 @@ from simulator import state as S
 from simulator.bots.common import BIG, acceptance, discard_shantens, draw_candidates, legal_discard_mask, plan_void
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.shape import MELD_PUNG, shanten
+from simulator.shape import MELD_PUNG, HandTiles, shanten
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -37,7 +37,7 @@ def test_greedy_discard_minimises_shanten():
         c = np.bincount(tiles, minlength=27).astype(np.uint8)
         void = plan_void(TABLE, c, NO_MELDS, NO_MELDS.copy(), 0)
         legal = legal_discard_mask(c, void, False)
-        k = greedy_discard(TABLE, c, NO_MELDS.copy(), NO_MELDS.copy(), 0, void, legal, visible, buf)
+        k = greedy_discard(TABLE, HandTiles(c, NO_MELDS.copy(), NO_MELDS.copy(), 0, void), legal, visible, buf)
         best = min(shanten(TABLE, _minus(c, j), NO_MELDS, NO_MELDS, 0, void) for j in np.flatnonzero(c))
         assert c[k] > 0
         assert shanten(TABLE, _minus(c, k), NO_MELDS, NO_MELDS, 0, void) == best
@@ -69,9 +69,9 @@ def test_greedy_claims_only_when_shanten_does_not_worsen():
     c = hand("55m123p456p789p19s")
     mk, mt = NO_MELDS.copy(), NO_MELDS.copy()
     five_m = parse_tiles("5m")[0]
-    assert greedy_claim(TABLE, c, mk, mt, 0, 2, five_m, True, False) == 1
+    assert greedy_claim(TABLE, HandTiles(c, mk, mt, 0, 2), five_m, True, False) == 1
     c2 = hand("5m678m123p456p789p")  # ready on 5m (pair wait); punging nothing
-    assert greedy_claim(TABLE, c2, mk, mt, 0, 2, parse_tiles("9p")[0], False, False) == 0
+    assert greedy_claim(TABLE, HandTiles(c2, mk, mt, 0, 2), parse_tiles("9p")[0], False, False) == 0
 
 
 def test_value_shape_distances():
@@ -174,7 +174,7 @@ def test_acceptance_counts_the_unseen_draws_that_lower_shanten():
                 more[k] += 1
                 if shanten(TABLE, more, mk, mt, nm, void) < sh:
                     want += max(0, 4 - int(conc[k]) - int(visible[k]))
-        assert acceptance(TABLE, conc, mk, mt, nm, void, sh, visible, draws) == want
+        assert acceptance(TABLE, HandTiles(conc, mk, mt, nm, void), sh, visible, draws) == want
         checked += want > 0
     assert checked > 300  # the property is not vacuous: most hands accept something
 

@@ -14,7 +14,7 @@ from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
 from simulator.replay import EventLogError, HandState, audit, record_hand
 from simulator.rules import load_rules
 from simulator.sessions import first_win, multi_ron_feeder, next_dealers, run_sessions
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, HandTiles
 from simulator.tables import suit_table
 from simulator.tiles import parse_tile
 
@@ -192,8 +192,9 @@ def test_chadajiao_pays_a_declared_hand_its_declaration_fan(mode):
             conc = st.conc[seat].astype(np.uint8)
             void = st.void[seat]
             ctx = {0: 0, 1: CTX_SING, 2: CTX_DANCE}[kinds.get(seat, 0)]
-            want = max_ready_points(table, conc, mk, mt, len(st.melds[seat]), void, np.int64(ctx), params)
-            plain = max_ready_points(table, conc, mk, mt, len(st.melds[seat]), void, np.int64(0), params)
+            hand = HandTiles(conc, mk, mt, len(st.melds[seat]), int(void))
+            want = max_ready_points(table, hand, np.int64(ctx), params)
+            plain = max_ready_points(table, hand, np.int64(0), params)
             assert amount == want, (log.hand_id, seat)
             checked += 1
             raised += want > plain

@@ -262,7 +262,7 @@ def test_held4_and_waits_with_pung():
     assert waits == 1 << 4  # the shape waits on 5m ...
     assert H.held4_mask(conc, mk, mt, 1) == 1 << 4  # ... which is all held: not ready
     params = load_rules("chengdu").to_arrays()
-    assert E.max_ready_points(TABLE, conc, mk, mt, 1, -1, 0, params) == 0
+    assert E.max_ready_points(TABLE, H.HandTiles(conc, mk, mt, 1, -1), 0, params) == 0
 
 
 # ---- properties ---------------------------------------------------------------------------------------------
@@ -301,7 +301,8 @@ def test_every_win_scores_with_at_most_two_suits(hand):
     mk, mt = melds_arrays(melds)
     params = load_rules("qq_sichuan").to_arrays()
     win = int(np.flatnonzero(conc)[0])
-    fan, capped, flags, gen, ht, pts = E.evaluate_win(TABLE, conc, mk, mt, len(melds), -1, win, 0, params)
+    fan, capped, flags, gen, ht, pts = E.evaluate_win(TABLE, H.HandTiles(conc, mk, mt, len(melds), -1), win, 0,
+                                                      params)
     assert fan >= 1 and ht >= 0 and pts >= 1 and (flags >> FLAG_BIT["pinghu"]) & 1
     suits = {k // 9 for k in np.flatnonzero(conc)} | {t // 9 for _, t in melds}
     assert len(suits) <= 2
@@ -314,7 +315,7 @@ def test_every_win_scores_with_at_most_two_suits(hand):
 def test_evaluate_win_agrees_with_completeness(conc):
     params = load_rules("chengdu").to_arrays()
     win = int(np.flatnonzero(conc)[0])
-    res = E.evaluate_win(TABLE, conc, *NO_MELDS, 0, -1, win, 0, params)
+    res = E.evaluate_win(TABLE, H.HandTiles(conc, *NO_MELDS, 0, -1), win, 0, params)
     complete = ref_complete(conc, [])
     assert (res[0] >= 0) == complete == H.is_complete(TABLE, conc, *NO_MELDS, 0, -1)
     suits = {k // 9 for k in np.flatnonzero(conc)}
@@ -376,7 +377,8 @@ def test_max_ready_points_picks_the_best_wait():
     for k in range(9):
         h = conc.copy()
         h[k] += 1
-        best = max(best, E.evaluate_win(TABLE, h, *NO_MELDS, 0, -1, k, 0, params)[5])
-    got = E.max_ready_points(TABLE, conc, *NO_MELDS, 0, -1, 0, params)
+        best = max(best, E.evaluate_win(TABLE, H.HandTiles(h, *NO_MELDS, 0, -1), k, 0, params)[5])
+    got = E.max_ready_points(TABLE, H.HandTiles(conc, *NO_MELDS, 0, -1), 0, params)
     assert got == best == 8  # 清一色 (2) + 根 on 1m or 9m (1) = 3 fan
-    assert E.max_ready_points(TABLE, counts_from_str("111234567899m5p"), *NO_MELDS, 0, -1, 0, params) == 0
+    assert E.max_ready_points(TABLE, H.HandTiles(counts_from_str("111234567899m5p"), *NO_MELDS, 0, -1), 0,
+                              params) == 0

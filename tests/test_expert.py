@@ -27,11 +27,13 @@ from simulator.bots.expert import (
     expert_void,
 )
 from simulator.bots.expert_hand import kong_potential
+from simulator.bots.expert_turn import Outlook
+from simulator.bots.view import SeatView
 from simulator.compiled_rules import CompiledTable
 from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
-from simulator.shape import MELD_CKONG, shanten
+from simulator.shape import MELD_CKONG, HandTiles, shanten
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -113,8 +115,8 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         before = c.copy()
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
-        code = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, void,
-                              legal, visible, buf, 40, bpar, np.ones(1, np.uint64))
+        code = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, visible, 0, 40),
+                              HandTiles(c, no.copy(), no.copy(), 0, void), legal, buf, bpar, np.ones(1, np.uint64))
         k = code & ((1 << REASON_SHIFT) - 1)
         assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
         assert np.array_equal(c, before)
@@ -142,9 +144,9 @@ def test_expert_ready_hand_discards_to_stay_ready():
     g, ps, mt_all, nm_all = fresh_table_state()
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
-                       legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
-                       bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
+    k = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 40),
+                       HandTiles(c, no.copy(), no.copy(), 0, 2), legal_discard_mask(c, 2, False),
+                       np.zeros(27, np.int64), bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
     c[k] -= 1
     assert shanten(TABLE, c, no, no, 0, 2) == 0
@@ -160,9 +162,9 @@ def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
     ps[1, S.PS_VOID] = "mps".index(their_void)
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
-    k = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, c, no.copy(), no.copy(), 0, 2,
-                       legal_discard_mask(c, 2, False), np.zeros(27, np.int8), np.zeros(27, np.int64), 40,
-                       bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
+    k = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 40),
+                       HandTiles(c, no.copy(), no.copy(), 0, 2), legal_discard_mask(c, 2, False),
+                       np.zeros(27, np.int64), bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
     other = {"5m": "5p", "5p": "5m"}[wait]
     assert k == parse_tiles(other)[0]
 
@@ -203,8 +205,10 @@ def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu",
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     conc = counts_from_str("111222333m4445p")
     no = np.zeros(4, np.int8)
-    return expert_takes_win(TABLE, params, ps, seat_rows(conc), FACE_UP, mt_all, nm_all, 0, no.copy(), no.copy(), 0,
-                            2, parse_tiles("3p")[0], 0, False, tiles_left, bot_row(ambition=ambition, tempo=tempo))
+    rows = seat_rows(conc)
+    return expert_takes_win(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, tiles_left),
+                            rows, HandTiles(rows[0], no.copy(), no.copy(), 0, 2), parse_tiles("3p")[0], 0, False,
+                            bot_row(ambition=ambition, tempo=tempo))
 
 
 def seat_rows(conc, seat=0):
@@ -265,8 +269,10 @@ def test_the_expert_always_takes_a_self_draw():
     _, ps, mt_all, nm_all = fresh_table_state(50)
     no = np.zeros(4, np.int8)
     conc = counts_from_str("111222333m4445p")
-    assert expert_takes_win(TABLE, params, ps, seat_rows(conc), FACE_UP, mt_all, nm_all, 0, no.copy(), no.copy(),
-                            0, 2, parse_tiles("3p")[0], 0, True, 50, bot_row(ambition=10))
+    rows = seat_rows(conc)
+    assert expert_takes_win(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 50), rows,
+                            HandTiles(rows[0], no.copy(), no.copy(), 0, 2), parse_tiles("3p")[0], 0, True,
+                            bot_row(ambition=10))
 
 
 # ---- 定缺 and 换三张 by value ----------------------------------------------------------------------------------
@@ -302,9 +308,9 @@ def test_the_expert_declares_its_void_by_hand_value_under_the_active_rules():
 def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
     params = load_rules("chengdu").to_arrays()
     no = np.zeros(4, np.int8)
-    code = expert_discard(TABLE, params, ps, FACE_UP, mt_all, nm_all, 0, conc,
-                          no.copy(), no.copy(), 0, void, legal_discard_mask(conc, void, True), np.zeros(27, np.int8),
-                          np.zeros(27, np.int64), tiles_left, bot_row(**kw), np.ones(1, np.uint64))
+    code = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, tiles_left),
+                          HandTiles(conc, no.copy(), no.copy(), 0, void), legal_discard_mask(conc, void, True),
+                          np.zeros(27, np.int64), bot_row(**kw), np.ones(1, np.uint64))
     return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT
 
 
@@ -353,8 +359,9 @@ def _claims_2p(visible_2p: int = 1, **kongs) -> int:
     visible = np.zeros(27, np.int8)
     visible[parse_tiles("2p")[0]] = visible_2p
     no = np.zeros(4, np.int8)
-    return expert_claim(TABLE, params, ps, 0, conc, no.copy(), no.copy(), 0, 2, parse_tiles("2p")[0], True,
-                        False, visible, 40, bot_row())
+    view = SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, visible, 0, 40)
+    return expert_claim(view, HandTiles(conc, no.copy(), no.copy(), 0, 2), parse_tiles("2p")[0], True, False,
+                        bot_row())
 
 
 def test_a_pung_is_worth_the_added_kong_it_may_become():
@@ -375,7 +382,8 @@ def _triplet_kong_income(visible_8m: int = 0, void: int = 2, **kongs) -> float:
     visible[parse_tiles("8m")[0]] = visible_8m
     no = np.zeros(4, np.int8)
     ronw = np.full(3, 0.5)
-    return kong_potential(params, conc, no.copy(), no.copy(), 0, void, visible, 60.0, 10, 3, ronw)
+    look = Outlook(TABLE, params, visible, 60.0, 10, 3, np.zeros(6), 0.0, np.full(6, -1.0), ronw)
+    return kong_potential(look, HandTiles(conc, no.copy(), no.copy(), 0, void))
 
 
 def test_a_concealed_triplet_is_worth_the_kongs_it_may_become_under_the_active_payments():

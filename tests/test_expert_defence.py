@@ -9,8 +9,9 @@ from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 from simulator import state as S
 from simulator.bots.danger import mean_risk
 from simulator.bots.expert import expert_takes_win
+from simulator.bots.view import SeatView
 from simulator.rules import load_rules
-from simulator.shape import MELD_CKONG
+from simulator.shape import MELD_CKONG, HandTiles
 from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()
@@ -29,9 +30,15 @@ def _table(tiles_left: int, melds: str = ""):
 
 def _takes(tiles_left: int, melds: str, ambition: float) -> bool:
     ps, mt_all, nm_all = _table(tiles_left, melds)
-    return expert_takes_win(TABLE, CHENGDU, ps, seat_rows(counts_from_str(HAND)), FACE_UP, mt_all, nm_all, 0,
-                            NO.copy(), NO.copy(), 0, 2, parse_tiles(TILE)[0], 0, False, tiles_left,
+    rows = seat_rows(counts_from_str(HAND))
+    return expert_takes_win(_view(ps, FACE_UP, mt_all, nm_all, tiles_left), rows,
+                            HandTiles(rows[0], NO.copy(), NO.copy(), 0, 2), parse_tiles(TILE)[0], 0, False,
                             bot_row(ambition=ambition))
+
+
+def _view(ps, mk_all, mt_all, nm_all, tiles_left=20):
+    """Seat 0's view of the table (nothing seen face up beyond the melds)."""
+    return SeatView(TABLE, CHENGDU, ps, mk_all, mt_all, nm_all, np.zeros(27, np.int8), 0, tiles_left)
 
 
 def _threshold(tiles_left: int, melds: str) -> float:
@@ -56,12 +63,12 @@ def test_mean_risk_reads_only_public_melds():
     """A concealed kong is face down: its kind and suit do not shape the threat (only that it is a meld)."""
     ps, mt_all, nm_all = _table(20, "2p5p8p")
     mk = FACE_UP.copy()
-    r_flush = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    r_flush = mean_risk(_view(ps, mk, mt_all, nm_all), 0)
     mk[1, 2] = MELD_CKONG  # the third meld face down
     ps[1, S.PS_NKONGS] = 1
-    r_a = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    r_a = mean_risk(_view(ps, mk, mt_all, nm_all), 0)
     mt_all[1, 2] = parse_tiles("9s")[0]  # what is inside a face-down kong cannot matter
-    r_b = mean_risk(CHENGDU, ps, mk, mt_all, nm_all, 0, 0)
+    r_b = mean_risk(_view(ps, mk, mt_all, nm_all), 0)
     assert r_a == r_b
     ps2, mt2, nm2 = _table(20, "2p5p9s")
-    assert r_flush > mean_risk(CHENGDU, ps2, FACE_UP, mt2, nm2, 0, 0) > 0.0  # the one-suit signal is priced
+    assert r_flush > mean_risk(_view(ps2, FACE_UP, mt2, nm2), 0) > 0.0  # the one-suit signal is priced

@@ -20,8 +20,9 @@ from simulator.bots.expert import (
     public_unseen,
 )
 from simulator.bots.expert_kongs import kong_value
+from simulator.bots.view import SeatView
 from simulator.rules import load_rules
-from simulator.shape import MELD_KONG
+from simulator.shape import MELD_KONG, HandTiles
 from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()
@@ -37,8 +38,16 @@ def _takes(hand: str, tile: str, tiles_left: int, won=(), conc_all=None, **kw) -
     ca = seat_rows(counts_from_str(hand)) if conc_all is None else conc_all
     if conc_all is not None:
         ca[0] = counts_from_str(hand)
-    return expert_takes_win(TABLE, CHENGDU, ps, ca, FACE_UP, mt_all, nm_all, 0, NO.copy(), NO.copy(), 0, 2,
-                            parse_tiles(tile)[0], 0, False, tiles_left, bot_row(**kw))
+    return expert_takes_win(_view(ps, tiles_left, mt_all, nm_all), ca, HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2),
+                            parse_tiles(tile)[0], 0, False, bot_row(**kw))
+
+
+def _view(ps, tiles_left, mt_all=None, nm_all=None, visible=None):
+    """Seat 0's view of the table (by default nothing set down, nothing seen)."""
+    mt_all = np.zeros((4, 4), np.int8) if mt_all is None else mt_all
+    nm_all = np.zeros(4, np.int64) if nm_all is None else nm_all
+    visible = np.zeros(27, np.int8) if visible is None else visible
+    return SeatView(TABLE, CHENGDU, ps, FACE_UP, mt_all, nm_all, visible, 0, tiles_left)
 
 
 def test_with_one_opponent_left_the_expert_takes_a_plain_discard_win_it_would_decline_with_three():
@@ -91,8 +100,7 @@ def _claim(conc, tile, locked: bool) -> int:
     if locked:
         ps[0, S.PS_LOCKED] = 1
         ps[0, S.PS_LOCK_MASK] = 1 << tile
-    return expert_claim(TABLE, CHENGDU, ps, 0, conc, NO.copy(), NO.copy(), 0, 2, tile, True, False,
-                        np.zeros(27, np.int8), 30, bot_row())
+    return expert_claim(_view(ps, 30), HandTiles(conc, NO.copy(), NO.copy(), 0, 2), tile, True, False, bot_row())
 
 
 def test_no_pung_of_a_tile_whose_discard_win_was_just_declined():
@@ -121,8 +129,8 @@ def _kong(tiles_left: int) -> int:
     mk[0], mt[0] = MELD_KONG, parse_tiles("9m")[0]
     visible = np.zeros(27, np.int8)
     visible[mt[0]] = 4
-    return expert_self_kong(TABLE, CHENGDU, ps, 0, counts_from_str("22224m789p55p1p"), mk, mt, 1, 2,
-                            1 << parse_tiles("2m")[0], visible, tiles_left, bot_row())
+    return expert_self_kong(_view(ps, tiles_left, visible=visible), HandTiles(counts_from_str("22224m789p55p1p"), mk,
+                            mt, 1, 2), 1 << parse_tiles("2m")[0], bot_row())
 
 
 def test_no_kong_that_breaks_a_ready_hand_with_the_wall_nearly_empty():
@@ -139,19 +147,19 @@ def test_kong_income_is_worth_less_late_when_the_kong_breaks_a_ready_hand_and_mo
 
     def value(left, held):
         ps[:, S.PS_NDRAWS] = (55 - left) // 4
-        return kong_value(CHENGDU, TABLE, ps, 0, conc, mk, mt, 2, 2, 80.0, left, held, 6.0)
+        return kong_value(_view(ps, left), HandTiles(conc, mk, mt, 2, 2), 80.0, held, 6.0)
     assert value(2, 0.0) < value(40, 0.0)
     assert value(2, 4.0) < value(2, 0.0)
     ready = counts_from_str("34m789p55p")
-    assert kong_value(CHENGDU, TABLE, ps, 0, ready, mk, mt, 2, 2, 80.0, 2, 4.0, 6.0) > value(2, 4.0)
+    assert kong_value(_view(ps, 2), HandTiles(ready, mk, mt, 2, 2), 80.0, 4.0, 6.0) > value(2, 4.0)
 
 
 def test_the_reason_is_folding_only_when_value_is_given_up():
     """A safer tile of the same value is a tie broken by safety, not folding (10% of the expert's discards were
     labelled folding where 1% gave up a step)."""
-    args = (CHENGDU, 3, 3, 5, 2, 1, 0)
+    args = (CHENGDU, 2, (3, 3, 5), 1, 0)  # params, void, (k, best_safe, best_val), sh_after, shaped
     assert discard_reason(*args, 0.0, False) == R_SAFER
     assert discard_reason(*args, FOLD_MIN / 2, False) == R_SAFER
     assert discard_reason(*args, FOLD_MIN, False) == R_FOLD
     assert discard_reason(*args, 0.0, True) == R_FOLD  # a step further from ready, even at no value (a lost hand)
-    assert discard_reason(CHENGDU, 3, 3, 3, 2, 0, 0, 0.0, False) == R_READY
+    assert discard_reason(CHENGDU, 2, (3, 3, 3), 0, 0, 0.0, False) == R_READY

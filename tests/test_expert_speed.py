@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simulator.bots.expert_turn import Outlook
 from simulator.bots.expert_value import (
     N_SHAPES,
     PWIN,
@@ -20,7 +21,7 @@ from simulator.bots.expert_value import (
 from simulator.bots.value import ddh_dist, qidui_dist
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win, win_points_both
 from simulator.rules import load_rules
-from simulator.shape import MELD_KONG, MELD_PUNG, is_complete, wait_mask
+from simulator.shape import MELD_KONG, MELD_PUNG, HandTiles, is_complete, wait_mask
 from simulator.tables import suit_table
 
 TABLE = suit_table()
@@ -94,16 +95,17 @@ def test_pruned_shapes_value_decides_as_the_full_one(seed, n_draws, n_in, ambiti
     u_tot = unseen_total(conc, visible)
     qc_full = np.full(6, -1.0)
     qc_pruned = np.full(6, -1.0)
+    hand = HandTiles(conc, mk, mt, nm, void)
+    full_look = Outlook(TABLE, PARAMS["chengdu"], visible, u_tot, n_draws, n_in, inc, 0.0, qc_full, np.zeros(3))
+    pruned_look = Outlook(TABLE, PARAMS["chengdu"], visible, u_tot, n_draws, n_in, inc, 0.0, qc_pruned, np.zeros(3))
     for k in range(27):
         if conc[k] == 0:
             continue
         conc[k] -= 1
-        full, shape = shapes_value(TABLE, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition,
-                                   qc_full, k // 9)
+        full, shape = shapes_value(full_look, hand, ambition, k // 9)
         # the plain value v: around the shape value, sometimes equal, sometimes zero
         v = float(rng.choice([0.0, full, full * rng.uniform(0.5, 1.5), rng.uniform(0.0, 20.0)]))
-        pruned, pshape = shapes_value(TABLE, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                                      ambition, qc_pruned, k // 9, v)
+        pruned, pshape = shapes_value(pruned_look, hand, ambition, k // 9, v)
         conc[k] += 1
         assert max(v, pruned) == max(v, full)
         assert (pruned > v) == (full > v)
@@ -153,20 +155,22 @@ def test_win_points_both_scores_as_evaluate_win(seed, rule_set):
     hand = winning_hand(rng)
     if hand is not None:
         conc, mk, mt, nm, void, win = hand
-        ron = evaluate_win(TABLE, conc, mk, mt, nm, void, win, 0, params)[5]
-        sd = evaluate_win(TABLE, conc, mk, mt, nm, void, win, CTX_SELF_DRAW, params)[5]
+        won = HandTiles(conc, mk, mt, nm, void)
+        ron = evaluate_win(TABLE, won, win, 0, params)[5]
+        sd = evaluate_win(TABLE, won, win, CTX_SELF_DRAW, params)[5]
         assert ron > 0
-        assert win_points_both(TABLE, conc, mk, mt, nm, void, win, params) == (ron, sd)
+        assert win_points_both(TABLE, won, win, params) == (ron, sd)
     # and on a random ready-or-not hand, every kind as the win tile (non-wins score 0 both ways)
     conc, mk, mt, nm, visible, void = random_hand(rng)
     waits = wait_mask(TABLE, conc, mk, mt, nm, void)
+    trial = HandTiles(conc, mk, mt, nm, void)
     for k in range(27):
         if conc[k] >= 4:
             continue
         conc[k] += 1
-        got = win_points_both(TABLE, conc, mk, mt, nm, void, k, params)
-        ron = evaluate_win(TABLE, conc, mk, mt, nm, void, k, 0, params)
-        sd = evaluate_win(TABLE, conc, mk, mt, nm, void, k, CTX_SELF_DRAW, params)[5]
+        got = win_points_both(TABLE, trial, k, params)
+        ron = evaluate_win(TABLE, trial, k, 0, params)
+        sd = evaluate_win(TABLE, trial, k, CTX_SELF_DRAW, params)[5]
         conc[k] -= 1
         assert got == (ron[5], sd)
         assert (ron[0] >= 0) == bool((waits >> k) & 1)  # a win exactly on the waits

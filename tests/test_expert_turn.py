@@ -31,10 +31,11 @@ from simulator.bots.expert_hand import (
     table_context,
     unseen_total,
 )
-from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import Outlook, kept_tally, kong_changes, moved_tally, turn_acceptance
 from simulator.bots.expert_value import N_SHAPES, counts_of, held4, kept_counts, ron_weights, shape_incomes
+from simulator.bots.view import SeatView
 from simulator.rules import BOT_MILLI, load_rules
-from simulator.shape import MELD_KONG, MELD_PUNG, shanten
+from simulator.shape import MELD_KONG, MELD_PUNG, HandTiles, shanten
 from simulator.state import N_SEATS, PS_N, PS_NDRAWS, PS_VOID, PS_WON, VOID_DECLARED, void_rule
 from simulator.tables import suit_table
 
@@ -94,11 +95,14 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
     draws = draw_candidates(conc, void)
     gains = np.full(18, -1, np.int64)  # shared by the discards, as in discard_values
     summary = kept_summary(conc, void, nm)
+    hand = HandTiles(conc, mk, mt, nm, void)
+    look = Outlook(TABLE, PARAMS["chengdu"], visible, 0.0, 0, 0, np.zeros(N_SHAPES), 0.0, np.full(6, -1.0),
+                   np.zeros(3))  # turn_acceptance reads the table and visible only
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)
-        got = turn_acceptance(TABLE, conc, nm, void, sh, visible, draws, gains, k, summary)
-        assert got == acceptance(TABLE, conc, mk, mt, nm, void, sh, visible, draws), (k, sh)
+        got = turn_acceptance(look, hand, sh, draws, gains, k, summary)
+        assert got == acceptance(TABLE, hand, sh, visible, draws), (k, sh)
         conc[k] += 1
 
 
@@ -120,13 +124,15 @@ def test_kong_income_to_come_changes_only_for_the_kinds_kong_changes_lists(seed,
     rng = np.random.default_rng(seed)
     conc, mk, mt, nm, visible, void = crowded_hand(rng)
     ronw = rng.uniform(0.5, 2.0, 3)
-    args = (visible, 60.0, int(rng.integers(1, 12)), int(rng.integers(1, 4)), ronw)
-    whole = kong_potential(PARAMS[rules], conc, mk, mt, nm, void, *args)
+    look = Outlook(TABLE, PARAMS[rules], visible, 60.0, int(rng.integers(1, 12)), int(rng.integers(1, 4)),
+                   np.zeros(N_SHAPES), 0.0, np.full(6, -1.0), ronw)
+    hand = HandTiles(conc, mk, mt, nm, void)
+    whole = kong_potential(look, hand)
     changes = kong_changes(conc, mk, mt, nm)
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         if not (changes >> k) & 1:
-            assert kong_potential(PARAMS[rules], conc, mk, mt, nm, void, *args) == whole, k
+            assert kong_potential(look, hand) == whole, k
         conc[k] += 1
 
 
@@ -145,8 +151,10 @@ def test_discard_values_price_each_discard_as_hand_value_does(seed, rules):
     out = np.empty(27, np.float64)
     shaped = np.empty(27, np.int8)
     sh_buf = np.empty(27, np.int64)
-    best = discard_values(TABLE, params, ps, 0, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, BPAR,
-                          out, shaped)
+    view = SeatView(TABLE, params, ps, np.zeros((4, 4), np.int8), np.zeros((4, 4), np.int8), np.zeros(4, np.int64),
+                    visible, 0, tiles_left)
+    hand = HandTiles(conc, mk, mt, nm, void)
+    best = discard_values(view, hand, legal, sh_buf, BPAR, out, shaped)
     # the reference: everything recomputed for each discard
     n_in, n_draws = table_context(ps, 0, tiles_left)
     ambition = BPAR[BP_AMBITION] / BOT_MILLI
@@ -159,6 +167,7 @@ def test_discard_values_price_each_discard_as_hand_value_does(seed, rules):
     rb = ready_bonus(params, n_in, n_draws)
     qc = np.full(6, -1.0)
     ronw = ron_weights(params, ps, 0)
+    look = Outlook(TABLE, params, visible, u_tot, n_draws, n_in, inc, rb, qc, ronw)
     dead = None
     for k in np.flatnonzero(conc):
         sh = ref_sh[k]
@@ -166,9 +175,8 @@ def test_discard_values_price_each_discard_as_hand_value_does(seed, rules):
             v, shp = dead
         else:
             conc[k] -= 1
-            v, shp = hand_value(TABLE, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc,
-                                ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0, rb, qc, k // 9,
-                                ronw)
+            v, shp = hand_value(look, hand, ambition if sh <= best + 1 else 0.0, sh, draws if sh == best else 0,
+                                k // 9)
             conc[k] += 1
             if k // 9 == void:
                 dead = v, shp

@@ -7,6 +7,7 @@ reaching analysis (and the xuezhan facade, where a study meets the analysis) onl
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -75,3 +76,41 @@ def test_only_the_cli_reaches_the_analysis():
                if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
     modules = {m for m in modules if m != "simulator.configs" and not m.startswith("simulator.cli")}
     assert modules - set(contract["source_modules"]) == set()
+
+
+MAX_PARAMS = 8  # docs/internals.md, "Records on the hot path"
+
+
+def _compiled(node) -> bool:
+    """Decorated ``@njit``/``@jit`` (bare, called, or as ``numba.njit``)."""
+    for dec in node.decorator_list:
+        fn = dec.func if isinstance(dec, ast.Call) else dec
+        name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+        if name in ("njit", "jit"):
+            return True
+    return False
+
+
+def test_no_compiled_function_takes_more_than_eight_parameters():
+    """A compiled function takes at most MAX_PARAMS parameters: a seat's own hand travels as one
+    ``shape.HandTiles``, what it sees of the table as one ``bots.view.SeatView``, the expert's per-decision
+    constants as one ``bots.expert_turn.Outlook`` (numba flattens them: a record costs what its members did)."""
+    over = []
+    for path in sorted((ROOT / "simulator").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _compiled(node):
+                a = node.args
+                n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + (a.vararg is not None)
+                if n > MAX_PARAMS:
+                    over.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n})")
+    assert over == [], "compiled functions with more than 8 parameters:\n" + "\n".join(over)
+
+
+def test_the_parameter_scan_finds_compiled_functions():
+    """The scan is not vacuous: it sees the engine's compiled functions, decorated in each way they are."""
+    tree = ast.parse("from numba import njit\n@njit(cache=True)\ndef f(a, b): pass\n@njit\ndef g(): pass\n"
+                     "def h(): pass\n")
+    assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and _compiled(n)] == ["f", "g"]
+    found = sum(_compiled(n) for p in (ROOT / "simulator").rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
+                if isinstance(n, ast.FunctionDef))
+    assert found > 200

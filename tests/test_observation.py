@@ -16,9 +16,10 @@ from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.bots.expert import public_unseen
+from simulator.bots.view import SeatView
 from simulator.compiled_rules import CompiledTable
 from simulator.rules import load_rules
-from simulator.shape import MELD_CKONG, MELD_PUNG
+from simulator.shape import MELD_CKONG, MELD_PUNG, HandTiles
 from simulator.tables import suit_table
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -267,6 +268,12 @@ def test_no_bot_decides_on_the_kind_of_another_seats_concealed_kong(bot, config)
 
 # ---- 跳舞 and 花猪 ------------------------------------------------------------------------------------------------
 
+def _view(params, ps, visible):
+    """Seat 0's view at 40 tiles left, nothing set down."""
+    return SeatView(TABLE, params, ps, np.zeros((4, 4), np.int8), np.zeros((4, 4), np.int8), np.zeros(4, np.int64),
+                    visible, 0, 40)
+
+
 def test_a_suit_holding_a_dancers_wait_is_not_planned_as_the_one_to_drop():
     """qq_sichuan (no 定缺, 花猪 16 each) with 跳舞: seat 0 plans to drop 饼 (its fewest-shanten choice) but holds
     5p, which seat 2 dances on: it cannot discard it, so it plans to drop 索 instead; without the dancer, or once
@@ -277,19 +284,19 @@ def test_a_suit_holding_a_dancers_wait_is_not_planned_as_the_one_to_drop():
     ps = np.zeros((4, state.PS_N), np.int64)
     visible = np.zeros(27, np.int8)
     p, s = 1, 2
-    assert dance_void(TABLE, params, ps, 0, conc, mk, mt, nm, p, visible, 40) == p
+    assert dance_void(_view(params, ps, visible), HandTiles(conc, mk, mt, nm, p)) == p
     ps[2, state.PS_DECLARED] = 2
     ps[2, state.PS_SHOWN] = (1 << parse_tiles("5p")[0]) | (1 << parse_tiles("8p")[0])
     assert blocked_kinds(params, ps, 0) == ps[2, state.PS_SHOWN]
     assert stuck_cost(params, ps, 0, conc, visible, p, 40) > 8.0  # 16 × 3 × 0.8 × P(the dancer stays)
     assert stuck_cost(params, ps, 0, conc, visible, s, 40) == 0.0
     assert stuck_cost(params, ps, 0, counts_from_str("1234566789m2p23s"), visible, p, 40) == 0.0
-    assert dance_void(TABLE, params, ps, 0, conc, mk, mt, nm, p, visible, 40) == s
+    assert dance_void(_view(params, ps, visible), HandTiles(conc, mk, mt, nm, p)) == s
     ps[2, state.PS_WON] = 1
-    assert dance_void(TABLE, params, ps, 0, conc, mk, mt, nm, p, visible, 40) == p
+    assert dance_void(_view(params, ps, visible), HandTiles(conc, mk, mt, nm, p)) == p
     ps[2, state.PS_WON] = 0
     sing = load_rules("qq_sichuan", {"declare_ready": "sing"}).to_arrays()
-    assert dance_void(TABLE, sing, ps, 0, conc, mk, mt, nm, p, visible, 40) == p
+    assert dance_void(_view(sing, ps, visible), HandTiles(conc, mk, mt, nm, p)) == p
 
 
 def test_dancers_no_longer_breed_huazhu_among_experts():

@@ -3,9 +3,12 @@
 The engine owns legality (it passes the mask of legal discards and which claims are allowed); a bot only
 chooses. Each decision has one dispatcher here, called as ``(game, st, bpar, seat, …the decision's scalars)``: the
 engine's records (:class:`~simulator.state.Game`, :class:`~simulator.state.HandState`), the seat's parameter row
-and the seat. The dispatcher hands the bots the public part of it (the seat's own tiles and melds, every seat's
-melds, ``visible``, the rules, the public per-seat scalars, tiles left); no bot reads the wall or another seat's
-concealed tiles. Each decision:
+and the seat. The dispatcher hands the bots the public part of it as two records, built once per decision: the seat's
+own hand (:class:`~simulator.shape.HandTiles`: its tiles, melds and the suit it plans to drop) and what it sees of
+the table (:class:`~simulator.bots.view.SeatView`, :func:`view_of`: every seat's melds, ``visible``, the rules, the
+public per-seat scalars, the seat, tiles left), with ``bpar`` beside them; no bot reads the wall or another seat's
+concealed tiles (the expert's win decision also reads the hands winners laid down, public under 血战). Each
+decision:
 
 - ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
 - ``planning_void`` — the suit a bot treats as dead (its declared void; under ``void_suit: none`` the suit it
@@ -61,9 +64,10 @@ from simulator.bots.expert import (
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange, greedy_self_kong
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
+from simulator.bots.view import seat_view
 from simulator.rules import BOT_INDEX
-from simulator.shape import MELD_CKONG
-from simulator.state import PS_EVOID, VOID_NONE, tiles_left, void_rule
+from simulator.shape import MELD_CKONG, hand_tiles
+from simulator.state import G_NWON, PS_EVOID, VOID_NONE, tiles_left, void_rule
 
 BOT_RANDOM = BOT_INDEX["random"]
 BOT_GREEDY = BOT_INDEX["greedy"]
@@ -132,11 +136,25 @@ def bot_discard(game, st, bpar, seat, void, legal) -> int:
         return random_discard(conc, legal, st.rngs[1 + seat:2 + seat])
     own_ckongs(visible, mk, mt, nm, 1)
     if bot == BOT_GREEDY:
-        t = greedy_discard(game.table, conc, mk, mt, nm, void, legal, visible, st.sh_buf)
+        t = greedy_discard(game.table, hand_tiles(conc, mk, mt, nm, void), legal, visible, st.sh_buf)
     else:
         t = param_discard(game, st, bpar, seat, void, legal)
     own_ckongs(visible, mk, mt, nm, -1)
     return t
+
+
+@njit(cache=True, inline="always")
+def view_of(game, st, seat):
+    """What seat ``seat`` sees of the table (:class:`~simulator.bots.view.SeatView`), once per decision."""
+    return seat_view(game.table, game.params, st.ps, (st.mk, st.mt, st.nm), st.visible, seat, tiles_left(st.g))
+
+
+@njit(cache=True, inline="always")
+def planned_hand(view, st, seat, void):
+    """The seat's own hand (:class:`~simulator.shape.HandTiles`) with the suit it plans to drop: ``void``, re-planned
+    away from a dancer's shown waits (:func:`simulator.bots.dance.dance_void`)."""
+    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
+    return hand_tiles(conc, mk, mt, nm, dance_void(view, hand_tiles(conc, mk, mt, nm, void)))
 
 
 @njit(cache=True)
@@ -144,19 +162,16 @@ def param_discard(game, st, bpar, seat, void, legal) -> int:
     """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
     if bpar is None:  # a simple line-up never gets here
         return -1
-    bot, table, params = game.bots[seat], game.table, game.params
-    g, ps, visible, sh_buf, left = st.g, st.ps, st.visible, st.sh_buf, tiles_left(st.g)
-    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
+    bot, table, visible, sh_buf = game.bots[seat], game.table, st.visible, st.sh_buf
+    view = view_of(game, st, seat)
+    hand = planned_hand(view, st, seat, void)
     if bot == BOT_VALUE:
-        return value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, bpar[BP_STEER])
+        return value_discard(table, hand, legal, visible, sh_buf, bpar[BP_STEER])
     if bot == BOT_DEFENSIVE:
-        return defensive_discard(table, params, g, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
-                                 visible, sh_buf, left, bpar[BP_DEFEND_WALL])
+        return defensive_discard(view, hand, legal, sh_buf, st.g[G_NWON], bpar[BP_DEFEND_WALL])
     if bot == BOT_EXPERT:
-        return expert_discard(table, params, ps, st.mk, st.mt, st.nm, seat, conc, mk, mt, nm, void, legal,
-                              visible, sh_buf, left, bpar, st.rngs[1 + seat:2 + seat])
-    return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+        return expert_discard(view, hand, legal, sh_buf, bpar, st.rngs[1 + seat:2 + seat])
+    return greedy_discard(table, hand, legal, visible, sh_buf)
 
 
 @njit(cache=True, inline="always")
@@ -166,8 +181,8 @@ def bot_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
     if bot == BOT_RANDOM:
         return 0
     if bot == BOT_GREEDY:
-        return greedy_claim(game.table, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void, tile, can_pung,
-                            can_kong)
+        return greedy_claim(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), tile,
+                            can_pung, can_kong)
     return param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong)
 
 
@@ -175,19 +190,18 @@ def bot_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
 def param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
     if bpar is None:
         return 0
-    bot, table, params = game.bots[seat], game.table, game.params
-    ps, visible, left = st.ps, st.visible, tiles_left(st.g)
-    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
+    bot, table, visible = game.bots[seat], game.table, st.visible
+    mk, mt, nm = st.mk[seat], st.mt[seat], st.nm[seat]
+    view = view_of(game, st, seat)
+    hand = planned_hand(view, st, seat, void)
     if bot == BOT_VALUE:
-        return value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, bpar[BP_STEER])
+        return value_claim(table, hand, tile, can_pung, can_kong, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
-        c = expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible, left,
-                         bpar)
+        c = expert_claim(view, hand, tile, can_pung, can_kong, bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return c
-    return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)  # defensive claims as greedy
+    return greedy_claim(table, hand, tile, can_pung, can_kong)  # defensive claims as greedy
 
 
 @njit(cache=True, inline="always")
@@ -197,7 +211,8 @@ def bot_self_kong(game, st, bpar, seat, void, opts) -> int:
     if bot == BOT_RANDOM or opts == 0:
         return -1
     if bot == BOT_GREEDY:
-        return greedy_self_kong(game.table, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void, opts)
+        return greedy_self_kong(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void),
+                                opts)
     return param_self_kong(game, st, bpar, seat, void, opts)
 
 
@@ -205,18 +220,18 @@ def bot_self_kong(game, st, bpar, seat, void, opts) -> int:
 def param_self_kong(game, st, bpar, seat, void, opts) -> int:
     if bpar is None:
         return -1
-    bot, table, params = game.bots[seat], game.table, game.params
-    ps, visible, left = st.ps, st.visible, tiles_left(st.g)
-    conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
-    void = dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, left)
+    bot, table, visible = game.bots[seat], game.table, st.visible
+    mk, mt, nm = st.mk[seat], st.mt[seat], st.nm[seat]
+    view = view_of(game, st, seat)
+    hand = planned_hand(view, st, seat, void)
     if bot == BOT_VALUE:
-        return value_self_kong(table, conc, mk, mt, nm, void, opts, bpar[BP_STEER])
+        return value_self_kong(table, hand, opts, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
-        k = expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, left, bpar)
+        k = expert_self_kong(view, hand, opts, bpar)
         own_ckongs(visible, mk, mt, nm, -1)
         return k
-    return greedy_self_kong(table, conc, mk, mt, nm, void, opts)  # defensive kongs as greedy
+    return greedy_self_kong(table, hand, opts)  # defensive kongs as greedy
 
 
 @njit(cache=True, inline="always")
@@ -236,8 +251,8 @@ def param_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
     if game.bots[seat] == BOT_VALUE:
         return value_takes_win(capped_fan, self_draw, left, bpar[BP_DECLINE_BELOW], bpar[BP_DECLINE_WALL])
     ps, mk, mt, nm = st.ps, st.mk, st.mt, st.nm
-    return expert_takes_win(game.table, game.params, ps, st.conc, mk, mt, nm, seat, mk[seat], mt[seat], nm[seat],
-                            ps[seat, PS_EVOID], tile, capped_fan, self_draw, left, bpar)
+    hand = hand_tiles(st.conc[seat], mk[seat], mt[seat], nm[seat], ps[seat, PS_EVOID])
+    return expert_takes_win(view_of(game, st, seat), st.conc, hand, tile, capped_fan, self_draw, bpar)
 
 
 @njit(cache=True)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
@@ -251,6 +266,6 @@ def bot_declares(game, st, bpar, seat, void, waits) -> int:
         return 0
     visible, conc, mk, mt, nm = st.visible, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
     own_ckongs(visible, mk, mt, nm, 1)
-    kind = declare_by_value(game.table, game.params, st.ps, seat, conc, mk, mt, nm, void, waits, visible)
+    kind = declare_by_value(view_of(game, st, seat), hand_tiles(conc, mk, mt, nm, void), waits)
     own_ckongs(visible, mk, mt, nm, -1)
     return kind

@@ -1,7 +1,8 @@
 """Heuristics shared by the bots: legal discards, shanten per discard, acceptance, claims, kongs, void choice.
 
 Every function is compiled and works on one seat's plain arrays (``conc: uint8[27]``, ``mk, mt: int8[4]``,
-``nm``); hands are modified in place only temporarily and always restored. Shanten and completeness come from
+``nm``), or on them as one :class:`~simulator.shape.HandTiles` (``hand``: :func:`acceptance`, :func:`pick_among`);
+hands are modified in place only temporarily and always restored. Shanten and completeness come from
 :mod:`simulator.evaluate` (never re-implemented here); ``void`` below is the suit a bot plans to drop: the
 declared void, or under ``void_suit: none`` the suit it currently finds cheapest to drop (``plan_void``).
 """
@@ -163,14 +164,16 @@ def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
 
 
 @njit(cache=True)
-def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
-    """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand.
+def acceptance(table, hand, sh, visible, draws) -> int:
+    """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand
+    (a :class:`~simulator.shape.HandTiles`).
 
     With a usable void (:func:`usable_void`) each draw changes one kept suit's key by 5^rank and one kind's
     pair/odd count, so it is priced by :func:`kept_shanten` without recounting the hand (about a hundred
     evaluations per turn for the expert); otherwise by a full :func:`~simulator.shape.shanten` per draw."""
+    conc, _, mt, nm, void = hand
     if not usable_void(mt, nm, void):
-        return _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws)
+        return _acceptance_by_shanten(table, hand, sh, visible, draws)
     sa, sb = kept_suits(void)
     ka, kb, pairs, odd = kept_summary(conc, void, nm)
     acc = 0
@@ -195,7 +198,8 @@ def acceptance(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
 
 
 @njit(cache=True)
-def _acceptance_by_shanten(table, conc, mk, mt, nm, void, sh, visible, draws) -> int:
+def _acceptance_by_shanten(table, hand, sh, visible, draws) -> int:
+    conc, mk, mt, nm, void = hand
     acc = 0
     for k in range(N_KINDS):
         if not (draws >> k) & 1 or conc[k] >= 4:
@@ -257,10 +261,11 @@ def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
 
 
 @njit(cache=True)
-def pick_among(table, conc, mk, mt, nm, void, cand, sh, visible) -> int:
-    """Best of the candidate discards ``cand`` (a kind mask) that all leave shanten ``sh``: a dead (void-suit)
-    tile first, the least connected one; otherwise the one leaving the most acceptance, ties to the least
-    connected tile."""
+def pick_among(table, hand, cand, sh, visible) -> int:
+    """Best of the candidate discards ``cand`` (a kind mask) of ``hand`` that all leave shanten ``sh``: a dead
+    (void-suit) tile first, the least connected one; otherwise the one leaving the most acceptance, ties to the
+    least connected tile."""
+    conc, void = hand.conc, hand.void
     best = NO_TILE
     best_c = BIG
     for k in range(N_KINDS):
@@ -280,7 +285,7 @@ def pick_among(table, conc, mk, mt, nm, void, cand, sh, visible) -> int:
         if not (cand >> k) & 1:
             continue
         conc[k] -= 1
-        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, draws)
+        acc = acceptance(table, hand, sh, visible, draws)
         conc[k] += 1
         c = connectivity(conc, k)
         if acc > best_acc or (acc == best_acc and c < best_c):

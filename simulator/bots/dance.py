@@ -140,12 +140,15 @@ def stuck_cost(params, ps, seat, conc, visible, s, tiles_left) -> float:
 
 
 @njit(cache=True)
-def dance_void(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left) -> int:
-    """The suit to plan to drop under ``void_suit: none`` with dancers about: ``void`` (the bots' planning void)
-    unless it holds stuck tiles (:func:`stuck_cost` > 0) and another droppable suit without any is worth the
+def dance_void(view, hand) -> int:
+    """The suit to plan to drop under ``void_suit: none`` with dancers about (``view``: the deciding seat's
+    :class:`~simulator.bots.view.SeatView`): ``hand.void`` (the bots' planning void) unless it holds stuck tiles
+    (:func:`stuck_cost` > 0) and another droppable suit without any is worth the
     switch — its shanten loss, at :data:`SHANTEN_PRICE` plain wins a step, below the stuck cost. Ties between
     such suits: lower shanten, then fewer tiles."""
-    cost = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)
+    table, params, ps, seat = view.table, view.params, view.ps, view.seat
+    conc, mk, mt, nm, void = hand
+    cost = stuck_cost(params, ps, seat, conc, view.visible, void, view.tiles_left)
     if cost <= 0.0:
         return void
     blocked = blocked_kinds(params, ps, seat)

@@ -46,9 +46,12 @@ def meld_suit(mk, mt, nm, q) -> int:
 
 
 @njit(cache=True)
-def opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) -> int:
-    """Fill per-opponent ``p_ready``, ``loss`` (base units), ``dead`` suit and ``qsuit`` (清一色 signal suit);
-    returns the number of opponents still in. Seats that have won (and ``seat``) get ``p_ready`` 0."""
+def opponent_threats(view, threats) -> int:
+    """Fill the arrays of ``threats`` = ``(p_ready, loss, dead, qsuit)``: per opponent of ``view.seat`` (a
+    :class:`~simulator.bots.view.SeatView`) P(ready), loss (base units), ``dead`` suit and ``qsuit`` (清一色 signal
+    suit); returns the number of opponents still in. Seats that have won (and ``seat``) get ``p_ready`` 0."""
+    params, ps, mk, mt, nm, seat = view.params, view.ps, view.mk_all, view.mt_all, view.nm_all, view.seat
+    p_ready, loss, dead, qsuit = threats
     n_in = 0
     for q in range(N_SEATS):
         p_ready[q] = 0.0
@@ -87,15 +90,16 @@ def tile_risk(ps, p_ready, loss, dead, qsuit, k) -> float:
 
 
 @njit(cache=True)
-def mean_risk(params, ps, mk, mt, nm, seat, void) -> float:
+def mean_risk(view, void) -> float:
     """The mean :func:`tile_risk` (base units, at ``WAIT_PER_WEIGHT``) over the kinds outside ``void`` (the suits
     the seat keeps): the danger of a discard whose kind is not chosen, such as the unwanted draw a waiting hand
     throws. Public information only, as :func:`opponent_threats`."""
+    ps = view.ps
     p_ready = np.zeros(N_SEATS, np.float64)
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
     qsuit = np.full(N_SEATS, -1, np.int64)
-    if opponent_threats(params, ps, mk, mt, nm, seat, p_ready, loss, dead, qsuit) == 0:
+    if opponent_threats(view, (p_ready, loss, dead, qsuit)) == 0:
         return 0.0
     tot = 0.0
     n = 0

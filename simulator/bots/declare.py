@@ -31,10 +31,12 @@ DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance
 
 
 @njit(cache=True)
-def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, visible) -> int:
-    """``conc``/``mk``/``mt``/``nm``: the seat's 13-tile-shaped hand after its discard; ``waits``: its wait mask;
-    ``visible``: kinds seen face up (int8[27]). Returns what to declare: 0 nothing, ``DECL_SING`` (1) or
-    ``DECL_DANCE`` (2), among those ``declare_ready`` allows."""
+def declare_by_value(view, hand, waits) -> int:
+    """``view``: the seat's :class:`~simulator.bots.view.SeatView` (``visible``: kinds seen face up); ``hand``: its
+    13-tile-shaped hand after its discard (:class:`~simulator.shape.HandTiles`); ``waits``: its wait mask. Returns
+    what to declare: 0 nothing, ``DECL_SING`` (1) or ``DECL_DANCE`` (2), among those ``declare_ready`` allows."""
+    table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
+    conc = hand.conc
     rule = params[P_DECLARE_READY]
     sing = rule in (DECL_SING, DECL_BOTH)
     dance = rule in (DECL_DANCE, DECL_BOTH)
@@ -50,16 +52,16 @@ def declare_by_value(table, params, ps, seat, conc, mk, mt, nm, void, waits, vis
         if u <= 0:
             continue
         conc[k] += 1
-        s0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW), params)[5]
+        s0 += u * evaluate_win(table, hand, k, np.int64(CTX_SELF_DRAW), params)[5]
         if sing:
-            s1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | sb, params)[5]
+            s1 += u * evaluate_win(table, hand, k, np.int64(CTX_SELF_DRAW) | sb, params)[5]
         if dance:
-            s2 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW) | db, params)[5]
-        d0 += u * evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(0), params)[5]
+            s2 += u * evaluate_win(table, hand, k, np.int64(CTX_SELF_DRAW) | db, params)[5]
+        d0 += u * evaluate_win(table, hand, k, np.int64(0), params)[5]
         if sing:
-            d1 += u * evaluate_win(table, conc, mk, mt, nm, void, k, sb, params)[5]
+            d1 += u * evaluate_win(table, hand, k, sb, params)[5]
         if dance:
-            d2 += u * evaluate_win(table, conc, mk, mt, nm, void, k, db, params)[5]
+            d2 += u * evaluate_win(table, hand, k, db, params)[5]
         conc[k] -= 1
         live += u
     if live == 0:

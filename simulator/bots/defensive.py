@@ -19,7 +19,7 @@ from numba import njit
 
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
 from simulator.bots.greedy import greedy_discard
-from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
+from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
 
 FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
@@ -66,8 +66,8 @@ def tile_danger(params, ps, mk, mt, nm, seat, k) -> int:
 
 
 @njit(cache=True)
-def defending(g, ps, nm, seat, tiles_left, defend_wall) -> bool:
-    if g[G_NWON] > 0:
+def defending(n_won, ps, nm, seat, tiles_left, defend_wall) -> bool:
+    if n_won > 0:
         return True
     if tiles_left > defend_wall:
         return False
@@ -78,10 +78,14 @@ def defending(g, ps, nm, seat, tiles_left, defend_wall) -> bool:
 
 
 @njit(cache=True)
-def defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
-                      sh_buf, tiles_left, defend_wall) -> int:
-    if not defending(g, ps, nm_all, seat, tiles_left, defend_wall):
-        return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
+    """The defensive discard among ``legal`` of ``hand`` (:class:`~simulator.shape.HandTiles`) seen from ``view``
+    (:class:`~simulator.bots.view.SeatView`); ``n_won``: the players who have won so far (public)."""
+    table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
+    mk_all, mt_all, nm_all = view.mk_all, view.mt_all, view.nm_all
+    conc, mk, mt, nm, void = hand
+    if not defending(n_won, ps, nm_all, seat, view.tiles_left, defend_wall):
+        return greedy_discard(table, hand, legal, visible, sh_buf)
     best_sh = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     if best_sh <= FOLD_SHANTEN:  # close to winning: keep the best shanten, take the safest such discard
         least = BIG
@@ -94,7 +98,7 @@ def defensive_discard(table, params, g, ps, mk_all, mt_all, nm_all, seat, conc, 
                     cand = 0
                 if d == least:
                     cand |= 1 << k
-        return pick_among(table, conc, mk, mt, nm, void, cand, best_sh, visible)
+        return pick_among(table, hand, cand, best_sh, visible)
     best = NO_TILE
     bd = bs = bc = BIG
     for k in range(N_KINDS):

@@ -48,6 +48,7 @@ from simulator.bots.expert_hand import (
 from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
 from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import END_RATE, exit_value, ron_weights
+from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
 from simulator.rules import (
@@ -59,7 +60,7 @@ from simulator.rules import (
     PASS_LOCKS,
 )
 from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, shanten, wait_mask
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, hand_tiles, shanten, wait_mask
 from simulator.state import (
     N_KINDS,
     N_SEATS,
@@ -118,21 +119,21 @@ REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 3
 
 
 @njit(cache=True)
-def expert_discard(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt, nm, void, legal, visible,
-                   sh_buf, tiles_left, bpar, rng) -> int:
-    """The legal discard of highest value − defence × deal-in risk (+ temperature noise), as
+def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
+    """The legal discard of ``hand`` (:class:`~simulator.shape.HandTiles`) of highest value − defence × deal-in risk
+    (+ temperature noise), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), as
     ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
+    table, params, ps = view.table, view.params, view.ps
+    conc, mk, mt, nm, void = hand
     vals = np.empty(N_KINDS, np.float64)
     shaped = np.empty(N_KINDS, np.int8)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left, bpar,
-                   vals, shaped)
+    discard_values(view, hand, legal, sh_buf, bpar, vals, shaped)
     alt = second_void(table, params, conc, mk, mt, nm, void)
     if alt >= 0:  # keep the option of dropping the other suit: value each discard under the better plan
         vals2 = np.empty(N_KINDS, np.float64)
         shaped2 = np.empty(N_KINDS, np.int8)
         buf2 = np.empty(N_KINDS, np.int64)
-        discard_values(table, params, ps, seat, conc, mk, mt, nm, alt, legal, visible, buf2, tiles_left, bpar,
-                       vals2, shaped2)
+        discard_values(view, hand_tiles(conc, mk, mt, nm, alt), legal, buf2, bpar, vals2, shaped2)
         for k in range(N_KINDS):
             if vals2[k] > vals[k]:
                 vals[k] = vals2[k]
@@ -141,8 +142,8 @@ def expert_discard(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt
     loss = np.zeros(N_SEATS, np.float64)
     dead = np.full(N_SEATS, -1, np.int64)
     qsuit = np.full(N_SEATS, -1, np.int64)
-    opponent_threats(params, ps, mk_all, mt_all, nm_all, seat, p_ready, loss, dead, qsuit)
     threats = (p_ready, loss, dead, qsuit)
+    opponent_threats(view, threats)
     b_ready, b_loss, b_dead, b_qsuit = borrowed(threats)  # read per kind without reference counting (kept alive)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
@@ -163,19 +164,21 @@ def expert_discard(table, params, ps, mk_all, mt_all, nm_all, seat, conc, mk, mt
         if v > best_v:
             best, best_v = k, v
     keep_alive(threats)
-    why = discard_reason(params, best, best_safe, best_val, void, sh_buf[best] if alt < 0 else SHANTEN_NEVER,
+    why = discard_reason(params, void, (best, best_safe, best_val), sh_buf[best] if alt < 0 else SHANTEN_NEVER,
                          shaped[best], vals[best_val] - vals[best], sh_buf[best] > sh_buf[best_val])
     return best | why << REASON_SHIFT
 
 
 @njit(cache=True)
-def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped, given_up, steps_up) -> int:
-    """What decided discard ``k``: the noise (``temperature``) moved it off the best choice; else the deal-in
+def discard_reason(params, void, choice, sh_after, shaped, given_up, steps_up) -> int:
+    """What decided discard ``k`` (``choice`` = ``(k, best_safe, best_val)``: the tile chosen, the best after the
+    deal-in risk, the best by value alone): the noise (``temperature``) moved it off the best choice; else the deal-in
     risk moved it off the best-value tile, giving up ``given_up`` base units of hand value: folding when that is
     at least :data:`FOLD_MIN` or the tile leaves the hand a step further from ready (``steps_up``), else the safer
     of tiles worth the same (a tie broken by safety); else it is the
     best-value tile and the reason is what its value rests on — a dead tile of the void suit (declared, or the
     third suit cleared against 花猪), staying ready, a big shape, or plain efficiency."""
+    k, best_safe, best_val = choice
     if k != best_safe:
         return R_NOISE
     if k != best_val:
@@ -191,27 +194,30 @@ def discard_reason(params, k, best_safe, best_val, void, sh_after, shaped, given
 
 
 @njit(cache=True)
-def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung, can_kong, visible,
-                 tiles_left, bpar) -> int:
+def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
     """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income, and all kong
     income held is priced by the chance of being ready at the end: :func:`refund_risk`). Never a tile whose
     discard win it has just declined (its lock since its last draw holds the tile): the decline kept the wait
     as worth more than the win, and a pung or kong of the tile gives the wait up."""
+    table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
+        view.tiles_left
+    conc, mk, mt, nm, void = hand
     if ps[seat, PS_LOCKED] and (ps[seat, PS_LOCK_MASK] >> tile) & 1:
         return 0
     n_in, n_draws = table_context(ps, seat, tiles_left)
     held = held_kong_income(params, mk, nm, n_in)
     u_tot = unseen_total(conc, visible)
-    now = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
+    now = value13(view, hand, bpar)
     now -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
+    claimed = hand_tiles(conc, mk, mt, nm + 1, void)  # the hand with the claimed meld set down
     # the claimed tiles become a meld, face up: counted as seen while the hand after the claim is valued
     if can_pung:
         conc[tile] -= 2
         visible[tile] += 2
-        v = best_after(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left, bpar)
+        v = best_after(view, claimed, bpar)
         v -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in,
                            n_draws)
         conc[tile] += 2
@@ -222,9 +228,8 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
         conc[tile] -= 3
         visible[tile] += 3
         mk[nm] = MELD_KONG
-        v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
-        v += kong_value(params, table, ps, seat, conc, mk, mt, nm + 1, void, u_tot, tiles_left, held,
-                        direct_kong_amount(params, n_in))
+        v = value13(with_tiles_left(view, tiles_left - 1), claimed, bpar)
+        v += kong_value(view, claimed, u_tot, held, direct_kong_amount(params, n_in))
         conc[tile] += 3
         visible[tile] -= 3
         if v > best:
@@ -233,15 +238,20 @@ def expert_claim(table, params, ps, seat, conc, mk, mt, nm, void, tile, can_pung
 
 
 @njit(cache=True)
-def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visible, tiles_left, bpar) -> int:
+def expert_self_kong(view, hand, opts, bpar) -> int:
     """The kong among ``opts`` that adds the most value over discarding normally (kong income priced by
     :func:`kong_value`), or −1."""
-    base = best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar)
+    table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
+        view.tiles_left
+    conc, mk, mt, nm, void = hand
+    base = best_after(view, hand, bpar)
     n_in, n_draws = table_context(ps, seat, tiles_left)
     held = held_kong_income(params, mk, nm, n_in)
     u_tot = unseen_total(conc, visible)
     base -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
     best, pick = base, -1
+    after = with_tiles_left(view, tiles_left - 1)  # valued after the replacement draw
+    konged = hand_tiles(conc, mk, mt, nm + 1, void)  # with a concealed kong set down in slot nm
     for k in range(N_KINDS):
         if not (opts >> k) & 1:
             continue
@@ -250,9 +260,8 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             visible[k] += 4  # its own 暗杠: the deciding seat knows where all four are
             mk[nm] = MELD_CKONG
             mt[nm] = k
-            v = value13(table, params, ps, seat, conc, mk, mt, nm + 1, void, visible, tiles_left - 1, bpar)
-            v += kong_value(params, table, ps, seat, conc, mk, mt, nm + 1, void, u_tot, tiles_left, held,
-                            concealed_kong_amount(params, n_in))
+            v = value13(after, konged, bpar)
+            v += kong_value(view, konged, u_tot, held, concealed_kong_amount(params, n_in))
             conc[k] = 4
             visible[k] -= 4
         else:
@@ -262,9 +271,9 @@ def expert_self_kong(table, params, ps, seat, conc, mk, mt, nm, void, opts, visi
             conc[k] -= 1
             visible[k] += 1
             mk[i] = MELD_KONG
-            v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left - 1, bpar)
+            v = value13(after, hand, bpar)
             each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
-            v += kong_value(params, table, ps, seat, conc, mk, mt, nm, void, u_tot, tiles_left, held, each * n_in)
+            v += kong_value(view, hand, u_tot, held, each * n_in)
             mk[i] = MELD_PUNG
             conc[k] += 1
             visible[k] -= 1
@@ -305,10 +314,11 @@ def first_hit(hits, rounds, end_rate) -> float:
 
 
 @njit(cache=True)
-def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, mk, mt, nm, void, tile, capped,
-                     self_draw, tiles_left, bpar) -> bool:
-    """Take a self-draw always; take a discard win unless waiting is worth more (``conc_all[seat]`` = the 13 tiles
-    without the winning one). Waiting is valued over the hand's waits (copies still unseen: :func:`public_unseen`),
+def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
+    """Take a self-draw always; take a discard win unless waiting is worth more (``hand``: the seat's
+    :class:`~simulator.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles without the winning one;
+    ``conc_all`` is read only for the hands winners laid down: :func:`public_unseen`). Waiting is valued over the
+    hand's waits (copies still unseen: :func:`public_unseen`),
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
     next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
     more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won
@@ -318,10 +328,12 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
     and own draw, measured worse: docs/bots.md, "What was tried, by part of the rules".)"""
     if self_draw:
         return True
+    table, params, ps, seat, tiles_left = view.table, view.params, view.ps, view.seat, view.tiles_left
+    mk_all, mt_all, nm_all = view.mk_all, view.mt_all, view.nm_all
     n_in, n_draws = table_context(ps, seat, tiles_left)
     if n_draws <= 1 or n_in == 0:
         return True
-    conc = conc_all[seat]
+    conc, mk, mt, nm, void = hand
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
     ronw = ron_weights(params, ps, seat)
@@ -333,8 +345,8 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
         if u <= 0.0:
             continue
         conc[k] += 1
-        ron = evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(0), params)  # np.int64: no literal copies
-        sd = evaluate_win(table, conc, mk, mt, nm, void, k, np.int64(CTX_SELF_DRAW), params)
+        ron = evaluate_win(table, hand, k, np.int64(0), params)  # np.int64: no literal copies
+        sd = evaluate_win(table, hand, k, np.int64(CTX_SELF_DRAW), params)
         conc[k] -= 1
         r = u * ronw[k // 9]  # discards that may hit it, per own draw (more in a suit an opponent must throw)
         w += u
@@ -366,7 +378,7 @@ def expert_takes_win(table, params, ps, conc_all, mk_all, mt_all, nm_all, seat, 
     # winning now also leaves the table now; a later win saves only the rounds after it
     now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - p_any * 0.5)
     exposure = min(rounds, rounds / max(total, 1e-3))  # discards made before the hand is won
-    danger = WAIT_DANGER * mean_risk(params, ps, mk_all, mt_all, nm_all, seat, void)
+    danger = WAIT_DANGER * mean_risk(view, void)
     risk = bpar[BP_DEFENCE] / BOT_MILLI * danger * exposure
     return now >= wait - risk
 
@@ -385,20 +397,23 @@ def self_draw_points(params, capped) -> float:
 # ---- 定缺 and 换三张 by value ---------------------------------------------------------------------------------
 
 @njit(cache=True)
-def start_value(table, params, conc, mk, mt, nm, void, bpar) -> float:
+def start_value(table, params, hand, bpar) -> float:
     """Value of a starting hand (13 or 14 tiles, nothing seen yet, nobody has won) played with ``void`` dead:
     a 3k+1 hand as it stands (minus the expected 花猪 cost of its ``void`` tiles where 花猪 can happen), a
     3k+2 hand (the dealer's) by its best discard."""
+    conc, void = hand.conc, hand.void
     ps = np.zeros((N_SEATS, PS_N), np.int64)
     visible = np.zeros(N_KINDS, np.int8)
+    melds = (np.zeros((N_SEATS, 4), np.int8), np.zeros((N_SEATS, 4), np.int8), np.zeros(N_SEATS, np.int64))
     left = N_TILES - 13 * N_SEATS - 1
     n = 0
     for k in range(N_KINDS):
         n += conc[k]
     seat = np.int64(0)  # not the literal 0: numba would compile every callee once more for a literal argument
+    view = seat_view(table, params, ps, melds, visible, seat, left)  # nothing seen, nothing set down yet
     if n % 3 == 2:
-        return best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, left, bpar)
-    v = value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, left, bpar)
+        return best_after(view, hand, bpar)
+    v = value13(view, hand, bpar)
     if void_rule(params) != VOID_DECLARED:
         n_in, n_draws = table_context(ps, seat, left)
         v -= huazhu_cost(params, n_in, n_draws, suit_count(conc, void))
@@ -416,7 +431,7 @@ def expert_void(table, params, conc, mk, mt, nm, bpar) -> int:
     for s in range(3):
         if sh[s] > sh.min() + 1:
             continue  # two steps slower: no triplet's kong income is worth that at the deal
-        v = start_value(table, params, conc, mk, mt, nm, s, bpar)
+        v = start_value(table, params, hand_tiles(conc, mk, mt, nm, s), bpar)
         n = suit_count(conc, s)
         if v > best_v + TIE or (v > best_v - TIE and n < best_n):
             best, best_v, best_n = s, v, n

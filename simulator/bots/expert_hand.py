@@ -21,7 +21,7 @@ from simulator.bots.common import (
     usable_void,
 )
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
-from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, outlook, turn_acceptance
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -75,23 +75,21 @@ def unseen_total(conc, visible) -> float:
 
 
 @njit(cache=True)
-def hand_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-               ready_bonus, qc, ks, ronw):
-    """Value (expected base units won) of a 3k+1 hand at plain shanten ``sh``: the plain hand from its
-    acceptance (computed only when ``draws`` is non-zero, else a typical 4 tiles), or its best big shape;
-    plus ``ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
-    ``qc``, ``ks``: the 清一色 cache of :func:`~simulator.bots.expert_value.shapes_value` and the discarded suit;
-    ``ronw``: the opponents' discards that hit a wait, per suit (:func:`~simulator.bots.expert_value.ron_weights`).
-    Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
+def hand_value(look, hand, ambition, sh, draws, ks):
+    """Value (expected base units won) of a 3k+1 ``hand`` at plain shanten ``sh``, with the decision's constants
+    ``look`` (:class:`~simulator.bots.expert_turn.Outlook`): the plain hand from its acceptance (computed only when
+    ``draws`` is non-zero, else a typical 4 tiles), or its best big shape scaled by ``ambition``; plus
+    ``look.ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
+    ``ks``: the discarded suit, for the 清一色 cache ``look.qc`` of :func:`~simulator.bots.expert_value.shapes_value`
+    (−1: none). Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
     if sh >= SHANTEN_NEVER:
         return 0.0, False
     acc = 0
-    if needs_acceptance(sh, draws, n_in):
-        acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, draws)
-    counts = kept_counts(conc, nm, void, visible) if ambition > 0.0 else NO_COUNTS
-    kp = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
-    return priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh,
-                        draws, acc, ready_bonus, qc, ks, ronw, counts, kp)
+    if needs_acceptance(sh, draws, look.n_in):
+        acc = acceptance(look.table, hand, sh, look.visible, draws)
+    counts = kept_counts(hand.conc, hand.nm, hand.void, look.visible) if ambition > 0.0 else NO_COUNTS
+    kp = kong_potential(look, hand)
+    return priced_value(look, hand, ambition, sh, draws, ks, (acc, counts, kp))
 
 
 @njit(cache=True, inline="always")
@@ -102,33 +100,39 @@ def needs_acceptance(sh, draws, n_in) -> bool:
 
 
 @njit(cache=True)
-def priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, sh, draws,
-                 acc_count, ready_bonus, qc, ks, ronw, counts, kp):
-    """:func:`hand_value` from the parts a caller may have computed once per turn: ``acc_count`` (the acceptance
-    when :func:`needs_acceptance`), ``counts`` (:func:`~simulator.bots.expert_value.kept_counts`, read when
-    ``ambition`` > 0) and ``kp`` (:func:`kong_potential`)."""
+def priced_value(look, hand, ambition, sh, draws, ks, parts):
+    """:func:`hand_value` from the parts a caller may have computed once per turn, ``parts`` = ``(acc_count,
+    counts, kp)``: ``acc_count`` (the acceptance when :func:`needs_acceptance`), ``counts``
+    (:func:`~simulator.bots.expert_value.kept_counts`, read when ``ambition`` > 0) and ``kp``
+    (:func:`kong_potential`)."""
+    acc_count, counts, kp = parts
     if sh >= SHANTEN_NEVER:
         return 0.0, False
+    u_tot, n_draws, n_in, inc = look.u_tot, look.n_draws, look.n_in, look.inc
     acc = 4.0
     pay = inc[S_PLAIN]
     if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
-        acc, pay = wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw)
+        acc, pay = wait_income(look, hand)
         pay += inc[S_EXIT]
     elif draws != 0:
         acc = float(acc_count)
     v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
     s = 0.0
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
-        s, _ = shapes_of(counts, table, conc, mt, nm, void, visible, u_tot, n_draws, n_in, inc, ambition, qc, ks, v)
+        s, _ = shapes_of(counts, look, hand, ambition, ks, v)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, np.int64(0))
-    return max(v, s) + ready_bonus * ready + kong_income(params, kp), s > v
+    return max(v, s) + look.ready_bonus * ready + kong_income(look.params, kp), s > v
 
 
 @njit(cache=True)
-def kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw) -> float:
-    """Expected kong income still to come from what the hand holds: a concealed triplet whose fourth copy is
-    unseen becomes a 暗杠 when drawn or a 直杠 when an opponent throws it; an exposed pung becomes a 加杠 when
-    its fourth copy is drawn. P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
+def kong_potential(look, hand) -> float:
+    """Expected kong income still to come from what ``hand`` holds (``look``: the decision's
+    :class:`~simulator.bots.expert_turn.Outlook`): a concealed triplet whose fourth copy is unseen becomes a 暗杠
+    when drawn or a 直杠 when an opponent throws it; an exposed pung becomes a 加杠 when its fourth copy is drawn.
+    P(the copy comes) ≈ own draws × (1 + opponents' discards per draw) / unseen."""
+    params, visible, u_tot, n_draws, n_in, ronw = look.params, look.visible, look.u_tot, look.n_draws, look.n_in, \
+        look.ronw
+    conc, mk, mt, nm, void = hand
     if n_in <= 0 or n_draws <= 0 or u_tot <= 0.0:
         return 0.0
     per = n_draws / u_tot
@@ -170,12 +174,15 @@ def ready_bonus(params, n_in, n_draws) -> float:
 
 
 @njit(cache=True)
-def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, sh_buf, tiles_left,
-                   bpar, out, shaped) -> float:
-    """``out[k]`` = value of the hand after discarding k (−inf when illegal), 花猪 cost included (also of tiles
+def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
+    """``out[k]`` = value of ``hand`` (a :class:`~simulator.shape.HandTiles`, 3k+2 tiles) after discarding k
+    (−inf when illegal), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), 花猪 cost included (also of tiles
     of ``void`` a dancer's shown waits keep in hand: :func:`~simulator.bots.dance.stuck_cost`), and
     ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is
     counted for the discards at the best shanten only."""
+    table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
+        view.tiles_left
+    conc, mk, mt, nm, void = hand
     n_in, n_draws = table_context(ps, seat, tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
@@ -197,8 +204,9 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
     # the candidates read borrowed views (no reference counting per call: state.borrowed); the own_* arrays stay
     # referenced until after the loop (keep_alive), so they outlive every view
     inc, qc, ronw, gains = borrowed((own_inc, own_qc, own_ronw, own_gains))
+    look = outlook(table, params, visible, u_tot, n_draws, n_in, rb, (inc, qc, ronw))  # once per turn
     tally = kept_tally(conc, void, visible)
-    kp14 = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
+    kp14 = kong_potential(look, hand)
     kong_kinds = kong_changes(conc, mk, mt, nm)
     dead_v = -np.inf  # every tile of the suit to drop leaves the same hand value (its tiles are dead)
     dead_s = False
@@ -218,15 +226,14 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
             acc = 0
             if needs_acceptance(sh, dr, n_in):
                 if fast:
-                    acc = turn_acceptance(table, conc, nm, void, sh, visible, dr, gains, k, summary)
+                    acc = turn_acceptance(look, hand, sh, dr, gains, k, summary)
                 else:
-                    acc = acceptance(table, conc, mk, mt, nm, void, sh, visible, dr)
+                    acc = acceptance(table, hand, sh, visible, dr)
             counts = counts_of(moved_tally(tally, conc, void, visible, k, -1), nm) if amb > 0.0 else NO_COUNTS
             kp = kp14
             if (kong_kinds >> k) & 1:
-                kp = kong_potential(params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, ronw)
-            v, shp = priced_value(table, params, conc, mk, mt, nm, void, visible, u_tot, n_draws, n_in, inc, amb,
-                                  sh, dr, acc, rb, qc, k // 9, ronw, counts, kp)
+                kp = kong_potential(look, hand)
+            v, shp = priced_value(look, hand, amb, sh, dr, k // 9, (acc, counts, kp))
             conc[k] += 1
             if k // 9 == void:
                 dead_v, dead_s = v, shp
@@ -240,31 +247,33 @@ def discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visib
 
 
 @njit(cache=True)
-def best_after(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+def best_after(view, hand, bpar) -> float:
     """Value of a 3k+2 hand: its best discard (any held tile)."""
+    conc = hand.conc
     legal = np.int64(0)
     for k in range(N_KINDS):
         if conc[k] > 0:
             legal |= 1 << k
     vals = np.empty(N_KINDS, np.float64)
     buf = np.empty(N_KINDS, np.int64)
-    discard_values(table, params, ps, seat, conc, mk, mt, nm, void, legal, visible, buf, tiles_left, bpar, vals,
-                   np.empty(N_KINDS, np.int8))
+    discard_values(view, hand, legal, buf, bpar, vals, np.empty(N_KINDS, np.int8))
     return vals.max()
 
 
 @njit(cache=True)
-def value13(table, params, ps, seat, conc, mk, mt, nm, void, visible, tiles_left, bpar) -> float:
+def value13(view, hand, bpar) -> float:
     """Value of a 3k+1 hand as it stands."""
-    n_in, n_draws = table_context(ps, seat, tiles_left)
+    table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
+    conc, mk, mt, nm, void = hand
+    n_in, n_draws = table_context(ps, seat, view.tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
     inc = np.empty(N_SHAPES, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     sh = shanten(table, conc, mk, mt, nm, void)
-    return hand_value(table, params, conc, mk, mt, nm, void, visible, unseen_total(conc, visible), n_draws, n_in, inc,
-                      ambition, sh, draw_candidates(conc, void), ready_bonus(params, n_in, n_draws),
-                      np.full(6, -1.0), np.int64(-1), ron_weights(params, ps, seat))[0]
+    look = outlook(table, params, visible, unseen_total(conc, visible), n_draws, n_in,
+                   ready_bonus(params, n_in, n_draws), (inc, np.full(6, -1.0), ron_weights(params, ps, seat)))
+    return hand_value(look, hand, ambition, sh, draw_candidates(conc, void), np.int64(-1))[0]
 
 
 @njit(cache=True)

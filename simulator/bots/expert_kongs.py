@@ -53,14 +53,17 @@ def refund_risk(params, ready, n_in, n_draws) -> float:
 
 
 @njit(cache=True)
-def kong_value(params, table, ps, seat, conc, mk, mt, nm, void, u_tot, tiles_left, held, amount) -> float:
-    """What a kong collecting ``amount`` is worth, with ``held`` the kong income the seat held before it: the new
+def kong_value(view, hand, u_tot, held, amount) -> float:
+    """What a kong collecting ``amount`` is worth to the seat of ``view`` (a :class:`~simulator.bots.view.SeatView`
+    before the kong's replacement draw), with ``held`` the kong income the seat held before it: the new
     income is kept unless passed on by 呼叫转移 (:data:`TRANSFER_KEEP`, under 退税 rules) or refunded, and all of
     it is refunded at the exhaustive draw if the hand is not ready then (:func:`refund_risk`, by the chance the
-    hand after the kong — ``conc``, ``mk``, ``nm`` without the kong's tiles, its replacement draw to come — is
+    ``hand`` after the kong — its concealed tiles without the kong's, its melds with it, the draw to come — is
     ready at the end). A kong that breaks a ready hand with the wall nearly empty so costs its own income and the
     income held; the 查大叫 side is in the hand's value (:func:`~simulator.bots.expert_hand.ready_bonus`)."""
-    n_in, n_draws = table_context(ps, seat, tiles_left - 1)
+    params, table = view.params, view.table
+    conc, mk, mt, nm, void = hand
+    n_in, n_draws = table_context(view.ps, view.seat, view.tiles_left - 1)
     r = refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in,
                     n_draws + 1)
     keep = TRANSFER_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0

@@ -18,9 +18,15 @@ same for all of them:
 
 Every shortcut gives the exact result of the computation it replaces (integers, or sums of whole numbers of
 tiles), so play is unchanged; tests/test_expert_turn.py compares each with it on random hands.
+
+The constants of one decision that the value kernels read (suit table, rules, ``visible``, unseen tiles, draws
+left, opponents in, shape incomes, the ready bonus, the 清一色 cache, the discard weights per suit) travel as one
+record, :class:`Outlook`, built once per valuation; what varies per candidate is passed beside it.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -30,6 +36,40 @@ from simulator.shape import MELD_PUNG, seven_pairs_distance
 from simulator.state import N_KINDS
 
 N_COLS = 10  # the suit table's columns: m melds + 5·p pairs
+
+
+class Outlook(NamedTuple):
+    """What the expert's value kernels (:mod:`simulator.bots.expert_hand`, :mod:`simulator.bots.expert_value`) read
+    that stays the same for every candidate of one decision, built once per valuation by :func:`outlook`:
+
+    - ``table: uint8[5**9, 10]`` the suit table, ``params: int64[N_PARAMS]`` the rules, ``visible: int8[27]``,
+    - ``u_tot: float64`` unseen tiles, ``n_draws: int64`` own draws left, ``n_in: int64`` opponents still in,
+    - ``inc: float64[N_SHAPES]`` the income per target shape (``expert_value.shape_incomes``),
+    - ``ready_bonus: float64`` what being ready at the exhaustive draw is worth (``expert_hand.ready_bonus``),
+    - ``qc: float64[6]`` the 清一色 reach cache (``expert_value.shapes_value``), ``ronw: float64[3]`` the opponents'
+      discards hitting a wait per suit (``expert_value.ron_weights``).
+
+    What varies per candidate (its hand, shanten, draws, the discarded suit, its ambition, its acceptance …) is
+    passed beside it. In the candidate loop the arrays are borrowed views (:func:`~simulator.state.borrowed`)."""
+
+    table: np.ndarray
+    params: np.ndarray
+    visible: np.ndarray
+    u_tot: np.float64
+    n_draws: np.int64
+    n_in: np.int64
+    inc: np.ndarray
+    ready_bonus: np.float64
+    qc: np.ndarray
+    ronw: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def outlook(table, params, visible, u_tot, n_draws, n_in, ready_bonus, arrays):
+    """The one constructor of :class:`Outlook` in compiled code; ``arrays`` = ``(inc, qc, ronw)``."""
+    inc, qc, ronw = arrays
+    return Outlook(table, params, visible, np.float64(u_tot), np.int64(n_draws), np.int64(n_in), inc,
+                   np.float64(ready_bonus), qc, ronw)
 
 
 @njit(cache=True, inline="always")
@@ -47,12 +87,15 @@ def column_gains(table, key, r, need) -> int:
 
 
 @njit(cache=True)
-def turn_acceptance(table, conc, nm, void, sh, visible, draws, gains, k, summary) -> int:
-    """:func:`~simulator.bots.common.acceptance` of ``conc`` — the 14 tiles of the turn less one copy of ``k`` —
-    at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten.
+def turn_acceptance(look, hand, sh, draws, gains, k, summary) -> int:
+    """:func:`~simulator.bots.common.acceptance` of ``hand`` — the 14 tiles of the turn less one copy of ``k`` —
+    at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten
+    (``look``: the turn's :class:`Outlook`, for the suit table and ``visible``).
     ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
     :func:`column_gains` of the 14 tiles' suit, filled as draws need them; ``summary``: the 14 tiles'
     :func:`~simulator.bots.common.kept_summary`."""
+    table, visible = look.table, look.visible
+    conc, nm, void = hand.conc, hand.nm, hand.void
     sa, sb = kept_suits(void)
     ka, kb, pairs, odd = summary
     if k // 9 != void:  # the discard's suit key and its kind's pair/odd count move (as common.moved_shanten)

@@ -286,10 +286,10 @@ def suit_acc_bound(conc, visible, s) -> float:
 
 
 @njit(cache=True)
-def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition, qc, ks,
-                 floor=-1.0):
-    """``(value, shape)``: the best big-shape value of this 3k+1 hand (对对胡, 七对, 清一色 of a kept suit),
-    already scaled by ``ambition``; shape −1 when none is within reach. ``qc`` (float64[6]: distances then
+def shapes_value(look, hand, ambition, ks, floor=-1.0):
+    """``(value, shape)``: the best big-shape value of this 3k+1 ``hand`` (对对胡, 七对, 清一色 of a kept suit),
+    already scaled by ``ambition``; shape −1 when none is within reach. ``look``: the decision's
+    :class:`~simulator.bots.expert_turn.Outlook`; its ``qc`` (float64[6]: distances then
     acceptances per suit, distance −1 = not yet known) caches each suit's 清一色 reach across the discards of
     one decision: a discard from suit ``ks`` leaves the other suits as they were (``ks`` −1: no caching).
 
@@ -297,13 +297,15 @@ def shapes_value(table, conc, mk, mt, nm, void, visible, unseen_total, n_draws, 
     ``floor``): a 清一色 is priced only when :data:`PWIN_UB` (P(win) at the best acceptance the suit's unseen
     tiles allow) says it could beat both ``floor`` and the best shape so far. The bound holds in floating point
     because rounding is monotone (tests/test_expert_speed.py checks it on random hands)."""
-    return shapes_of(kept_counts(conc, nm, void, visible), table, conc, mt, nm, void, visible, unseen_total,
-                     n_draws, n_in, inc, ambition, qc, ks, floor)
+    return shapes_of(kept_counts(hand.conc, hand.nm, hand.void, look.visible), look, hand, ambition, ks, floor)
 
 
 @njit(cache=True)
-def shapes_of(counts, table, conc, mt, nm, void, visible, unseen_total, n_draws, n_in, inc, ambition, qc, ks, floor):
+def shapes_of(counts, look, hand, ambition, ks, floor):
     """:func:`shapes_value` with the hand's :func:`kept_counts` given (``counts``)."""
+    table, visible, unseen_total, n_draws, n_in = look.table, look.visible, look.u_tot, look.n_draws, look.n_in
+    inc, qc = look.inc, look.qc
+    conc, _, mt, nm, void = hand
     best = 0.0
     best_s = -1
     dd, acc_dd, qd, acc_qd = counts
@@ -376,14 +378,17 @@ def ron_weights(params, ps, seat):
 
 
 @njit(cache=True)
-def wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw):
-    """``(waits, income)`` of a ready 3k+1 hand: its effective acceptance, and the expected points of its win
+def wait_income(look, hand):
+    """``(waits, income)`` of a ready 3k+1 ``hand`` (``look``: the decision's
+    :class:`~simulator.bots.expert_turn.Outlook`): its effective acceptance, and the expected points of its win
     averaged over the ways it can come, each wait scored exactly under the active rules (its own fan, 根, 对对胡,
     金钩钓, 清一色 …). A strong player picks the wait worth most, not just the widest, and the one opponents must
     throw: a wait of suit ``s`` is hit by an own draw and ``ronw[s]`` opponents' discards per draw
     (:func:`ron_weights`), so it wins that much more often, and more of its wins are discard wins (one payer).
     The acceptance is in the units :func:`p_win` expects (it multiplies by ``1 + RON_SHARE·n_in``); with every
     ``ronw[s] = RON_SHARE·n_in`` this is the plain count of unseen waits and a uniform self-draw share."""
+    table, params, visible, n_in, ronw = look.table, look.params, look.visible, look.n_in, look.ronw
+    conc, mk, mt, nm, void = hand
     waits = wait_mask(table, conc, mk, mt, nm, void)
     w = 0.0
     tot = 0.0
@@ -394,7 +399,7 @@ def wait_income(table, params, conc, mk, mt, nm, void, visible, n_in, ronw):
         if u <= 0.0:
             continue
         conc[k] += 1
-        ron, sd = win_points_both(table, conc, mk, mt, nm, void, k, params)
+        ron, sd = win_points_both(table, hand, k, params)
         conc[k] -= 1
         hit = 1.0 + ronw[k // 9]
         f_sd = 1.0 / hit

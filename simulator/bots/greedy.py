@@ -22,19 +22,22 @@ from simulator.state import N_KINDS
 
 
 @njit(cache=True)
-def greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf) -> int:
-    """Discard minimising 缺一门 shanten, ties broken by :func:`pick_among`."""
+def greedy_discard(table, hand, legal, visible, sh_buf) -> int:
+    """Discard minimising 缺一门 shanten, ties broken by :func:`pick_among` (``hand``: a
+    :class:`~simulator.shape.HandTiles`)."""
+    conc, mk, mt, nm, void = hand
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     cand = 0
     for k in range(N_KINDS):
         if sh_buf[k] == best:
             cand |= 1 << k
-    return pick_among(table, conc, mk, mt, nm, void, cand, best, visible)
+    return pick_among(table, hand, cand, best, visible)
 
 
 @njit(cache=True)
-def greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int:
+def greedy_claim(table, hand, tile, can_pung, can_kong) -> int:
     """0 = pass, 1 = pung, 2 = exposed kong: claim when it does not worsen shanten (kong preferred)."""
+    conc, mk, mt, nm, void = hand
     sh = shanten(table, conc, mk, mt, nm, void)
     if can_kong and shanten_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(True)) <= sh:
         return 2
@@ -44,8 +47,9 @@ def greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong) -> int
 
 
 @njit(cache=True)
-def greedy_self_kong(table, conc, mk, mt, nm, void, opts) -> int:
+def greedy_self_kong(table, hand, opts) -> int:
     """The first kong among ``opts`` that does not worsen shanten, or ``NO_TILE``."""
+    conc, mk, mt, nm, void = hand
     if opts == 0:
         return NO_TILE
     sh = shanten(table, conc, mk, mt, nm, void)

@@ -104,10 +104,11 @@ def choose_target(table, conc, mk, mt, nm, void, steer):
 
 
 @njit(cache=True)
-def value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, steer) -> int:
+def value_discard(table, hand, legal, visible, sh_buf, steer) -> int:
+    conc, mk, mt, nm, void = hand
     target, suit, _ = choose_target(table, conc, mk, mt, nm, void, steer)
     if target == T_NONE:
-        return greedy_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf)
+        return greedy_discard(table, hand, legal, visible, sh_buf)
     best = NO_TILE
     bd = bs = bdead = bc = BIG
     for k in range(N_KINDS):
@@ -125,7 +126,8 @@ def value_discard(table, conc, mk, mt, nm, void, legal, visible, sh_buf, steer) 
 
 
 @njit(cache=True)
-def _dist_after_claim(table, conc, mk, mt, nm, void, tile, kong, target, suit) -> int:
+def _dist_after_claim(table, hand, tile, kong, target, suit) -> int:
+    conc, mk, mt, nm, void = hand
     take = 3 if kong else 2
     conc[tile] -= take
     mk[nm] = MELD_KONG if kong else MELD_PUNG
@@ -136,25 +138,27 @@ def _dist_after_claim(table, conc, mk, mt, nm, void, tile, kong, target, suit) -
 
 
 @njit(cache=True)
-def value_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong, steer) -> int:
+def value_claim(table, hand, tile, can_pung, can_kong, steer) -> int:
+    conc, mk, mt, nm, void = hand
     target, suit, d0 = choose_target(table, conc, mk, mt, nm, void, steer)
     if target == T_NONE:
-        return greedy_claim(table, conc, mk, mt, nm, void, tile, can_pung, can_kong)
+        return greedy_claim(table, hand, tile, can_pung, can_kong)
     if target == T_QIDUI or (target == T_QYS and tile // 9 != suit):
         return 0
-    if can_kong and _dist_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(True), target, suit) <= d0:
+    if can_kong and _dist_after_claim(table, hand, tile, np.bool_(True), target, suit) <= d0:
         return 2
-    if can_pung and _dist_after_claim(table, conc, mk, mt, nm, void, tile, np.bool_(False), target, suit) <= d0:
+    if can_pung and _dist_after_claim(table, hand, tile, np.bool_(False), target, suit) <= d0:
         return 1
     return 0
 
 
 @njit(cache=True)
-def value_self_kong(table, conc, mk, mt, nm, void, opts, steer) -> int:
+def value_self_kong(table, hand, opts, steer) -> int:
+    conc, mk, mt, nm, void = hand
     target, _, _ = choose_target(table, conc, mk, mt, nm, void, steer)
     if target == T_QIDUI:  # four of a kind is two pairs of 七对 (and 龙七对): keep it
         return NO_TILE
-    return greedy_self_kong(table, conc, mk, mt, nm, void, opts)
+    return greedy_self_kong(table, hand, opts)
 
 
 @njit(cache=True)

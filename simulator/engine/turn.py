@@ -56,7 +56,7 @@ from simulator.settlement import (
     declared_ctx,
     kong_payment,
 )
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, is_complete
+from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, hand_tiles, is_complete
 from simulator.state import (
     A_KONG,
     A_PASS,
@@ -242,7 +242,7 @@ def own_turn(game, st, bpar, cur, drawn, how, pv):
     ctx = self_draw_ctx(st, cur, how) | declared_ctx(ps, cur)
     # is_complete first: evaluate_win does the pattern work even for hands that are not complete
     if is_complete(table, conc[cur], mk[cur], mt[cur], nm[cur], ev):
-        res = evaluate_win(table, conc[cur], mk[cur], mt[cur], nm[cur], ev, win_tile, ctx, params)
+        res = evaluate_win(table, hand_tiles(conc[cur], mk[cur], mt[cur], nm[cur], ev), win_tile, ctx, params)
         take = 1 if forced_win(params, g) else takes_win(game, st, bpar, cur, res[1], np.bool_(True), win_tile,
                                                           np.int64(-1))
         if take < 0:

@@ -34,7 +34,7 @@ from simulator.settlement import (
     return_kong,
     transfer_kong,
 )
-from simulator.shape import MELD_CKONG
+from simulator.shape import MELD_CKONG, hand_tiles
 from simulator.state import (
     A_PASS,
     A_WIN,
@@ -96,11 +96,20 @@ from simulator.state import (
 )
 
 
+@njit(cache=True, inline="always")
+def win_of(w, tile, kind, payer, n_payers, ctx):
+    """The win :func:`record_win` records, as one tuple of int64 (``state.WIN_AT``): winner, tile, kind (``WK_*``),
+    payer (−1 none), number of payers, context bits."""
+    return (np.int64(w), np.int64(tile), np.int64(kind), np.int64(payer), np.int64(n_payers), np.int64(ctx))
+
+
 @njit(cache=True)
-def record_win(st, w, tile, kind, payer, n_payers, ctx, res, take_tile) -> int:
-    """Write win record for seat ``w`` (``conc[w]`` must already hold the winning tile) and take it out of
-    play. ``take_tile`` False for a 一炮多响 partner: the physical tile went to the first winner, so it is
-    removed again from this winner's live hand after the record is written."""
+def record_win(st, win, res, take_tile) -> int:
+    """Write the win record of ``win`` (:func:`win_of`: ``(w, tile, kind, payer, n_payers, ctx)``; ``conc[w]`` must
+    already hold the winning tile) scored ``res`` (``evaluate_win``'s tuple), and take it out of play.
+    ``take_tile`` False for a 一炮多响 partner: the physical tile went to the first winner, so it is removed again
+    from this winner's live hand after the record is written."""
+    w, tile, kind, payer, n_payers, ctx = win
     g, ps, conc, mk, mt, nm = st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     wins, wconc, wmk, wmt = st.wins, st.wconc, st.wmk, st.wmt
     i = g[G_NWINS]
@@ -205,8 +214,8 @@ def claim_wins(game, st, bpar, src, tile, ctx) -> int:
         if ps[q, PS_WON] or not (ps[q, PS_WAITS] >> tile) & 1:
             continue
         conc[q, tile] += 1
-        res = evaluate_win(table, conc[q], mk[q], mt[q], nm[q], ps[q, PS_EVOID], tile, ctx | declared_ctx(ps, q),
-                           params)
+        res = evaluate_win(table, hand_tiles(conc[q], mk[q], mt[q], nm[q], ps[q, PS_EVOID]), tile,
+                           ctx | declared_ctx(ps, q), params)
         conc[q, tile] -= 1
         if res[0] < 0:
             continue
@@ -248,8 +257,8 @@ def settle_ron(game, st, src, tile, ctx, n) -> None:
         w = winners[j]
         wctx = ctx | declared_ctx(ps, w)
         conc[w, tile] += 1
-        res = evaluate_win(table, conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID], tile, wctx, params)
-        record_win(st, w, tile, kind, src, 1, wctx, res, j == 0)
+        res = evaluate_win(table, hand_tiles(conc[w], mk[w], mt[w], nm[w], ps[w, PS_EVOID]), tile, wctx, params)
+        record_win(st, win_of(w, tile, kind, src, 1, wctx), res, j == 0)
         if params[P_MODE] == MODE_XUELIU:
             play_on(table, st, w, tile, j == 0)
         pay(st, src, w, res[5], C_WIN)
@@ -281,7 +290,7 @@ def settle_self_draw(game, st, w, tile, ctx, res) -> None:
         if last >= 0 and kl[last, KL_KIND] == KK_DIRECT and kl[last, KL_MAKER] == w:
             feeder = kl[last, KL_FEEDER]
     g[G_WIN_EVENTS] += 1
-    record_win(st, w, tile, WK_SELF_DRAW, feeder, payers, ctx, res, True)
+    record_win(st, win_of(w, tile, WK_SELF_DRAW, feeder, payers, ctx), res, True)
     if params[P_MODE] == MODE_XUELIU:
         play_on(game.table, st, w, tile, True)
     if feeder >= 0:
