@@ -44,6 +44,7 @@ def arg_types(simple: bool) -> dict:
                   bot_ids=np.zeros(N_SEATS, np.int64), out=engine.batch_out(engine.empty_raw(one, one, one)),
                   deals=state.Deals(np.zeros(1, np.uint64), np.zeros(1, np.uint64), one, one))
     types = {name: typeof(a) for name, a in arrays.items()}
+    types.update({f: typeof(getattr(arrays["st"], f)) for f in ("events", "g")})  # state._append_event's arrays
     types["bot_par"] = nt.none if simple else M_I64
     types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
     types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT, win=state.WIN_AT)
@@ -108,7 +109,7 @@ def core_plan(simple: bool = True):
 # Functions the loop calls with module constants (numba types a constant argument as a literal and would compile
 # one copy per distinct constant): compiled once for int64 arguments and frozen, so that those calls convert.
 # The first three are cheap and need no evaluation: the second process pins them before anything else.
-PINNED = (state.log_event, state.pay, state.ask, engine.keeps_waits, engine.play_on, settlement.kong_payment,
+PINNED = (state._append_event, state.pay, state.ask, engine.keeps_waits, engine.play_on, settlement.kong_payment,
           settlement.return_kong, engine.record_win, engine.settle_ron)
 
 

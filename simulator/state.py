@@ -280,12 +280,16 @@ def borrowed(typingctx, rec):
     return rec(rec), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # every draw and discard: inlined, so that no call passes the whole state
 def log_event(st, typ, seat, tile, amount, a, b) -> None:
     """Append one event when recording (``events`` has more than one row); overflow is flagged, not fatal."""
-    events, g = st.events, st.g
-    if events.shape[0] <= 1:
-        return
+    if st.events.shape[0] > 1:
+        i64 = np.int64  # one signature for every call site (a literal argument would compile a copy per value)
+        _append_event(st.events, st.g, i64(typ), i64(seat), i64(tile), i64(amount), i64(a), i64(b))
+
+
+@njit(cache=True)
+def _append_event(events, g, typ, seat, tile, amount, a, b) -> None:
     i = g[G_NEV]
     if i >= events.shape[0]:
         g[G_EV_OVERFLOW] = 1
