@@ -27,8 +27,8 @@ from simulator.state import BOOL, I64, M_I64, N_SEATS, V_I8, V_I64, V_U8
 # Scalar arguments by name (everything else is an array or tuple named in arg_types).
 _INT = ("cur", "dealer", "drawn", "how", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
         "opts", "prefer", "w", "ctx", "row", "s", "n_wins", "typ", "amount", "a", "b", "payer", "payee", "comp",
-        "maker", "feeder", "status", "n_payers", "src")
-_BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "fresh", "take_tile")
+        "maker", "feeder", "status", "n_payers", "src", "q", "capped")
+_BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "fresh", "take_tile", "self_draw")
 
 
 def arg_types(simple: bool) -> dict:
@@ -83,8 +83,8 @@ def _bots(simple: bool):
 # compile CPU in the two processes (0.9 s of it twice), the batch 6.0 s overlapping the second process's tail;
 # 30.6-34.4 s wall, where waiting for the second process to exit before the batch took 47.8 s.
 _SIDE_FIRST = (engine.exchange_three, engine.declare_voids)
-_SIDE_THEN = (engine.discard_turn, engine.finish)
-_CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options, engine.own_turn,
+_SIDE_THEN = (engine.takes_win, engine.finish)
+_CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
          engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_io)
 READY = "precompile: the loop's callees are cached"
 
