@@ -62,10 +62,10 @@ class PoolWatch(threading.Thread):
             now = time.monotonic()
             died_at = died_at if died_at is not None else now
             if now - died_at >= self.grace:
-                self._break(ex, list(procs.values()))
+                self._break(ex)
                 return
 
-    def _break(self, ex: Any, procs: list[Any]) -> None:
+    def _break(self, ex: Any) -> None:
         self.broke = True
         kill_workers()
         writer = getattr(getattr(ex, "_result_queue", None), "_writer", None)

@@ -74,14 +74,14 @@ def _bots(simple: bool):
 
 
 # The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
-# halves call) first, then the own turn (draw, self-draw win, kongs) and the deal; the second process meanwhile
-# compiles what needs none of that (bots, setup steps), then loads the pinned functions the parent has cached by then
-# and compiles the discard turn (discard, claims, wins on it) and the end of the hand. It then tells the parent
-# (:data:`READY` on its stdout), which compiles the batch (:func:`precompile_batch`) while the second process
-# compiles what runs outside the batch: the log columns and the seeds (simulator.records, simulator.rng).
-# Measured (benchmarks/engine.py --compile --warm-up, simple copy, a two-core VM with steal): 22.7 and 25.9 s of
-# compile CPU in the two processes (0.9 s of it twice), the batch 6.0 s overlapping the second process's tail;
-# 30.6-34.4 s wall, where waiting for the second process to exit before the batch took 47.8 s.
+# halves call) first, then what the own turn calls (self-draw settlement, kongs) and the deal; the second process
+# meanwhile compiles what needs none of that (bots, setup steps), then loads the pinned functions the parent has
+# cached by then and compiles what the discard turn calls (``takes_win``) and the end of the hand. It then tells the
+# parent (:data:`READY` on its stdout), which compiles the batch (:func:`precompile_batch`, with both turns inlined
+# into it) while the second process compiles what runs outside the batch: the log columns and the seeds
+# (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM):
+# full copy 15.9 and 64.0 s of compile CPU in the two processes, the batch 31 s after them, 94 s wall; simple copy
+# 48 s wall (docs/internals.md, "Inlined turns").
 _SIDE_FIRST = (engine.exchange_three, engine.declare_voids)
 _SIDE_THEN = (engine.takes_win, engine.finish)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
