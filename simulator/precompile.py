@@ -20,7 +20,15 @@ from numba import typeof
 from numba import types as nt
 
 from simulator import engine, numba_cache, records, settlement, state
-from simulator.bots import bot_claim, bot_discard, bot_exchange, bot_self_kong, bot_void, planning_void
+from simulator.bots import (
+    bot_claim,
+    bot_discard,
+    bot_self_kong,
+    bot_void,
+    param_claim,
+    param_discard,
+    param_self_kong,
+)
 from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
 from simulator.state import BOOL, I64, M_I64, N_SEATS, V_I8, V_I64, V_U8
 
@@ -62,30 +70,47 @@ def signature(fn, types: dict) -> tuple:
 _SEAT_TYPES = dict(conc=V_U8, mk=V_I8, mt=V_I8, nm=I64, out=V_I64)
 _SEAT_INT = ("declared", "void", "legal", "opts")
 _SEAT_BOOL = ("can_pung", "can_kong")
-_BOTS = (bot_exchange, bot_void, planning_void, bot_discard, bot_claim, bot_self_kong)
 
 
-def _bots(simple: bool):
-    """``(function, argument types)`` of the bots' dispatchers, by their parameters' names."""
+def _bots(fns, simple: bool):
+    """``(function, argument types)`` of the bots' dispatchers ``fns``, by their parameters' names."""
     types = arg_types(simple)
     types.update(_SEAT_TYPES, bpar=nt.none if simple else V_I64, **{n: I64 for n in _SEAT_INT},
                  **{n: BOOL for n in _SEAT_BOOL})
-    return tuple((fn, signature(fn, types)) for fn in _BOTS)
+    return tuple((fn, signature(fn, types)) for fn in fns)
+
+
+def _side_bots(simple: bool):
+    """The second process's bots: the 定缺 choice (the expert's, most of the expert's code), then the per-turn
+    decisions. The loop inlines ``bot_discard``/``bot_self_kong``, so in the full copy their ordinary-call callees
+    (``param_*``) are what gets compiled and cached; a simple copy has no ``param_*`` (pruned) and compiles the
+    dispatchers themselves, which compiles the greedy and random bots they call."""
+    return _bots((bot_void, bot_discard, bot_self_kong) if simple else (bot_void, param_discard),
+                 simple)
+
+
+def _core_bots(simple: bool):
+    """The parent's bot: the claim decision (the expert's reuses the hand values the second process has cached by
+    the time the parent reaches it)."""
+    return _bots((bot_claim,) if simple else (param_claim, param_self_kong), simple)
 
 
 # The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
-# halves call) first, then what the own turn calls (self-draw settlement, kongs) and the deal; the second process
-# meanwhile compiles what needs none of that (bots, setup steps), then loads the pinned functions the parent has
-# cached by then and compiles what the discard turn calls (``takes_win``) and the end of the hand. It then tells the
-# parent (:data:`READY` on its stdout), which compiles the batch (:func:`precompile_batch`, with both turns inlined
-# into it) while the second process compiles what runs outside the batch: the log columns and the seeds
-# (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM):
-# full copy 15.9 and 64.0 s of compile CPU in the two processes, the batch 31 s after them, 94 s wall; simple copy
-# 48 s wall (docs/internals.md, "Inlined turns").
-_SIDE_FIRST = (engine.exchange_three, engine.declare_voids)
-_SIDE_THEN = (engine.takes_win, engine.finish)
+# halves call) first, then the own turn's and the discard turn's callees (self-draw settlement, kongs, the deal,
+# 换三张, ``takes_win``) and the claim and kong decisions; the second process meanwhile compiles the 定缺 choice
+# and the discard decision (in the full copy most of the expert: its hand values, which the parent's claim and kong
+# decisions then load from the cache) and the 定缺 step, then loads the pinned functions the parent has cached by
+# then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
+# batch (:func:`precompile_batch`, with both turns inlined into it) while the second process compiles what runs
+# outside the batch: the log columns and the seeds (simulator.records, simulator.rng). Measured
+# (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM): full copy 41 and 45 s of compile CPU in the
+# two processes (3 s of it on the same functions), the batch 32 s after them, 77 s wall (94 s with the expert's
+# decisions all in the second process); simple copy 43 s wall (docs/internals.md, "Inlined turns").
+_SIDE_FIRST = (engine.declare_voids,)
+_SIDE_THEN = (engine.finish,)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
-         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_io)
+         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_io, engine.exchange_three,
+         engine.takes_win)
 READY = "precompile: the loop's callees are cached"
 
 
@@ -95,15 +120,15 @@ def _plan(fns, simple: bool):
 
 
 def side_plan(simple: bool = True):
-    """``(function, argument types)`` the second process compiles, in order (:func:`pin_signatures` comes between
-    the setup steps and the discard turn): the bots, the setup steps, the discard turn."""
-    return (*_bots(simple), *_plan(_SIDE_FIRST, simple), *_plan(_SIDE_THEN, simple))
+    """``(function, argument types)`` the second process compiles, in order (:func:`pin_signatures` comes before
+    the last, the end of the hand): its bots, the 定缺 step, the end of the hand."""
+    return (*_side_bots(simple), *_plan(_SIDE_FIRST, simple), *_plan(_SIDE_THEN, simple))
 
 
 def core_plan(simple: bool = True):
-    """``(function, argument types)`` the parent compiles meanwhile, after :func:`pin_signatures`: the own turn
-    and the end of the hand."""
-    return _plan(_CORE, simple)
+    """``(function, argument types)`` the parent compiles meanwhile, after :func:`pin_signatures`: the turns'
+    callees, then the claim and kong decisions."""
+    return (*_plan(_CORE, simple), *_core_bots(simple))
 
 
 # Functions the loop calls with module constants (numba types a constant argument as a literal and would compile
@@ -153,10 +178,10 @@ def precompile_side(simple: bool = True) -> None:
     """The second process of a cold warm-up: :func:`side_plan`, then (after printing :data:`READY`, the parent's
     cue to compile the batch) the log columns' formatting and the seeds, which run outside the batch."""
     plan = side_plan(simple)
-    first = len(_bots(simple)) + len(_SIDE_FIRST)
+    first = len(plan) - len(_SIDE_THEN)
     pin_signatures(3)
     _compile(plan[:first])
-    pin_signatures()  # by now mostly cached by the parent: loaded, not compiled again
+    pin_signatures()  # cached by the parent by now: loaded, not compiled again
     _compile(plan[first:])
     print(READY, flush=True)
     _log_columns()
