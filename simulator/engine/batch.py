@@ -9,7 +9,7 @@ from simulator import state
 from simulator.bots import (
     simple_lineup,
 )
-from simulator.engine.loop import run_hand_inline, start_hand
+from simulator.engine.loop import run_hand, start_hand
 from simulator.state import (
     G_DEALER,
     G_EXCHANGE,
@@ -92,7 +92,7 @@ def play_batch(game, st, bot_ids, bot_par, bpar, deals, record, out):
             bots[s] = bot_ids[b]
             seat_params(bot_par, bpar, s, b)
         start_hand(game, st, deals.wall_seeds[i], deals.bot_seeds[i], deals.dealers[i])
-        run_hand_inline(game, st, bpar, None)
+        run_hand(game, st, bpar, None)
         nw = write_outputs(i, nw, st, out)
         if record:
             for j in range(g[state.G_NEV]):
