@@ -66,7 +66,7 @@ class Hand:
     the step path logs Python bots under their own), each hand's seating set in ``game.bots`` and ``bpar``."""
 
     def __init__(self, table: CompiledTable, external, *, bot_ids: np.ndarray | None = None, record: bool = True):
-        precompile.pin_signatures(unless_cached=(engine.run_hand, False))
+        precompile.pin_signatures(unless_cached=precompile.step_plan())
         self.rules = table.rules
         self.game = table.game(table.bot_ids if bot_ids is None else bot_ids)
         self.bpar = np.array(table.bot_par, dtype=np.int64)

@@ -30,18 +30,11 @@ _IMPORT = re.compile(r"\n(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]
 _checked = False
 
 
-def is_cached(dispatcher, arg: int | None = None, none: bool = False) -> bool:
+def is_cached(dispatcher, sig: tuple | None = None) -> bool:
     """Whether numba has an on-disk cache of this ``cache=True`` function (best effort: numba internals); with
-    ``arg``, of a copy compiled with argument ``arg`` typed ``None`` (``none``) or not."""
-    from numba.core import types
-
-    try:
-        sigs = [key[0] for key in dispatcher._cache._cache_file._load_index()]  # keys: (arg types, machine, hashes)
-    except (AttributeError, OSError, TypeError, IndexError):
-        return False
-    if arg is None:
-        return bool(sigs)
-    return any(len(sig) > arg and (sig[arg] == types.none) == none for sig in sigs)
+    ``sig``, of its copy for these argument types."""
+    sigs = cached_signatures(dispatcher)
+    return bool(sigs) if sig is None else tuple(sig) in sigs
 
 
 def cached_signatures(dispatcher) -> list[tuple]:

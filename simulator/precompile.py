@@ -30,13 +30,18 @@ from simulator.bots import (
     param_self_kong,
 )
 from simulator.rules import BOT_INDEX, N_BOT_PARAMS, N_PARAMS
-from simulator.state import BOOL, I64, M_I64, N_SEATS, V_I8, V_I64, V_U8
+from simulator.state import BOOL, I64, N_SEATS
 
-# Scalar arguments by name (everything else is an array or tuple named in arg_types).
-_INT = ("cur", "dealer", "drawn", "how", "pv", "i", "nw", "seat", "kind", "legal", "tile", "frm", "fan", "p", "k", "n",
-        "opts", "prefer", "w", "ctx", "row", "s", "n_wins", "typ", "amount", "a", "b", "payer", "payee", "comp",
-        "maker", "feeder", "status", "n_payers", "src", "q", "capped")
-_BOOL = ("drew", "from_tail", "dealer_first", "strict", "record", "physical", "fresh", "take_tile", "self_draw")
+# A scalar argument says its type in its function's signature (``seat: int``, ``self_draw: bool``; numba ignores
+# annotations): int is numba's int64 and bool its boolean, as the loop passes them. Everything else is a record or
+# an array, typed by name in :func:`arg_types`.
+_SCALARS = {int: I64, bool: BOOL, "int": I64, "bool": BOOL}
+
+
+def _lineup(simple: bool):
+    """:func:`simulator.engine.lineup_params` of a simple line-up or a full one: ``(bot_par, bpar)``."""
+    bot = BOT_INDEX["greedy" if simple else "expert"]
+    return engine.lineup_params(np.full(N_SEATS, bot), np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))
 
 
 def arg_types(simple: bool) -> dict:
@@ -44,39 +49,40 @@ def arg_types(simple: bool) -> dict:
     line-up (``None`` parameter rows) or a full one (see :func:`simulator.engine.lineup_params`)."""
     one = np.zeros(1, np.int64)
     table, params = np.zeros((1, 10), np.uint8), np.zeros(N_PARAMS, np.int64)
+    bot_par, bpar = _lineup(simple)
     arrays = dict(st=engine.alloc.py_func(True), table=table, params=params, io=engine.alloc_io.py_func(),
                   game=state.Game(table, params, np.zeros(N_SEATS, np.int64), engine.alloc_io.py_func()),
-                  bpar=engine.lineup_params(np.full(N_SEATS, BOT_INDEX["greedy" if simple else "expert"]),
-                                            np.zeros((N_SEATS, N_BOT_PARAMS), np.int64))[1],
+                  bpar=bpar, bot_par=bot_par,
                   # play_batch's own arguments (run_batch)
                   bot_ids=np.zeros(N_SEATS, np.int64), out=engine.batch_out(engine.empty_raw(one, one, one)),
                   deals=state.Deals(np.zeros(1, np.uint64), np.zeros(1, np.uint64), one, one))
     types = {name: typeof(a) for name, a in arrays.items()}
     types.update({f: typeof(getattr(arrays["st"], f)) for f in ("events", "g")})  # state._append_event's arrays
-    types["bot_par"] = nt.none if simple else M_I64
-    types.update({name: I64 for name in _INT}, **{name: BOOL for name in _BOOL})
     types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT, win=state.WIN_AT)
     return types
 
 
 def signature(fn, types: dict) -> tuple:
-    """The argument types of engine function ``fn`` (a numba dispatcher), by its parameters' names."""
-    return tuple(types[name] for name in inspect.signature(fn.py_func).parameters)
+    """The argument types of engine function ``fn`` (a numba dispatcher): a scalar's from its annotation
+    (:data:`_SCALARS`), a record's or an array's from ``types`` by the parameter's name."""
+    sig = []
+    for name, par in inspect.signature(fn.py_func).parameters.items():
+        if par.annotation in _SCALARS:
+            sig.append(_SCALARS[par.annotation])
+        elif name in types:
+            sig.append(types[name])
+        else:
+            raise TypeError(f"{fn.py_func.__module__}.{fn.py_func.__name__}: argument {name!r} has no known type "
+                            f"(annotate a scalar as int or bool, or name it as the records' field)")
+    return tuple(sig)
 
 
 # The bots' dispatchers (simulator.bots) take the engine's records (``game``, ``st``), the seat's parameter row
-# ``bpar`` and the decision's scalars; ``planning_void`` takes one seat's slices (``conc``, ``mk``, ``mt`` a seat's
-# row, ``nm`` its meld count) and ``bot_exchange`` its output row ``out``.
-_SEAT_TYPES = dict(conc=V_U8, mk=V_I8, mt=V_I8, nm=I64, out=V_I64)
-_SEAT_INT = ("declared", "void", "legal", "opts")
-_SEAT_BOOL = ("can_pung", "can_kong")
-
-
+# ``bpar`` (one row of the engine's) and the decision's scalars.
 def _bots(fns, simple: bool):
     """``(function, argument types)`` of the bots' dispatchers ``fns``, by their parameters' names."""
     types = arg_types(simple)
-    types.update(_SEAT_TYPES, bpar=nt.none if simple else V_I64, **{n: I64 for n in _SEAT_INT},
-                 **{n: BOOL for n in _SEAT_BOOL})
+    types["bpar"] = typeof(_lineup(simple)[1][0])  # a seat's row of the engine's (None in a simple line-up)
     return tuple((fn, signature(fn, types)) for fn in fns)
 
 
@@ -148,11 +154,11 @@ def _compile(entries, freeze: bool = False) -> None:
 
 def pin_signatures(first: int | None = None, *, unless_cached=None) -> None:
     """Compile and freeze :data:`PINNED` (the first ``first`` of them) before the loop is compiled. With
-    ``unless_cached=(dispatcher, simple)``: only if that top-level function's copy for the line-up (simple: ``None``
-    parameter rows) is not in the disk cache yet, since a cached copy embeds its callees already."""
+    ``unless_cached=(dispatcher, argument types)`` (e.g. :func:`step_plan`): only if that top-level function's copy
+    is not in the disk cache yet, since a cached copy embeds its callees already."""
     if unless_cached is not None:
-        top, simple = unless_cached
-        if top.signatures or numba_cache.is_cached(top, arg=3, none=simple):
+        top, sig = unless_cached
+        if top.signatures or numba_cache.is_cached(top, sig):
             return
     types = arg_types(True)  # none of these takes the bots' parameter rows
     _compile(((fn, signature(fn, types)) for fn in PINNED[:first]), freeze=True)
@@ -168,6 +174,13 @@ def batch_plan(simple: bool = True):
     """``(function, argument types)`` of the batch itself (:func:`simulator.engine.play_batch`, as run_batch calls
     it), which the parent compiles once both halves are cached."""
     return _plan((engine.play_batch,), simple)
+
+
+def step_plan():
+    """``(function, argument types)`` of the step path's hand loop (:class:`simulator.game.Hand`: the engine's
+    parameter rows, a snapshot to roll back to)."""
+    types = arg_types(False)
+    return engine.run_hand, signature(engine.run_hand, {**types, "snap": types["st"]})
 
 
 def precompile_batch(simple: bool = True) -> None:

@@ -81,7 +81,7 @@ def declared_ctx(ps, q) -> int:
 
 
 @njit(cache=True)
-def kong_payment(params, st, maker, kind, tile, feeder, fresh) -> int:
+def kong_payment(params, st, maker: int, kind: int, tile: int, feeder: int, fresh: bool) -> int:
     """Record a kong in the ledger and collect its payment from the players still in; returns its index.
 
     直杠: the feeder pays ``discard_kong.discarder``, every other player still in ``discard_kong.others``;
@@ -112,7 +112,7 @@ def kong_payment(params, st, maker, kind, tile, feeder, fresh) -> int:
 
 
 @njit(cache=True)
-def return_kong(st, i, status) -> None:
+def return_kong(st, i: int, status: int) -> None:
     """Give kong ``i``'s income back to the seats that paid it (杠上炮 refund or 退税)."""
     kl = st.kl
     maker = kl[i, KL_MAKER]

@@ -31,19 +31,10 @@ from numba.extending import intrinsic
 
 from simulator.rules import P_VOID_SUIT, VOID_SUITS, XUELIU_MAX_WIN_EVENTS
 
-# Argument types of the engine's state arrays, for the signatures pinned by engine.pin_signatures (numba types a
-# module constant passed as an argument, EV_*, C_*, KK_*, CTX_*, as a literal and compiles one copy of the callee
-# per distinct constant: log_event was compiled 25 times).
+# numba types of the engine's scalars and of its two tuples, for the compile plan (simulator.precompile; the arrays'
+# types are read off real allocations there).
 I64 = nt.int64
 BOOL = nt.boolean
-V_I64 = nt.int64[::1]        # g, nm, params, winners, bots
-V_U8 = nt.uint8[::1]         # conc[seat]
-V_I8 = nt.int8[::1]          # mk[seat], mt[seat], visible
-V_U64 = nt.uint64[::1]       # rngs (and a seat's one-word slice of it)
-M_I64 = nt.int64[:, ::1]     # ps, score, kl, wins, bpar
-M_U8 = nt.uint8[:, ::1]      # conc, wconc, the suit table
-M_I8 = nt.int8[:, ::1]       # mk, mt, wmk, wmt
-EVENTS = nt.int32[:, ::1]
 WIN_RESULT = nt.UniTuple(nt.int64, 6)  # evaluate_win's (fan, capped, flags, gen, hand_type, points)
 WIN_AT = nt.UniTuple(nt.int64, 6)  # engine.record_win's win: (winner, tile, kind, payer, n_payers, ctx)
 
@@ -289,7 +280,7 @@ def log_event(st, typ, seat, tile, amount, a, b) -> None:
 
 
 @njit(cache=True)
-def _append_event(events, g, typ, seat, tile, amount, a, b) -> None:
+def _append_event(events, g, typ: int, seat: int, tile: int, amount: int, a: int, b: int) -> None:
     i = g[G_NEV]
     if i >= events.shape[0]:
         g[G_EV_OVERFLOW] = 1
@@ -304,7 +295,7 @@ def _append_event(events, g, typ, seat, tile, amount, a, b) -> None:
 
 
 @njit(cache=True)
-def pay(st, payer, payee, amount, comp) -> None:
+def pay(st, payer: int, payee: int, amount: int, comp: int) -> None:
     """Move ``amount`` base units from ``payer`` to ``payee`` under component ``comp`` (zero-sum by design)."""
     if amount == 0 or payer == payee:
         return
@@ -367,7 +358,7 @@ STAGE_SETUP, STAGE_TURNS, STAGE_DONE = range(3)
 
 
 @njit(cache=True)  # only external seats' decisions: an ordinary call
-def ask(io, seat, kind, legal, tile, frm, fan) -> int:
+def ask(io, seat: int, kind: int, legal: int, tile: int, frm: int, fan: int) -> int:
     """The external seat's answer to this decision, or −1 with the decision point set (paused: no answer queued
     yet; illegal: the answer is not in ``legal``). Legality is checked here, before anything is changed."""
     used = io[ANS_USED]

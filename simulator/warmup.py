@@ -38,10 +38,10 @@ def lineup_of(rules) -> str:
 
 def cache_is_warm(lineup: str = "simple") -> bool:
     """True when the suit table and the compiled batch function for ``lineup`` are both cached on disk."""
-    from simulator import engine, numba_cache, tables
+    from simulator import numba_cache, precompile, tables
 
-    return (tables.table_path().is_file()
-            and numba_cache.is_cached(engine.play_batch, arg=3, none=lineup == "simple"))
+    (batch, sig), = precompile.batch_plan(lineup == "simple")
+    return tables.table_path().is_file() and numba_cache.is_cached(batch, sig)
 
 
 def warm_up(progress: bool = True, lineups=("simple",)) -> float:

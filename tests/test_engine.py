@@ -462,3 +462,22 @@ def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, capsys):
     warmup.play_hands(load_rules("chengdu", {"seats": ["expert"] * 4}), np.arange(2), 0)  # xuezhan.play_hands
     assert calls == [False]  # the full copy, which this line-up needs
     assert "compiling the engine (one time" in capsys.readouterr().err
+
+
+def test_the_compile_plan_types_scalars_by_their_annotations():
+    """The warm-up's plan reads a scalar argument's type off its annotation (``seat: int``, ``drew: bool``) and an
+    array's or record's off the real allocation of that name; an argument with neither is an error that names it,
+    not a guess (a wrong guess compiles a useless copy and leaves the real one to the loop)."""
+    from numba import njit
+    from numba.core import types
+
+    def f(st, seat: int, drew: bool):
+        return seat
+
+    def g(st, seat: int, kind):
+        return seat
+
+    plan_types = precompile.arg_types(True)
+    assert precompile.signature(njit(f), plan_types) == (plan_types["st"], types.int64, types.boolean)
+    with pytest.raises(TypeError, match="argument 'kind' has no known type"):
+        precompile.signature(njit(g), plan_types)

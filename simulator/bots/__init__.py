@@ -102,7 +102,7 @@ def bot_exchange(game, st, seat, out) -> None:
 
 
 @njit(cache=True)
-def bot_void(game, st, bpar, seat) -> int:
+def bot_void(game, st, bpar, seat: int) -> int:
     """定缺: the suit seat ``seat`` declares void (0–2)."""
     bot, table = game.bots[seat], game.table
     conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
@@ -127,7 +127,7 @@ def planning_void(params, declared, table, conc, mk, mt, nm) -> int:
 
 
 @njit(cache=True, inline="always")
-def bot_discard(game, st, bpar, seat, void, legal) -> int:
+def bot_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
     """The kind seat ``seat`` discards (among the kinds of the mask ``legal``), planning ``void`` as its dead suit,
     with the expert's reason code from bit ``REASON_SHIFT`` up."""
     bot = game.bots[seat]
@@ -158,7 +158,7 @@ def planned_hand(view, st, seat, void):
 
 
 @njit(cache=True)
-def param_discard(game, st, bpar, seat, void, legal) -> int:
+def param_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
     """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
     if bpar is None:  # a simple line-up never gets here
         return -1
@@ -175,7 +175,7 @@ def param_discard(game, st, bpar, seat, void, legal) -> int:
 
 
 @njit(cache=True, inline="always")
-def bot_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
+def bot_claim(game, st, bpar, seat: int, void: int, tile: int, can_pung: bool, can_kong: bool) -> int:
     """0 = pass, 1 = pung, 2 = exposed kong of the discard ``tile`` (as far as ``can_pung``/``can_kong`` allow)."""
     bot = game.bots[seat]
     if bot == BOT_RANDOM:
@@ -187,7 +187,7 @@ def bot_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
 
 
 @njit(cache=True)
-def param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
+def param_claim(game, st, bpar, seat: int, void: int, tile: int, can_pung: bool, can_kong: bool) -> int:
     if bpar is None:
         return 0
     bot, table, visible = game.bots[seat], game.table, st.visible
@@ -205,7 +205,7 @@ def param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong) -> int:
 
 
 @njit(cache=True, inline="always")
-def bot_self_kong(game, st, bpar, seat, void, opts) -> int:
+def bot_self_kong(game, st, bpar, seat: int, void: int, opts: int) -> int:
     """The kind seat ``seat`` kongs on its own turn (暗杠/加杠, among the kind mask ``opts``), or −1."""
     bot = game.bots[seat]
     if bot == BOT_RANDOM or opts == 0:
@@ -217,7 +217,7 @@ def bot_self_kong(game, st, bpar, seat, void, opts) -> int:
 
 
 @njit(cache=True)
-def param_self_kong(game, st, bpar, seat, void, opts) -> int:
+def param_self_kong(game, st, bpar, seat: int, void: int, opts: int) -> int:
     if bpar is None:
         return -1
     bot, table, visible = game.bots[seat], game.table, st.visible

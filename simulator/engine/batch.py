@@ -70,7 +70,7 @@ from simulator.state import (
 
 
 @njit(cache=True)
-def play_batch(game, st, bot_ids, bot_par, bpar, deals, record, out):
+def play_batch(game, st, bot_ids, bot_par, bpar, deals, record: bool, out):
     """Play ``len(deals.wall_seeds)`` hands (:class:`~simulator.state.Deals`) under ``game`` (its ``bots`` are set
     per hand) on the hand state ``st`` (:func:`~simulator.engine.alloc`, with ``record``'s event log and
     :func:`win_slots` win records) into the preallocated ``out`` (:class:`~simulator.state.BatchOut`); returns
@@ -124,7 +124,7 @@ def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
 
 
 @njit(cache=True)
-def write_outputs(i, nw, st, out) -> int:
+def write_outputs(i: int, nw: int, st, out) -> int:
     """Write the finished hand as row ``i`` of the batch outputs ``out`` (see :func:`play_batch`); its win records
     go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
     g, wins, wconc, wmk, wmt, dealt = st.g, st.wins, st.wconc, st.wmk, st.wmt, st.dealt

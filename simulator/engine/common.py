@@ -61,7 +61,7 @@ def locked(params, ps, p) -> bool:
 
 
 @njit(cache=True)
-def keeps_waits(table, st, p, k, n, kind) -> bool:
+def keeps_waits(table, st, p: int, k: int, n: int, kind: int) -> bool:
     """Would ``p`` keep exactly its cached waits after setting ``n`` tiles of kind ``k`` down as a kong of
     ``kind`` (the tiles of a 暗杠 including the one drawn, or three in hand for a 直杠)? Restores the hand."""
     ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm

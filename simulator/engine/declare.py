@@ -49,7 +49,7 @@ def declare_discard_mask(ps, cur, legal) -> int:
 
 
 @njit(cache=True)
-def offer_declare(game, st, bpar, cur) -> int:
+def offer_declare(game, st, bpar, cur: int) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
     declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
     its choice), while tiles remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
@@ -79,7 +79,7 @@ def offer_declare(game, st, bpar, cur) -> int:
 
 
 @njit(cache=True)
-def locked_kong_options(table, st, cur, drawn, opts) -> int:
+def locked_kong_options(table, st, cur: int, drawn: int, opts: int) -> int:
     """The kongs a declared hand may make: a concealed kong of the tile it just drew (all four in hand) whose
     waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""
     if drawn < 0 or not (opts >> drawn) & 1 or st.conc[cur, drawn] != 4:

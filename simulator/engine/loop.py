@@ -64,7 +64,7 @@ from simulator.state import (
 
 
 @njit(cache=True)
-def start_hand(game, st, wall_seed, bot_seed, dealer) -> None:
+def start_hand(game, st, wall_seed, bot_seed, dealer: int) -> None:
     """Reset the state, seed the streams (``st.rngs``: wall, then one per seat), shuffle and deal; ``st.dealt``
     receives the deal before 换三张. ``game.bots`` are the bot ids logged per seat."""
     bots, rngs, pc, wall, conc, g, ps, dealt = game.bots, st.rngs, st.pc, st.wall, st.conc, st.g, st.ps, st.dealt
@@ -234,7 +234,7 @@ def win_slots(params) -> int:
 
 
 @njit(cache=True)
-def alloc(record, n_wins=state.MAX_WINS):
+def alloc(record: bool, n_wins: int=state.MAX_WINS):
     """A hand's :class:`~simulator.state.HandState` (shapes in :mod:`simulator.state`), with ``n_wins`` win
     records (:func:`win_slots`; the default suits every mode but ``xueliu``) and an event log of ``E_MAX`` rows
     when ``record`` (else one row: not recording). A snapshot for :func:`copy_state` is one more of these."""
