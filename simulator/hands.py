@@ -40,7 +40,7 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
 
     table = CompiledTable.of(rules)
     bot_par, bpar = table.lineup()
-    precompile.pin_signatures(unless_cached=(play_batch, bot_par is None))
+    precompile.pin_signatures(unless_cached=precompile.batch_plan(bot_par is None)[0])
     hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
     n = hand_ids.shape[0]
     deal_ids, rotations = split_ids(hand_ids, duplicate)
