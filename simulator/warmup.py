@@ -10,6 +10,7 @@ simulation only.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -85,12 +86,14 @@ def announce(rules) -> None:
 def _compile_all(engine, tables, lineups) -> None:
     global _busy
     _busy = True
+    gc.freeze()  # what the process holds already (a CLI's polars, pyarrow, …) is not re-scanned by every collection
     try:
         for lineup in lineups:
             _run_once(engine, tables, lineup == "simple")
             _warm.add(lineup)
     finally:
         _busy = False
+        gc.unfreeze()
 
 
 _SIDE = "from simulator import precompile, tables; tables.suit_table(); precompile.precompile_side({simple})"
