@@ -18,6 +18,7 @@ from simulator.bots.common import (
     draw_candidates,
     kept_summary,
     suit_count,
+    turn_acceptance,
     usable_void,
 )
 from simulator.bots.dance import huazhu_cost, stuck_cost
@@ -31,7 +32,7 @@ from simulator.bots.expert_hand import (
     table_context,
     unseen_total,
 )
-from simulator.bots.expert_turn import Outlook, kept_tally, kong_changes, moved_tally, turn_acceptance
+from simulator.bots.expert_turn import Outlook, kept_tally, kong_changes, moved_tally
 from simulator.bots.expert_value import N_SHAPES, counts_of, held4, kept_counts, ron_weights, shape_incomes
 from simulator.bots.view import SeatView
 from simulator.rules import BOT_MILLI, load_rules
@@ -96,12 +97,10 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
     gains = np.full(18, -1, np.int64)  # shared by the discards, as in discard_values
     summary = kept_summary(conc, void, nm)
     hand = HandTiles(conc, mk, mt, nm, void)
-    look = Outlook(TABLE, PARAMS["chengdu"], visible, 0.0, 0, 0, np.zeros(N_SHAPES), 0.0, np.full(6, -1.0),
-                   np.zeros(3))  # turn_acceptance reads the table and visible only
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)
-        got = turn_acceptance(look, hand, sh, draws, gains, k, summary)
+        got = turn_acceptance(TABLE, visible, hand, sh, draws, gains, k, summary)
         assert got == acceptance(TABLE, hand, sh, visible, draws), (k, sh)
         conc[k] += 1
 

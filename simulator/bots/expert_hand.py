@@ -18,10 +18,11 @@ from simulator.bots.common import (
     draw_candidates,
     kept_summary,
     suit_count,
+    turn_acceptance,
     usable_void,
 )
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
-from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, outlook, turn_acceptance
+from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, outlook
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -226,7 +227,7 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
             acc = 0
             if needs_acceptance(sh, dr, n_in):
                 if fast:
-                    acc = turn_acceptance(look, hand, sh, dr, gains, k, summary)
+                    acc = turn_acceptance(table, visible, hand, sh, dr, gains, k, summary)
                 else:
                     acc = acceptance(table, hand, sh, visible, dr)
             counts = counts_of(moved_tally(tally, conc, void, visible, k, -1), nm) if amb > 0.0 else NO_COUNTS

@@ -8,9 +8,10 @@ same for all of them:
   :func:`~simulator.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
   only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
   suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
-  The columns each draw lowers (:func:`column_gains`) in a kept suit the discard left untouched are those of the
-  14 tiles: :func:`turn_acceptance` keeps them for the turn and prices such a draw by one mask test; only the
-  draws into the discard's own suit (whose key moved) read the table again;
+  The columns each draw lowers (:func:`~simulator.bots.common.column_gains`) in a kept suit the discard left
+  untouched are those of the 14 tiles: :func:`~simulator.bots.common.turn_acceptance` (shared with the greedy
+  bots' :func:`~simulator.bots.common.pick_among`) keeps them for the turn and prices such a draw by one mask
+  test; only the draws into the discard's own suit (whose key moved) read the table again;
 - the kong income still to come (:func:`~simulator.bots.expert_hand.kong_potential`) changes only for a
   discard of a kind held three or four times, or of the last copy of a punged kind (:func:`kong_changes`);
 - the tally behind the big shapes' distances (:func:`kept_tally`, read by
@@ -31,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import POW5, kept_suits, unseen
-from simulator.shape import MELD_PUNG, seven_pairs_distance
+from simulator.bots.common import unseen
+from simulator.shape import MELD_PUNG
 from simulator.state import N_KINDS
 
 N_COLS = 10  # the suit table's columns: m melds + 5·p pairs
@@ -70,87 +71,6 @@ def outlook(table, params, visible, u_tot, n_draws, n_in, ready_bonus, arrays):
     inc, qc, ronw = arrays
     return Outlook(table, params, visible, np.float64(u_tot), np.int64(n_draws), np.int64(n_in), inc,
                    np.float64(ready_bonus), qc, ronw)
-
-
-@njit(cache=True, inline="always")
-def column_gains(table, key, r, need) -> int:
-    """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
-    is added to the suit of key ``key`` (which holds fewer than four)."""
-    k2 = key + POW5[r]
-    g = 0
-    for m in range(need + 1):
-        if table[k2, m] < table[key, m]:
-            g |= 1 << m
-        if table[k2, m + 5] < table[key, m + 5]:
-            g |= 1 << (m + 5)
-    return g
-
-
-@njit(cache=True)
-def turn_acceptance(look, hand, sh, draws, gains, k, summary) -> int:
-    """:func:`~simulator.bots.common.acceptance` of ``hand`` — the 14 tiles of the turn less one copy of ``k`` —
-    at its shanten ``sh``, for a usable void: unseen tiles among the kinds ``draws`` whose draw lowers the shanten
-    (``look``: the turn's :class:`Outlook`, for the suit table and ``visible``).
-    ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
-    :func:`column_gains` of the 14 tiles' suit, filled as draws need them; ``summary``: the 14 tiles'
-    :func:`~simulator.bots.common.kept_summary`."""
-    table, visible = look.table, look.visible
-    conc, nm, void = hand.conc, hand.nm, hand.void
-    sa, sb = kept_suits(void)
-    ka, kb, pairs, odd = summary
-    if k // 9 != void:  # the discard's suit key and its kind's pair/odd count move (as common.moved_shanten)
-        if k // 9 == sa:
-            ka -= POW5[k % 9]
-        else:
-            kb -= POW5[k % 9]
-        c = np.int64(conc[k])  # after the discard
-        pairs += (c >> 1) - ((c + 1) >> 1)
-        odd += (c & 1) - ((c + 1) & 1)
-    need = 4 - nm
-    # the best splits of the melds between the two suits (min over m of the two ways to place the pair), and the
-    # columns of each suit they use
-    dist = 1 << 30
-    ta = tb = 0
-    for m in range(need + 1):
-        for p in range(2):
-            ca = m + 5 * (1 - p)
-            cb = need - m + 5 * p
-            d = np.int64(table[ka, ca]) + np.int64(table[kb, cb])
-            if d < dist:
-                dist, ta, tb = d, 1 << ca, 1 << cb
-            elif d == dist:
-                ta |= 1 << ca
-                tb |= 1 << cb
-    by_dist = dist == sh + 1  # else seven pairs alone gives the shanten: only it can drop
-    moved = k // 9  # the suit whose key no longer matches the 14 tiles'
-    acc = 0
-    for r in range(9):
-        for i in range(2):
-            s = sa if i == 0 else sb
-            j = 9 * s + r
-            if not (draws >> j) & 1 or conc[j] >= 4:
-                continue
-            u = unseen(conc, visible, j)
-            if u == 0:
-                continue
-            if nm == 0:
-                c = np.int64(conc[j]) & 1  # an odd count becomes a pair
-                if seven_pairs_distance(pairs + c, odd + 1 - 2 * c) <= sh:
-                    acc += u
-                    continue
-            if not by_dist:
-                continue
-            key = ka if i == 0 else kb
-            if s == moved:  # this suit's key moved: its gains are this hand's own
-                g = column_gains(table, key, r, need)
-            else:
-                g = gains[9 * i + r]
-                if g < 0:
-                    g = column_gains(table, key, r, need)
-                    gains[9 * i + r] = g
-            if g & (ta if i == 0 else tb):
-                acc += u
-    return acc
 
 
 @njit(cache=True)
