@@ -47,7 +47,7 @@ from simulator.bots.expert_hand import (
 )
 from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
 from simulator.bots.expert_turn import keep_alive
-from simulator.bots.expert_value import END_RATE, exit_value, ron_weights
+from simulator.bots.expert_value import END_RATE, exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
@@ -82,9 +82,12 @@ LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw,
 # (danger.mean_risk: the opponents' P(ready), waits and expected win from public signals — melds, one-suit melds,
 # kongs, discards, draws made), × `defence`. 0.035 is the measured P(deal-in) per danger weight unit (danger.tile_risk
 # assumes WAIT_PER_WEIGHT; 2 × 1,500 hands, seed 5, all seats' discards), so at the default `defence` 0.3 the wait
-# pays the measured price in full (0.6 or 1.5 of it measured less: docs/bots.md, "The expert's defence"). It
-# replaced a flat 0.1 deal-ins per discard × a plain hand's points (issue 34 item 7).
-WAIT_DANGER = 0.035 / WAIT_PER_WEIGHT / 0.3
+# pays 1.25 × the measured price (it replaced a flat 0.1 deal-ins per discard × a plain hand's points, issue 34
+# item 7; with the copies a wait has left counted exactly, 1.25 × and a wait at face value — WAIT_AMBITION — measured
+# +0.007 / +0.001 / +0.004 ± 0.0024 base units per player-hand on seeds 7 / 11 / 13 at no more deal-ins:
+# docs/bots.md, "Wins and declines").
+WAIT_DANGER = 1.25 * 0.035 / WAIT_PER_WEIGHT / 0.3
+WAIT_AMBITION = 1.15   # the `ambition` at which a declined win's wait is priced at face value (the default)
 TIE = 1e-6             # tie-break weight of connectivity (never outweighs a real difference in value)
 
 
@@ -284,12 +287,13 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
 
 @njit(cache=True)
 def public_unseen(ps, conc_all, mk_all, mt_all, nm_all, seat, k) -> float:
-    """Copies of k that may still come, judged without the exact discard counts (the win decision is taken
-    inside the engine's claim step, which does not carry them): 4 − own − in melds − in winners' hands − 1 if
-    anyone discarded it. Melds: its own and the others' face-up ones (another seat's 暗杠 is face down: its kind is
-    not known). A winner's hand is laid down at the table under 血战 (public, docs/rules.md "Bots"); under 血流 a
-    winner plays on with its hand hidden and is not marked out (``PS_WON`` 0), so it is not counted. A discard win's
-    tile is in the winner's hand and counted as its discarder's discard too: at most one copy too few."""
+    """Copies of k that may still come, judged without the exact discard counts: 4 − own − in melds − in winners'
+    hands − 1 if anyone discarded it. (The decline used it until 2026-12-04; it now counts from ``visible``, which
+    the view carries at that decision too: :func:`~simulator.bots.expert_value.wait_copies`. This count is off by
+    one or more copies whenever a kind was discarded twice or punged from a discard.) Melds: its own and the
+    others' face-up ones (another seat's 暗杠 is face down: its kind is not known). A winner's hand is laid down
+    at the table under 血战 (public, docs/rules.md "Bots"); under 血流 a winner plays on with its hand hidden and
+    is not marked out (``PS_WON`` 0), so it is not counted."""
     u = 4 - np.int64(conc_all[seat, k])
     for q in range(N_SEATS):
         for i in range(nm_all[q]):
@@ -317,8 +321,8 @@ def first_hit(hits, rounds, end_rate) -> float:
 def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
     """Take a self-draw always; take a discard win unless waiting is worth more (``hand``: the seat's
     :class:`~simulator.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles without the winning one;
-    ``conc_all`` is read only for the hands winners laid down: :func:`public_unseen`). Waiting is valued over the
-    hand's waits (copies still unseen: :func:`public_unseen`),
+    ``conc_all`` is read only for the hands winners laid down: :func:`~simulator.bots.expert_value.wait_copies`).
+    Waiting is valued over the hand's waits (copies still unseen: ``wait_copies``),
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
     next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
     more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won
@@ -329,7 +333,6 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     if self_draw:
         return True
     table, params, ps, seat, tiles_left = view.table, view.params, view.ps, view.seat, view.tiles_left
-    mk_all, mt_all, nm_all = view.mk_all, view.mt_all, view.nm_all
     n_in, n_draws = table_context(ps, seat, tiles_left)
     if n_draws <= 1 or n_in == 0:
         return True
@@ -341,7 +344,7 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
             continue
-        u = public_unseen(ps, conc_all, mk_all, mt_all, nm_all, seat, k) - (1.0 if k == tile else 0.0)
+        u = wait_copies(view, conc_all, tile, k)  # the tile on offer is in `visible`
         if u <= 0.0:
             continue
         conc[k] += 1
@@ -373,7 +376,7 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     # a lock only removes options: never value waiting under it above waiting without one
     p_free = first_hit(h_sd + h_ron + h_free, rounds, end)
     free = p_free * (base + h_free * ron_sum / r_w) / (h_sd + h_ron + h_free)
-    wait = min(p_any * value, free) * bpar[BP_AMBITION] / BOT_MILLI
+    wait = min(p_any * value, free) * (bpar[BP_AMBITION] / BOT_MILLI / WAIT_AMBITION)
     now = float(points_of(capped, params))
     # winning now also leaves the table now; a later win saves only the rounds after it
     now += exit_value(params, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI) * (1.0 - p_any * 0.5)

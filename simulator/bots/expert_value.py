@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.bots.common import face_up
 from simulator.bots.expert_turn import kept_tally
 from simulator.bots.value import qys_dist
 from simulator.evaluate import win_points_both
@@ -408,3 +409,27 @@ def wait_income(look, hand):
     if w <= 0.0:
         return 0.0, 0.0
     return w / (1.0 + RON_SHARE * n_in), tot / w
+
+
+@njit(cache=True)
+def wait_copies(view, conc_all, tile, k) -> float:
+    """Copies of kind ``k`` that may still come to the seat of ``view`` (a :class:`~simulator.bots.view.SeatView`)
+    when a win on ``tile`` is on offer, from public information: 4 − its own − those seen face up (``visible``:
+    every discard, the one on offer included, and the exposed melds) − its own 暗杠 (face down, so not in
+    ``visible`` at this decision) − the winners' laid-down hands (血战: public; ``conc_all`` is read for them only;
+    a discard win's tile counts both there and as a discard, so at most one copy too few). Another seat's 暗杠 is
+    face down: its kind is not read. On a robbed 加杠 the tile on offer is not yet in ``visible``, but the pung
+    it completes is: none of that kind is left."""
+    seat, ps, mk_all, mt_all, nm_all = view.seat, view.ps, view.mk_all, view.mt_all, view.nm_all
+    u = 4 - np.int64(conc_all[seat, k]) - np.int64(view.visible[k])
+    for q in range(N_SEATS):
+        for i in range(nm_all[q]):
+            if (mt_all[q, i] if q == seat else face_up(mk_all, mt_all, q, i)) != k:
+                continue
+            if q == seat and mk_all[q, i] == MELD_CKONG:
+                u -= 4
+            elif k == tile and mk_all[q, i] == MELD_PUNG:
+                return 0.0  # a robbed 加杠 (on a discard a face-up pung of it leaves none either)
+        if q != seat and ps[q, PS_WON]:
+            u -= np.int64(conc_all[q, k])
+    return float(u) if u > 0 else 0.0
