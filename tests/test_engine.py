@@ -381,6 +381,10 @@ def test_the_warm_up_cached_every_planned_signature(simple):
     seats = ["greedy"] * 4 if simple else ["expert", "value", "defensive", "greedy"]
     play_hands(load_rules("chengdu", {"seats": seats}), np.arange(8), 0, record=True)
     for fn, sig in planned:
+        if fn.targetoptions.get("inline") == "always":
+            # planned only so that its callees get compiled: the loop inlines it and never loads a copy of its own
+            # (a cache warmed by an ordinary run rather than the warm-up has none)
+            continue
         assert tuple(sig) in numba_cache.cached_signatures(fn), fn.py_func.__name__
 
 
