@@ -107,11 +107,12 @@ def _core_bots(simple: bool):
 # and the discard decision (in the full copy most of the expert: its hand values, which the parent's claim and kong
 # decisions then load from the cache) and the 定缺 step, then loads the pinned functions the parent has cached by
 # then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
-# batch (:func:`precompile_batch`, with both turns inlined into it) while the second process compiles what runs
-# outside the batch: the log columns and the seeds (simulator.records, simulator.rng). Measured
-# (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM): full copy 41 and 45 s of compile CPU in the
-# two processes (3 s of it on the same functions), the batch 32 s after them, 77 s wall (94 s with the expert's
-# decisions all in the second process); simple copy 43 s wall (docs/internals.md, "Inlined turns").
+# batch (:func:`precompile_batch`: the hand loop ``run_hand``, both turns inlined into it, and the batch that calls
+# it) while the second process compiles what runs outside the batch: the log columns and the seeds
+# (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM):
+# full copy 38 and 41 s of compile CPU in the two processes (2 s of it on the same functions), the batch 25 s after
+# them, 66 s wall (94 s with the expert's decisions all in the second process and the loop inlined into the batch);
+# simple copy 37 s wall (docs/internals.md, "Inlined turns").
 _SIDE_FIRST = (engine.declare_voids,)
 _SIDE_THEN = (engine.finish,)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
