@@ -201,14 +201,9 @@ def acceptance(table, hand, sh, visible, draws) -> int:
 def column_gains(table, key, r, need) -> int:
     """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
     is added to the suit of key ``key`` (which holds fewer than four)."""
-    k2 = key + POW5[r]
-    g = 0
-    for m in range(need + 1):
-        if table[k2, m] < table[key, m]:
-            g |= 1 << m
-        if table[k2, m + 5] < table[key, m + 5]:
-            g |= 1 << (m + 5)
-    return g
+    g = np.int64(table[key, 10 + 2 * r]) | (np.int64(table[key, 11 + 2 * r]) << 8)
+    mask = (1 << (need + 1)) - 1
+    return g & (mask | (mask << 5))
 
 
 @njit(cache=True)
