@@ -186,9 +186,9 @@ def near_hands(draw, size: int):
 # ---- tables -------------------------------------------------------------------------------------------------
 
 def test_table_shape_and_known_entries():
-    assert TABLE.shape == (5**9, 10) and TABLE.dtype == np.uint8
-    assert TABLE.flags.c_contiguous
-    assert list(TABLE[0]) == [0, 3, 6, 9, 12, 2, 5, 8, 11, 14]  # empty suit: 3 per meld, 2 for the pair
+    assert TABLE.shape == (5**9, tables.ROW) and TABLE.dtype == np.uint8
+    assert TABLE.flags.c_contiguous and TABLE.ctypes.data % 64 == 0  # whole rows in one cache line
+    assert list(TABLE[0, :10]) == [0, 3, 6, 9, 12, 2, 5, 8, 11, 14]  # empty suit: 3 per meld, 2 for the pair
     nine_gates = tables.suit_key([3, 1, 1, 1, 1, 1, 1, 1, 3])
     assert TABLE[nine_gates, 4 + 5] == 1 and TABLE[nine_gates, 4] == 0
 
@@ -201,6 +201,18 @@ def test_table_matches_brute_force_on_random_keys():
         for m in range(5):
             for p in (0, 1):
                 assert TABLE[key, m + 5 * p] == ref_suit_distance(tuple(int(c) for c in counts), m, p), counts
+
+
+def test_table_gains_are_the_columns_one_more_tile_lowers():
+    rng = np.random.default_rng(11)
+    keys = rng.integers(0, 5**9, size=20_000)
+    for r in range(9):
+        g = TABLE[keys, tables.GAIN_COL + 2 * r].astype(np.int64) | TABLE[keys, tables.GAIN_COL + 2 * r + 1].astype(np.int64) << 8
+        room = keys // 5**r % 5 < 4
+        lower = TABLE[np.where(room, keys + 5**r, keys), :10] < TABLE[keys, :10]
+        want = (lower * (1 << np.arange(10))).sum(axis=1) * room
+        assert np.array_equal(g, want), r
+    assert not TABLE[:, tables.GAIN_COL + 18:].any()  # padding
 
 
 def test_table_cache_roundtrip(tmp_path, monkeypatch):

@@ -94,13 +94,12 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
             return  # melds in all three suits: acceptance counts by full shanten (no fast path)
         void = usable[0]
     draws = draw_candidates(conc, void)
-    gains = np.full(18, -1, np.int64)  # shared by the discards, as in discard_values
     summary = kept_summary(conc, void, nm)
     hand = HandTiles(conc, mk, mt, nm, void)
     for k in np.flatnonzero(conc):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)
-        got = turn_acceptance(TABLE, visible, hand, sh, draws, gains, k, summary)
+        got = turn_acceptance(TABLE, visible, hand, sh, draws, k, summary)
         assert got == acceptance(TABLE, hand, sh, visible, draws), (k, sh)
         conc[k] += 1
 

@@ -22,6 +22,7 @@ from simulator.shape import (
     two_suit_distance,
 )
 from simulator.state import N_KINDS
+from simulator.tables import GAIN_COL
 
 NO_TILE = -1
 BIG = 1 << 30
@@ -200,20 +201,21 @@ def acceptance(table, hand, sh, visible, draws) -> int:
 @njit(cache=True, inline="always")
 def column_gains(table, key, r, need) -> int:
     """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
-    is added to the suit of key ``key`` (which holds fewer than four)."""
-    g = np.int64(table[key, 10 + 2 * r]) | (np.int64(table[key, 11 + 2 * r]) << 8)
-    mask = (1 << (need + 1)) - 1
-    return g & (mask | (mask << 5))
+    is added to the suit of key ``key`` (which holds fewer than four): the gain bytes of the key's own row
+    (:mod:`simulator.tables`)."""
+    g = np.int64(table[key, GAIN_COL + 2 * r]) | np.int64(table[key, GAIN_COL + 2 * r + 1]) << 8
+    cols = (1 << (need + 1)) - 1
+    return g & (cols | cols << 5)
 
 
 @njit(cache=True)
-def turn_acceptance(table, visible, hand, sh, draws, gains, k, summary) -> int:
+def turn_acceptance(table, visible, hand, sh, draws, k, summary) -> int:
     """:func:`~simulator.bots.common.acceptance` of ``hand`` — the 14 tiles of the turn less one copy of ``k`` —
     at its shanten ``sh``, for a usable void (:func:`usable_void`): unseen tiles (``visible``) among the kinds
-    ``draws`` whose draw lowers the shanten. Equal to :func:`acceptance`, faster over a turn's candidates.
-    ``gains`` (int64[18], −1 at the start of the turn) keeps, per kept suit (lower, upper) and rank, the
-    :func:`column_gains` of the 14 tiles' suit, filled as draws need them; ``summary``: the 14 tiles'
-    :func:`kept_summary`."""
+    ``draws`` whose draw lowers the shanten. Equal to :func:`acceptance`, faster over a turn's candidates:
+    ``summary`` (the 14 tiles' :func:`kept_summary`) gives the two kept suits' keys, moved by the discard, and a
+    draw lowers the shanten only if it lowers a column of its suit's key used by a best split of the melds
+    between the two suits (:func:`column_gains`; one tile lowers a column by at most one)."""
     conc, nm, void = hand.conc, hand.nm, hand.void
     sa, sb = kept_suits(void)
     ka, kb, pairs, odd = summary
@@ -241,11 +243,10 @@ def turn_acceptance(table, visible, hand, sh, draws, gains, k, summary) -> int:
                 ta |= 1 << ca
                 tb |= 1 << cb
     by_dist = dist == sh + 1  # else seven pairs alone gives the shanten: only it can drop
-    moved = k // 9  # the suit whose key no longer matches the 14 tiles'
     acc = 0
-    for r in range(9):
-        for i in range(2):
-            s = sa if i == 0 else sb
+    for i in range(2):
+        s, key, used = (sa, ka, ta) if i == 0 else (sb, kb, tb)
+        for r in range(9):
             j = 9 * s + r
             if not (draws >> j) & 1 or conc[j] >= 4:
                 continue
@@ -257,17 +258,7 @@ def turn_acceptance(table, visible, hand, sh, draws, gains, k, summary) -> int:
                 if seven_pairs_distance(pairs + c, odd + 1 - 2 * c) <= sh:
                     acc += u
                     continue
-            if not by_dist:
-                continue
-            key = ka if i == 0 else kb
-            if s == moved:  # this suit's key moved: its gains are this hand's own
-                g = column_gains(table, key, r, need)
-            else:
-                g = gains[9 * i + r]
-                if g < 0:
-                    g = column_gains(table, key, r, need)
-                    gains[9 * i + r] = g
-            if g & (ta if i == 0 else tb):
+            if by_dist and column_gains(table, key, r, need) & used:
                 acc += u
     return acc
 
@@ -358,13 +349,12 @@ def pick_among(table, hand, cand, sh, visible) -> int:
     draws = draw_candidates(conc, void)  # of the 14 tiles: a superset for every 13-tile hand below
     fast = usable_void(hand.mt, hand.nm, void)
     summary = kept_summary(conc, void, hand.nm) if fast else (0, 0, 0, 0)
-    gains = np.full(18, -1, np.int64)  # turn_acceptance's draw gains, shared by the candidates
     for k in range(N_KINDS):
         if not (cand >> k) & 1:
             continue
         conc[k] -= 1
         if fast:
-            acc = turn_acceptance(table, visible, hand, sh, draws, gains, k, summary)
+            acc = turn_acceptance(table, visible, hand, sh, draws, k, summary)
         else:
             acc = acceptance(table, hand, sh, visible, draws)
         conc[k] += 1

@@ -198,13 +198,12 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
     own_qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
     own_ronw = ron_weights(params, ps, seat)
-    # shared by the candidates (expert_turn): draw gains (filled as needed), shape tally, kong income to come
+    # shared by the candidates (expert_turn): the kept suits' keys, shape tally, kong income to come
     fast = usable_void(mt, nm, void)
-    own_gains = np.full(18, -1, np.int64)
     summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
     # the candidates read borrowed views (no reference counting per call: state.borrowed); the own_* arrays stay
     # referenced until after the loop (keep_alive), so they outlive every view
-    inc, qc, ronw, gains = borrowed((own_inc, own_qc, own_ronw, own_gains))
+    inc, qc, ronw = borrowed((own_inc, own_qc, own_ronw))
     look = outlook(table, params, visible, u_tot, n_draws, n_in, rb, (inc, qc, ronw))  # once per turn
     tally = kept_tally(conc, void, visible)
     kp14 = kong_potential(look, hand)
@@ -227,7 +226,7 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
             acc = 0
             if needs_acceptance(sh, dr, n_in):
                 if fast:
-                    acc = turn_acceptance(table, visible, hand, sh, dr, gains, k, summary)
+                    acc = turn_acceptance(table, visible, hand, sh, dr, k, summary)
                 else:
                     acc = acceptance(table, hand, sh, visible, dr)
             counts = counts_of(moved_tally(tally, conc, void, visible, k, -1), nm) if amb > 0.0 else NO_COUNTS
@@ -243,7 +242,7 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
             v -= huazhu_cost(params, n_in, n_draws, left) + stuck
         out[k] = v
         shaped[k] = 1 if shp else 0
-    keep_alive((own_inc, own_qc, own_ronw, own_gains))
+    keep_alive((own_inc, own_qc, own_ronw))
     return best
 
 

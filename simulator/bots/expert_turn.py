@@ -8,10 +8,9 @@ same for all of them:
   :func:`~simulator.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
   only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
   suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
-  The columns each draw lowers (:func:`~simulator.bots.common.column_gains`) in a kept suit the discard left
-  untouched are those of the 14 tiles: :func:`~simulator.bots.common.turn_acceptance` (shared with the greedy
-  bots' :func:`~simulator.bots.common.pick_among`) keeps them for the turn and prices such a draw by one mask
-  test; only the draws into the discard's own suit (whose key moved) read the table again;
+  The columns each draw lowers (:func:`~simulator.bots.common.column_gains`) are stored in the suit table's row
+  of the key itself (:mod:`simulator.tables`), so :func:`~simulator.bots.common.turn_acceptance` (shared with the
+  greedy bots' :func:`~simulator.bots.common.pick_among`) prices a draw by one mask test on a row it has read;
 - the kong income still to come (:func:`~simulator.bots.expert_hand.kong_potential`) changes only for a
   discard of a kind held three or four times, or of the last copy of a punged kind (:func:`kong_changes`);
 - the tally behind the big shapes' distances (:func:`kept_tally`, read by
