@@ -167,12 +167,15 @@ def _load(path: Path) -> np.ndarray | None:
 
 
 def _save(arr: np.ndarray, path: Path) -> None:
-    """Write atomically (:func:`simulator.files.atomic_write`) so concurrent processes never read half a file."""
+    """Write atomically (:func:`simulator.files.atomic_write`) so concurrent processes never read half a file, and
+    delete the files of older table versions beside it (they are never read again)."""
     buf = io.BytesIO()
     np.save(buf, arr)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, buf.getvalue())
+        for old in range(1, TABLE_VERSION):
+            path.with_name(f"suit_table_v{old}.npy").unlink(missing_ok=True)
     except OSError:
         pass  # an unwritable cache only costs a rebuild next time
 

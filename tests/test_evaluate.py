@@ -219,8 +219,11 @@ def test_table_cache_roundtrip(tmp_path, monkeypatch):
     monkeypatch.setenv("XUEZHAN_CACHE", str(tmp_path))
     path = tables.table_path()
     assert path.parent == tmp_path
+    stale = tmp_path / "suit_table_v1.npy"  # an older version's table, without the gains
+    stale.write_bytes(b"old")
     tables._save(TABLE, path)
     assert not list(tmp_path.glob("*.tmp"))  # written under a temp name, then renamed
+    assert not stale.exists()  # deleted when the new version is written
     assert np.array_equal(tables._load(path), TABLE)
     path.write_bytes(b"truncated")
     assert tables._load(path) is None  # a broken cache is rebuilt, not trusted
