@@ -161,7 +161,7 @@ class HandState(NamedTuple):
 
 
 class Game(NamedTuple):
-    """What a hand is played under, built once per batch: the suit table (``uint8[n, 10]``, simulator.tables), the
+    """What a hand is played under, built once per batch: the suit table (``uint8[5**9, 32]``, simulator.tables), the
     rule parameters (``int64[N_PARAMS]``, ``RuleSet.to_arrays``), the bot id of each seat (``int64[4]``, set per
     hand) and the step interface ``io: int64[IO_N]`` (which seats are external, the decision point, the answers)."""
 

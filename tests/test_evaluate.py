@@ -207,7 +207,8 @@ def test_table_gains_are_the_columns_one_more_tile_lowers():
     rng = np.random.default_rng(11)
     keys = rng.integers(0, 5**9, size=20_000)
     for r in range(9):
-        g = TABLE[keys, tables.GAIN_COL + 2 * r].astype(np.int64) | TABLE[keys, tables.GAIN_COL + 2 * r + 1].astype(np.int64) << 8
+        lo, hi = TABLE[keys, tables.GAIN_COL + 2 * r], TABLE[keys, tables.GAIN_COL + 2 * r + 1]
+        g = lo.astype(np.int64) | hi.astype(np.int64) << 8
         room = keys // 5**r % 5 < 4
         lower = TABLE[np.where(room, keys + 5**r, keys), :10] < TABLE[keys, :10]
         want = (lower * (1 << np.arange(10))).sum(axis=1) * room

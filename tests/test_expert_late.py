@@ -17,7 +17,6 @@ from simulator.bots.expert import (
     expert_claim,
     expert_self_kong,
     expert_takes_win,
-    public_unseen,
 )
 from simulator.bots.expert_kongs import kong_value
 from simulator.bots.view import SeatView
@@ -69,18 +68,6 @@ def test_declining_is_worth_less_the_fewer_opponents_are_in():
             lo, hi = (mid, hi) if _takes("123m456m789m3345p", "2p", 20, won, ambition=mid) else (lo, mid)
         return hi
     assert threshold(()) < threshold((1,)) < threshold((1, 2))
-
-
-def test_a_winners_laid_down_hand_is_public_and_its_tiles_cannot_come():
-    """Under 血战 a winner's hand is shown at the table: copies in it are not waited on. A hand still in play
-    is hidden (its tiles may still come), whatever it holds."""
-    _, ps, mt_all, nm_all = fresh_table_state(20)
-    ca = seat_rows(counts_from_str("1m"))
-    ca[1] = counts_from_str("111m234567p99p")
-    k = parse_tiles("1m")[0]
-    assert public_unseen(ps, ca, FACE_UP, mt_all, nm_all, 0, k) == 3.0  # seat 1 still plays: hidden
-    ps[1, S.PS_WON] = 1
-    assert public_unseen(ps, ca, FACE_UP, mt_all, nm_all, 0, k) == 0.0
 
 
 def test_waits_held_by_a_winner_are_not_worth_declining_for():

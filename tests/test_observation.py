@@ -15,7 +15,6 @@ from simulator.bots import BOT_DEFENSIVE, BOT_EXPERT, BOT_GREEDY, BOT_VALUE, bot
 from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
-from simulator.bots.expert import public_unseen
 from simulator.bots.view import SeatView
 from simulator.compiled_rules import CompiledTable
 from simulator.rules import load_rules
@@ -225,19 +224,14 @@ KONG_TILES = [parse_tiles(t)[0] for t in ("8p", "9m", "1s", "4s")]
 
 
 def test_another_seats_concealed_kong_is_read_as_public_information_only():
-    """meld_suit (the expert's 清一色 signal), dead_suit (defensive, expert) and public_unseen (the expert's
-    waits) do not depend on the kind or suit of another seat's 暗杠 — only its own are known."""
+    """meld_suit (the expert's 清一色 signal) and dead_suit (defensive, expert) do not depend on the kind or suit
+    of another seat's 暗杠 (the expert's waits: tests/test_expert_wait_copies.py)."""
     void_none = load_rules("chengdu", {"void_suit": "none"}).to_arrays()
-    own = np.zeros((4, 27), np.uint8)
-    own[0] = counts_from_str("1234567m22s")  # none of KONG_TILES; the other seats' hands are hidden (all zero)
     got = set()
     for x in KONG_TILES:
         mk, mt, nm, ps = table_with_concealed_kong(x)
-        got.add((meld_suit(mk, mt, nm, 1), dead_suit(void_none, ps, mk, mt, nm, 1),
-                 public_unseen(ps, own, mk, mt, nm, 0, x), public_unseen(ps, own, mk, mt, nm, 0, KONG_TILES[0])))
-    assert got == {(1, -1, 4.0, 4.0)}
-    mk, mt, nm, ps = table_with_concealed_kong(KONG_TILES[0])  # one's own 暗杠 is known to oneself
-    assert public_unseen(ps, np.roll(own, 1, axis=0), mk, mt, nm, 1, KONG_TILES[0]) == 1.0
+        got.add((meld_suit(mk, mt, nm, 1), dead_suit(void_none, ps, mk, mt, nm, 1)))
+    assert got == {(1, -1)}
 
 
 @pytest.mark.parametrize("bot", [BOT_GREEDY, BOT_VALUE, BOT_DEFENSIVE, BOT_EXPERT])

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-from simulator.bots.common import connectivity, face_up, suit_count
+from simulator.bots.common import connectivity, suit_count
 from simulator.bots.dance import huazhu_cost
 from simulator.bots.danger import WAIT_PER_WEIGHT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert_hand import (
@@ -65,11 +65,9 @@ from simulator.state import (
     N_KINDS,
     N_SEATS,
     N_TILES,
-    PS_DISCARDED,
     PS_LOCK_MASK,
     PS_LOCKED,
     PS_N,
-    PS_WON,
     VOID_DECLARED,
     VOID_NONE,
     borrowed,
@@ -283,27 +281,6 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
         if v > best:
             best, pick = v, k
     return pick
-
-
-@njit(cache=True)
-def public_unseen(ps, conc_all, mk_all, mt_all, nm_all, seat, k) -> float:
-    """Copies of k that may still come, judged without the exact discard counts: 4 − own − in melds − in winners'
-    hands − 1 if anyone discarded it. (The decline used it until 2026-12-04; it now counts from ``visible``, which
-    the view carries at that decision too: :func:`~simulator.bots.expert_value.wait_copies`. This count is off by
-    one or more copies whenever a kind was discarded twice or punged from a discard.) Melds: its own and the
-    others' face-up ones (another seat's 暗杠 is face down: its kind is not known). A winner's hand is laid down
-    at the table under 血战 (public, docs/rules.md "Bots"); under 血流 a winner plays on with its hand hidden and
-    is not marked out (``PS_WON`` 0), so it is not counted."""
-    u = 4 - np.int64(conc_all[seat, k])
-    for q in range(N_SEATS):
-        for i in range(nm_all[q]):
-            if (mt_all[q, i] if q == seat else face_up(mk_all, mt_all, q, i)) == k:
-                u -= 3
-        if (ps[q, PS_DISCARDED] >> k) & 1:
-            u -= 1
-        if q != seat and ps[q, PS_WON]:
-            u -= np.int64(conc_all[q, k])
-    return float(u) if u > 0 else 0.0
 
 
 @njit(cache=True)

@@ -42,7 +42,7 @@ class Outlook(NamedTuple):
     """What the expert's value kernels (:mod:`simulator.bots.expert_hand`, :mod:`simulator.bots.expert_value`) read
     that stays the same for every candidate of one decision, built once per valuation by :func:`outlook`:
 
-    - ``table: uint8[5**9, 10]`` the suit table, ``params: int64[N_PARAMS]`` the rules, ``visible: int8[27]``,
+    - ``table: uint8[5**9, 32]`` the suit table, ``params: int64[N_PARAMS]`` the rules, ``visible: int8[27]``,
     - ``u_tot: float64`` unseen tiles, ``n_draws: int64`` own draws left, ``n_in: int64`` opponents still in,
     - ``inc: float64[N_SHAPES]`` the income per target shape (``expert_value.shape_incomes``),
     - ``ready_bonus: float64`` what being ready at the exhaustive draw is worth (``expert_hand.ready_bonus``),
