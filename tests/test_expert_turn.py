@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.bots.common import (
-    acceptance,
+    _acceptance_by_shanten,
     discard_shantens,
     draw_candidates,
     kept_summary,
@@ -100,7 +100,7 @@ def test_turn_acceptance_is_the_acceptance_of_each_discard(seed):
         conc[k] -= 1
         sh = shanten(TABLE, conc, mk, mt, nm, void)
         got = turn_acceptance(TABLE, visible, hand, sh, draws, k, summary)
-        assert got == acceptance(TABLE, hand, sh, visible, draws), (k, sh)
+        assert got == _acceptance_by_shanten(TABLE, hand, sh, visible, draws), (k, sh)  # a shanten per draw
         conc[k] += 1
 
 

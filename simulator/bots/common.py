@@ -169,33 +169,13 @@ def acceptance(table, hand, sh, visible, draws) -> int:
     """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand
     (a :class:`~simulator.shape.HandTiles`).
 
-    With a usable void (:func:`usable_void`) each draw changes one kept suit's key by 5^rank and one kind's
-    pair/odd count, so it is priced by :func:`kept_shanten` without recounting the hand (about a hundred
-    evaluations per turn for the expert); otherwise by a full :func:`~simulator.shape.shanten` per draw."""
+    With a usable void (:func:`usable_void`) a draw changes one kept suit's key by 5^rank and one kind's pair/odd
+    count, so it is priced from the two keys (:func:`kept_acceptance`) without recounting the hand; otherwise by
+    a full :func:`~simulator.shape.shanten` per draw."""
     conc, _, mt, nm, void = hand
     if not usable_void(mt, nm, void):
         return _acceptance_by_shanten(table, hand, sh, visible, draws)
-    sa, sb = kept_suits(void)
-    ka, kb, pairs, odd = kept_summary(conc, void, nm)
-    acc = 0
-    # moved_shanten(+1) would price the same draw, but its general suit/sign handling made this loop about 1.5×
-    # slower (767 against 522 ns a call): here the suit is known and one copy is always added
-    for r in range(9):
-        for s in (sa, sb):
-            k = 9 * s + r
-            if not (draws >> k) & 1 or conc[k] >= 4:
-                continue
-            u = unseen(conc, visible, k)
-            if u == 0:
-                continue
-            c = np.int64(conc[k]) & 1  # an odd count becomes a pair
-            if s == sa:
-                s2 = kept_shanten(table, ka + POW5[r], kb, nm, pairs + c, odd + 1 - 2 * c)
-            else:
-                s2 = kept_shanten(table, ka, kb + POW5[r], nm, pairs + c, odd + 1 - 2 * c)
-            if s2 < sh:
-                acc += u
-    return acc
+    return kept_acceptance(table, visible, hand, sh, draws, kept_summary(conc, void, nm))
 
 
 @njit(cache=True, inline="always")
@@ -208,25 +188,32 @@ def column_gains(table, key, r, need) -> int:
     return g & (cols | cols << 5)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def turn_acceptance(table, visible, hand, sh, draws, k, summary) -> int:
-    """:func:`~simulator.bots.common.acceptance` of ``hand`` — the 14 tiles of the turn less one copy of ``k`` —
-    at its shanten ``sh``, for a usable void (:func:`usable_void`): unseen tiles (``visible``) among the kinds
-    ``draws`` whose draw lowers the shanten. Equal to :func:`acceptance`, faster over a turn's candidates:
-    ``summary`` (the 14 tiles' :func:`kept_summary`) gives the two kept suits' keys, moved by the discard, and a
-    draw lowers the shanten only if it lowers a column of its suit's key used by a best split of the melds
-    between the two suits (:func:`column_gains`; one tile lowers a column by at most one)."""
-    conc, nm, void = hand.conc, hand.nm, hand.void
-    sa, sb = kept_suits(void)
+    """:func:`acceptance` of ``hand`` — the 14 tiles of the turn less one copy of ``k`` — at its shanten ``sh``,
+    for a usable void (:func:`usable_void`), from ``summary``, the 14 tiles' :func:`kept_summary` (computed once
+    per turn): the discard moves its suit's key and its kind's pair/odd count (as :func:`moved_shanten`)."""
     ka, kb, pairs, odd = summary
-    if k // 9 != void:  # the discard's suit key and its kind's pair/odd count move (as common.moved_shanten)
-        if k // 9 == sa:
+    if k // 9 != hand.void:
+        if k // 9 == kept_suits(hand.void)[0]:
             ka -= POW5[k % 9]
         else:
             kb -= POW5[k % 9]
-        c = np.int64(conc[k])  # after the discard
+        c = np.int64(hand.conc[k])  # after the discard
         pairs += (c >> 1) - ((c + 1) >> 1)
         odd += (c & 1) - ((c + 1) & 1)
+    return kept_acceptance(table, visible, hand, sh, draws, (ka, kb, pairs, odd))
+
+
+@njit(cache=True)
+def kept_acceptance(table, visible, hand, sh, draws, summary) -> int:
+    """:func:`acceptance` of ``hand`` at its shanten ``sh`` for a usable void (:func:`usable_void`), from its
+    :func:`kept_summary` ``summary``: a draw lowers the shanten only if it lowers a column of its suit's key that
+    a best split of the melds between the two kept suits uses (:func:`column_gains`; one tile lowers a column by
+    at most one), or completes a pair of seven pairs."""
+    conc, nm, void = hand.conc, hand.nm, hand.void
+    sa, sb = kept_suits(void)
+    ka, kb, pairs, odd = summary
     need = 4 - nm
     # the best splits of the melds between the two suits (min over m of the two ways to place the pair), and the
     # columns of each suit they use
