@@ -1,6 +1,7 @@
 """How the expert prices kong income it holds or would make: 退税 (refunded unless ready at the exhaustive draw)
-and 呼叫转移 (passed on by a kong that leads to a discard win). Read by the claim and kong decisions of
-:mod:`simulator.bots.expert`.
+and 呼叫转移 (passed on by a kong that leads to a discard win); and what ending not ready costs a claim or kong
+decision — that refund, and from a ready hand the 查大叫 it would pay (:func:`not_ready_cost`). Read by the claim
+and kong decisions of :mod:`simulator.bots.expert`.
 """
 
 from __future__ import annotations
