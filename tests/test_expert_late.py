@@ -141,6 +141,29 @@ def test_kong_income_is_worth_less_late_when_the_kong_breaks_a_ready_hand_and_mo
     assert kong_value(_view(ps, 2), HandTiles(ready, mk, mt, 2, 2), 80.0, 4.0, 6.0) > value(2, 4.0)
 
 
+def _concealed_kong(hand: str, tiles_left: int) -> bool:
+    """Whether seat 0, with three opponents in, makes the 暗杠 of 2m from the 14 tiles ``hand`` (no kong held)."""
+    _, ps, _, _ = fresh_table_state(tiles_left)
+    k = parse_tiles("2m")[0]
+    return expert_self_kong(_view(ps, tiles_left), HandTiles(counts_from_str(hand), NO.copy(), NO.copy(), 0, 2),
+                            1 << k, bot_row()) == k
+
+
+def test_a_late_kong_that_breaks_the_only_ready_shape_is_declined_an_early_or_harmless_one_taken():
+    """2222m4m789p55p123p1p is ready on 3m after discarding 1p; its 暗杠 of 2m (6 from three opponents) leaves
+    4m 789p 55p 123p 1p, a step from ready. Late, it most likely ends not ready: its income and any held are
+    refunded (退税) and it pays 查大叫 to each ready opponent (~1.6 each), so it is declined with 12 tiles or fewer
+    left (the refund alone took it at every wall length); early there is time to get ready again, and a kong that
+    keeps the hand ready (2222m345m789p55p13p: 13p waits on 2p after it) costs nothing at the end."""
+    breaking = "2222m4m789p55p123p1p"
+    for left in (2, 4, 8, 12):
+        assert not _concealed_kong(breaking, left)
+    for left in (30, 40):
+        assert _concealed_kong(breaking, left)
+    for left in (2, 8, 40):
+        assert _concealed_kong("2222m345m789p55p13p", left)
+
+
 def test_the_reason_is_folding_only_when_value_is_given_up():
     """A safer tile of the same value is a tie broken by safety, not folding (10% of the expert's discards were
     labelled folding where 1% gave up a step)."""

@@ -6,8 +6,9 @@
   penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
   optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
 - **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income) beats the
-  value without it, every option charged the 退税 refund of all kong income held by its chance of ending not
-  ready (:func:`kong_value`); never a tile whose discard win it has just declined.
+  value without it, every option charged by its chance of ending not ready the 退税 refund of all kong income
+  held and, when the hand is ready now, the 查大叫 it would pay (:func:`~simulator.bots.expert_kongs.not_ready_cost`,
+  :func:`kong_value`); never a tile whose discard win it has just declined.
 - **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
   opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
   pass lock (``pass_ron_lock``) would forbid until the next draw, the hand ending first (fewer opponents in,
@@ -45,7 +46,7 @@ from simulator.bots.expert_hand import (
     unseen_total,
     value13,
 )
-from simulator.bots.expert_kongs import held_kong_income, kong_value, ready_chance, refund_risk
+from simulator.bots.expert_kongs import end_risk, held_kong_income, kong_value, not_ready_cost, ready_chance
 from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import END_RATE, exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
@@ -196,8 +197,9 @@ def discard_reason(params, void, choice, sh_after, shaped, given_up, steps_up) -
 
 @njit(cache=True)
 def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
-    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income, and all kong
-    income held is priced by the chance of being ready at the end: :func:`refund_risk`). Never a tile whose
+    """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income; each option pays
+    what ending not ready costs — the kong income held and, from a ready hand, 查大叫: :func:`not_ready_cost` —
+    by its chance of ending not ready: :func:`end_risk`). Never a tile whose
     discard win it has just declined (its lock since its last draw holds the tile): the decline kept the wait
     as worth more than the win, and a pung or kong of the tile gives the wait up."""
     table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
@@ -206,10 +208,10 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
     if ps[seat, PS_LOCKED] and (ps[seat, PS_LOCK_MASK] >> tile) & 1:
         return 0
     n_in, n_draws = table_context(ps, seat, tiles_left)
-    held = held_kong_income(params, mk, nm, n_in)
     u_tot = unseen_total(conc, visible)
-    now = value13(view, hand, bpar)
-    now -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
+    r0 = ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws)
+    cost = not_ready_cost(params, held_kong_income(params, mk, nm, n_in), n_in, r0 >= 1.0)
+    now = value13(view, hand, bpar) - cost * end_risk(r0, n_in, n_draws)
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
@@ -219,8 +221,7 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
         conc[tile] -= 2
         visible[tile] += 2
         v = best_after(view, claimed, bpar)
-        v -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in,
-                           n_draws)
+        v -= cost * end_risk(ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in, n_draws)
         conc[tile] += 2
         visible[tile] -= 2
         if v > best:
@@ -230,7 +231,7 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
         visible[tile] += 3
         mk[nm] = MELD_KONG
         v = value13(with_tiles_left(view, tiles_left - 1), claimed, bpar)
-        v += kong_value(view, claimed, u_tot, held, direct_kong_amount(params, n_in))
+        v += kong_value(view, claimed, u_tot, cost, direct_kong_amount(params, n_in))
         conc[tile] += 3
         visible[tile] -= 3
         if v > best:
@@ -241,15 +242,18 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
 @njit(cache=True)
 def expert_self_kong(view, hand, opts, bpar) -> int:
     """The kong among ``opts`` that adds the most value over discarding normally (kong income priced by
-    :func:`kong_value`), or −1."""
+    :func:`kong_value`; not konging pays :func:`not_ready_cost` × :func:`end_risk` of the hand as it is), or −1.
+    A kong that breaks a ready hand late so weighs its income against the chance of not being ready again by
+    the exhaustive draw, which refunds all kong income held and pays 查大叫 to the ready opponents."""
     table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
         view.tiles_left
     conc, mk, mt, nm, void = hand
     base = best_after(view, hand, bpar)
     n_in, n_draws = table_context(ps, seat, tiles_left)
-    held = held_kong_income(params, mk, nm, n_in)
     u_tot = unseen_total(conc, visible)
-    base -= held * refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws), n_in, n_draws)
+    r0 = ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws)
+    cost = not_ready_cost(params, held_kong_income(params, mk, nm, n_in), n_in, r0 >= 1.0)
+    base -= cost * end_risk(r0, n_in, n_draws)
     best, pick = base, -1
     after = with_tiles_left(view, tiles_left - 1)  # valued after the replacement draw
     konged = hand_tiles(conc, mk, mt, nm + 1, void)  # with a concealed kong set down in slot nm
@@ -262,7 +266,7 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
             mk[nm] = MELD_CKONG
             mt[nm] = k
             v = value13(after, konged, bpar)
-            v += kong_value(view, konged, u_tot, held, concealed_kong_amount(params, n_in))
+            v += kong_value(view, konged, u_tot, cost, concealed_kong_amount(params, n_in))
             conc[k] = 4
             visible[k] -= 4
         else:
@@ -274,7 +278,7 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
             mk[i] = MELD_KONG
             v = value13(after, hand, bpar)
             each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
-            v += kong_value(view, hand, u_tot, held, each * n_in)
+            v += kong_value(view, hand, u_tot, cost, each * n_in)
             mk[i] = MELD_PUNG
             conc[k] += 1
             visible[k] -= 1

@@ -1,6 +1,7 @@
 """How the expert prices kong income it holds or would make: 退税 (refunded unless ready at the exhaustive draw)
-and 呼叫转移 (passed on by a kong that leads to a discard win). Read by the claim and kong decisions of
-:mod:`simulator.bots.expert`.
+and 呼叫转移 (passed on by a kong that leads to a discard win); and what ending not ready costs a claim or kong
+decision — that refund, and from a ready hand the 查大叫 it would pay (:func:`not_ready_cost`). Read by the claim
+and kong decisions of :mod:`simulator.bots.expert`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from numba import njit
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
 from simulator.bots.expert_value import END_RATE, TYP_ACC, p_win
-from simulator.rules import P_REFUND_KONGS_IF_NOT_READY
+from simulator.rules import P_CHADAJIAO, P_REFUND_KONGS_IF_NOT_READY
+from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
 
-TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: refund_risk)
+TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: end_risk)
+# Share of the opponents still in that are ready at the exhaustive draw (greedy's, measured 0.83; 24,000 walls × 4,
+# seed 7): a seat ending not ready pays each of them 查大叫 (docs/rules.md, "End settlement").
+CDJ_PAY = 0.8
 
 
 @njit(cache=True)
@@ -43,28 +48,44 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
 
 
 @njit(cache=True)
-def refund_risk(params, ready, n_in, n_draws) -> float:
-    """P(kong income is refunded under 退税): the hand reaches the exhaustive draw — no end first over ``n_draws``
-    own draws at :data:`~simulator.bots.expert_value.END_RATE` per draw for ``n_in`` opponents in, times
-    :data:`~simulator.bots.dance.P_EXHAUST` — with the seat not ready (``ready``: P(ready then))."""
-    if not params[P_REFUND_KONGS_IF_NOT_READY]:
-        return 0.0
+def end_risk(ready, n_in, n_draws) -> float:
+    """P(the hand reaches the exhaustive draw with the seat not ready): no end first over ``n_draws`` own draws at
+    :data:`~simulator.bots.expert_value.END_RATE` per draw for ``n_in`` opponents in, times
+    :data:`~simulator.bots.dance.P_EXHAUST`, times 1 − ``ready`` (P(ready then): :func:`ready_chance`)."""
     return P_EXHAUST * (1.0 - END_RATE[min(n_in, len(END_RATE) - 1)]) ** n_draws * (1.0 - ready)
 
 
 @njit(cache=True)
-def kong_value(view, hand, u_tot, held, amount) -> float:
+def not_ready_cost(params, held, n_in, ready_now) -> float:
+    """What ending not ready at the exhaustive draw costs each option of a claim or kong decision beyond the
+    hand's value (each option pays it × its :func:`end_risk`): the kong income ``held`` (refunded under 退税)
+    and, when the hand is ready now (``ready_now``), the 查大叫 it would pay each of the ``n_in`` opponents still
+    in that is ready then (:data:`CDJ_PAY` of them, a 1-fan hand each). The hand's value counts only the side a
+    ready hand collects (:func:`~simulator.bots.expert_hand.ready_bonus`, ~0.8 per opponent in at the end under
+    Chengdu scoring, where being ready is worth ~1.9: 查大叫 collected 0.3–0.6, paid 1.3–1.7 per opponent in);
+    the rest is charged where a claim or kong would break a ready hand, whose every option that keeps it ready
+    has no end risk. (Charged also on hands not ready now it measured worse: the crude chance of getting ready,
+    :func:`ready_chance`, then decides between options; docs/bots.md, "Claims and kongs".)"""
+    c = held if params[P_REFUND_KONGS_IF_NOT_READY] else 0.0
+    if ready_now and params[P_CHADAJIAO]:
+        c += points_of(1, params) * n_in * CDJ_PAY
+    return c
+
+
+@njit(cache=True)
+def kong_value(view, hand, u_tot, cost, amount) -> float:
     """What a kong collecting ``amount`` is worth to the seat of ``view`` (a :class:`~simulator.bots.view.SeatView`
-    before the kong's replacement draw), with ``held`` the kong income the seat held before it: the new
-    income is kept unless passed on by 呼叫转移 (:data:`TRANSFER_KEEP`, under 退税 rules) or refunded, and all of
-    it is refunded at the exhaustive draw if the hand is not ready then (:func:`refund_risk`, by the chance the
+    before the kong's replacement draw), with ``cost`` what ending not ready costs beyond the hand's value
+    (:func:`not_ready_cost`: the kong income held before it, and 查大叫 when the hand is ready now): the new
+    income is kept unless passed on by 呼叫转移 (:data:`TRANSFER_KEEP`, under 退税 rules) or refunded (退税), and
+    ``cost`` is paid, if the hand is not ready at the exhaustive draw (:func:`end_risk`, by the chance the
     ``hand`` after the kong — its concealed tiles without the kong's, its melds with it, the draw to come — is
-    ready at the end). A kong that breaks a ready hand with the wall nearly empty so costs its own income and the
-    income held; the 查大叫 side is in the hand's value (:func:`~simulator.bots.expert_hand.ready_bonus`)."""
+    ready at the end). A kong that breaks a ready hand with the wall nearly empty so costs its own income, the
+    income held and the 查大叫 a not-ready hand pays."""
     params, table = view.params, view.table
     conc, mk, mt, nm, void = hand
     n_in, n_draws = table_context(view.ps, view.seat, view.tiles_left - 1)
-    r = refund_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in,
-                    n_draws + 1)
-    keep = TRANSFER_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0
-    return amount * keep * (1.0 - r) - held * r
+    e = end_risk(ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in, n_draws + 1)
+    if not params[P_REFUND_KONGS_IF_NOT_READY]:
+        return amount - cost * e
+    return amount * TRANSFER_KEEP * (1.0 - e) - cost * e
