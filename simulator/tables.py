@@ -5,7 +5,7 @@ One suit's tiles are a count vector ``c[0..8]`` (rank − 1), encoded as the *su
 those tiles so that they contain ``m`` melds (triplets or runs) and ``p`` pairs (m ≤ 4, p ∈ {0, 1}), each kind
 at most 4 in the target. Tiles not used by the target cost nothing; they are simply left over.
 
-The table is exact for every key and is built in three passes over the keys (under half a second with numba, once compiled):
+The table is exact for every key and is built in three passes over the keys (under half a second, once compiled):
 
 1. ``exact[key]`` (bit ``m + 5p``): the tiles are *exactly* m melds + p pairs. The lowest non-empty rank must
    start a triplet, a run or the pair, and removing that group gives a smaller key (ascending pass).
