@@ -18,7 +18,7 @@ from simulator.bots.expert import (
     expert_self_kong,
     expert_takes_win,
 )
-from simulator.bots.expert_kongs import kong_value
+from simulator.bots.expert_kongs import kong_value, not_ready_cost
 from simulator.bots.view import SeatView
 from simulator.rules import load_rules
 from simulator.shape import MELD_KONG, HandTiles
@@ -162,6 +162,16 @@ def test_a_late_kong_that_breaks_the_only_ready_shape_is_declined_an_early_or_ha
         assert _concealed_kong(breaking, left)
     for left in (2, 8, 40):
         assert _concealed_kong("2222m345m789p55p13p", left)
+
+
+def test_the_chadajiao_of_a_broken_ready_hand_is_charged_only_where_an_exhaustive_draw_can_follow_wins():
+    """Under 血战 a ready hand that a claim or kong breaks risks paying 查大叫 at the exhaustive draw; under mode
+    ``single`` the first win ends the hand, so that risk is left out (only the refund of held kong income stays)."""
+    held, n_in = 3.0, 3
+    chengdu = load_rules("chengdu").to_arrays()
+    single = load_rules("single").to_arrays()
+    assert not_ready_cost(chengdu, held, n_in, True) > not_ready_cost(chengdu, held, n_in, False) == held
+    assert not_ready_cost(single, held, n_in, True) == not_ready_cost(single, held, n_in, False)
 
 
 def test_the_reason_is_folding_only_when_value_is_given_up():
