@@ -41,20 +41,24 @@ def test_every_discarded_copy_and_the_tile_on_offer_count_as_gone():
     assert wait_copies(_view(ps, mk, mt, nm, visible), ca, P3, P3) == 3.0
 
 
+def _with_pung(kind):
+    """A table where seat 1 shows a pung of ``kind`` (its three copies face up in ``visible``)."""
+    ps, mk, mt, nm, visible = _empty()
+    mk[1, 0], mt[1, 0], nm[1] = MELD_PUNG, kind, 1
+    visible[kind] = 3
+    return ps, mk, mt, nm, visible
+
+
 def test_a_punged_discard_counts_once():
     """A 6p discarded and punged: three in the meld (the discard among them), one left."""
-    ps, mk, mt, nm, visible = _empty()
-    mk[1, 0], mt[1, 0], nm[1] = MELD_PUNG, P6, 1
-    visible[P6] = 3
+    ps, mk, mt, nm, visible = _with_pung(P6)
     ca = seat_rows(counts_from_str("123m456m789m3345p"))
     assert wait_copies(_view(ps, mk, mt, nm, visible), ca, P3, P6) == 1.0
 
 
 def test_a_robbed_added_kong_leaves_none_of_its_kind():
     """The 加杠 on offer completes a face-up pung: its fourth copy is not in ``visible`` yet, and none is left."""
-    ps, mk, mt, nm, visible = _empty()
-    mk[1, 0], mt[1, 0], nm[1] = MELD_PUNG, P3, 1
-    visible[P3] = 3
+    ps, mk, mt, nm, visible = _with_pung(P3)
     ca = seat_rows(counts_from_str("123m456m789m4566p"))
     assert wait_copies(_view(ps, mk, mt, nm, visible), ca, P3, P3) == 0.0
 
