@@ -118,16 +118,21 @@ def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def _points(ax, x: np.ndarray, y: np.ndarray, lo, hi, color: str, label: str | None = None,
-            marker: str = "o") -> None:
-    """Points with horizontal 95% intervals; points without a real interval are drawn hollow, with no bar."""
+            marker: str = "o"):
+    """Points with horizontal 95% intervals; points without a real interval are drawn hollow, with no bar.
+    Returns the artist that carries ``label`` (None when nothing was drawn), for a legend in the callers' order
+    (matplotlib's own lists plain markers before error bars, whatever the order they were drawn in)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     ok = _has_interval(lo, hi)
     err = _errors(x, lo, hi)
+    handle = None
     if ok.any():
-        ax.errorbar(x[ok], y[ok], xerr=err[:, ok], fmt=marker, capsize=3, color=color, label=label)
+        handle = ax.errorbar(x[ok], y[ok], xerr=err[:, ok], fmt=marker, capsize=3, color=color, label=label)
         label = None
     if (~ok).any():
-        ax.plot(x[~ok], y[~ok], marker, mfc="none", color=color, label=label)
+        line, = ax.plot(x[~ok], y[~ok], marker, mfc="none", color=color, label=label)
+        handle = handle or line
+    return handle
 
 
 def _grouped_dots(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) -> None:
@@ -138,16 +143,18 @@ def _grouped_dots(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) ->
     step = 0.7 / max(len(variants), 1)
     ypos = np.arange(len(keys))
     markers = "osD^v<>p"
+    handles = []
     for i, v in enumerate(variants):
         sub = pl.DataFrame({key: keys}).join(df.filter(pl.col("variant") == v), on=key, how="left")
         e = sub[est].fill_null(0).to_numpy().astype(float)
         y = ypos + (i - (len(variants) - 1) / 2) * step
         seen = e > 0
-        _points(ax, e[seen], y[seen], sub[lo].filter(pl.Series(seen)), sub[hi].filter(pl.Series(seen)),
-                COLORS[i % len(COLORS)], v, marker=markers[i % len(markers)])
+        handles.append(_points(ax, e[seen], y[seen], sub[lo].filter(pl.Series(seen)),
+                               sub[hi].filter(pl.Series(seen)), COLORS[i % len(COLORS)], v,
+                               marker=markers[i % len(markers)]))
     ax.set_yticks(ypos, labels=[zh_label(k) for k in keys])
     ax.invert_yaxis()
-    ax.legend(fontsize="small")
+    ax.legend(handles=[h for h in handles if h is not None], fontsize="small")
 
 
 def fan_frequency_dots(freq: pl.DataFrame, per: str = "win", drop_zero: bool = True, ax=None) -> Figure:
@@ -184,16 +191,17 @@ def ev_errorbars(ev: pl.DataFrame, component: str = "score_total", ax=None) -> F
     variants = _variants(df)
     fig, (ax,), _ = _axes(ax, 1, (7, 1.2 + 0.45 * max(len(groups), 1)))
     step = 0.6 / max(len(variants), 1)
+    handles = []
     for i, v in enumerate(variants):
         sub = df.filter(pl.col("variant") == v)
         y = np.array([groups.index(_label(r, cols)) for r in sub.iter_rows(named=True)], dtype=float)
-        _points(ax, sub["mean"].to_numpy(), y + (i - (len(variants) - 1) / 2) * step, sub["ci_lo"], sub["ci_hi"],
-                COLORS[i % len(COLORS)], v)
+        handles.append(_points(ax, sub["mean"].to_numpy(), y + (i - (len(variants) - 1) / 2) * step, sub["ci_lo"],
+                               sub["ci_hi"], COLORS[i % len(COLORS)], v))
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(range(len(groups)), labels=groups)
     ax.invert_yaxis()
     ax.set_xlabel(f"mean {component} per hand, base units (95% CI)")
-    ax.legend(fontsize="small")
+    ax.legend(handles=[h for h in handles if h is not None], fontsize="small")
     return fig
 
 
