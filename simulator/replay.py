@@ -1,7 +1,7 @@
 """``xuezhan replay``: one hand as a human would follow it, from the event log of the compiled engine.
 
 The engine records events only when asked (``play_hands(..., record=True)``); :mod:`simulator.replay_log` records
-a hand, :mod:`simulator.replay_audit` replays its events on plain Python hands (:class:`HandState`), checking as it
+a hand, :mod:`simulator.replay_audit` replays its events on plain Python hands (:class:`ReplayedHand`), checking as it
 goes that every event is possible, and :mod:`simulator.replay_text` prints them with Chinese tile names. This module
 replays a hand of a logged run exactly as it was played, verified against its logged rows, and shows a hand; it
 re-exports the names of those modules, where callers import them.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from simulator.replay_audit import HandState as HandState
+from simulator.replay_audit import ReplayedHand as ReplayedHand
 from simulator.replay_audit import audit as audit
 from simulator.replay_log import EventLogError as EventLogError
 from simulator.replay_log import HandLog, ReplayError, record_hand

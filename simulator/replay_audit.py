@@ -1,4 +1,4 @@
-"""The audit of an event log: :class:`HandState` replays a recorded hand's events on plain Python hands, checking
+"""The audit of an event log: :class:`ReplayedHand` replays a recorded hand's events on plain Python hands, checking
 as it goes that every event is possible (a discarded tile is held, nobody acts after winning — under ``mode:
 xueliu`` a winner plays on, but only with its locked hand —, the strict 定缺 order holds, tiles are conserved, ...);
 :func:`audit` adds the end-of-hand checks. An impossible event is an :class:`EventLogError` (an engine bug). The
@@ -17,7 +17,7 @@ from simulator.tiles import counts_from_str, tile_str
 
 
 @dataclass
-class HandState:
+class ReplayedHand:
     """Hands replayed from events, with the checks that make the log an audit of the engine."""
 
     log: HandLog
@@ -243,10 +243,10 @@ class HandState:
         return int(sum(c.sum() for c in self.conc)) + melds + self.aside + self.pool
 
 
-def audit(log: HandLog) -> HandState:
+def audit(log: HandLog) -> ReplayedHand:
     """Replay every event with its checks, then the end-of-hand checks: tiles conserved (dealt + drawn + left in
     the wall = 108, no kind seen more than four times), hands of the right size, the right number of wins."""
-    st = HandState(log, strict_void=log.rules.void_suit == "declared")
+    st = ReplayedHand(log, strict_void=log.rules.void_suit == "declared")
     for ev in log.events:
         st.apply(ev)
     if 53 + st.drawn + log.hand["tiles_left"] != S.N_TILES:

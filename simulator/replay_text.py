@@ -12,7 +12,7 @@ import numpy as np
 
 from simulator import state as S
 from simulator.choices import Lang
-from simulator.replay_audit import HandState
+from simulator.replay_audit import ReplayedHand
 from simulator.replay_log import HandLog, ReplayError
 from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN
 from simulator.schema import SCORE_COMPONENTS
@@ -192,7 +192,7 @@ def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     return text() if text is not None else None
 
 
-def _hands(log: HandLog, st: HandState, title: str, t: _Lang) -> Iterator[str]:
+def _hands(log: HandLog, st: ReplayedHand, title: str, t: _Lang) -> Iterator[str]:
     yield f"[underline]{title}[/underline]"
     for s in range(4):
         if not st.won[s]:
@@ -210,7 +210,7 @@ def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
     yield f"[underline]{t('deal_head')}[/underline]"
     for p in log.players:
         yield f"  {_seat(log, p['seat'], t)}: {t.tiles(counts_from_str(p['dealt']))}"
-    st = HandState(log, strict_void=log.rules.void_suit == "declared")
+    st = ReplayedHand(log, strict_void=log.rules.void_suit == "declared")
     direction = log.hand["exchange"]
     direction = EXCHANGE_ZH.get(direction, "") if t.code == "zh" else direction
     headers = {S.EV_EXCHANGE: t("exchange_head", direction=direction), S.EV_VOID: t("void_head")}

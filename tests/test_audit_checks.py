@@ -11,7 +11,7 @@ import pytest
 from engine_helpers import logs, play, rules_of
 
 from simulator import state as S
-from simulator.replay import EventLogError, HandState, audit
+from simulator.replay import EventLogError, ReplayedHand, audit
 from simulator.tiles import counts_from_str, format_counts
 
 SEED = 7
@@ -33,7 +33,7 @@ def _fresh(log):
 
 def _states(log):
     """(index, event, state before it) along a log."""
-    st = HandState(log, strict_void=log.rules.void_suit == "declared")
+    st = ReplayedHand(log, strict_void=log.rules.void_suit == "declared")
     for i, ev in enumerate(log.events):
         yield i, ev, st
         st.apply(ev)
@@ -161,7 +161,7 @@ def test_the_wall_count(hands):
 
 
 def _final(log):
-    st = HandState(log, strict_void=log.rules.void_suit == "declared")
+    st = ReplayedHand(log, strict_void=log.rules.void_suit == "declared")
     for ev in log.events:
         st.apply(ev)
     return st

@@ -11,7 +11,7 @@ from engine_helpers import logs, play, rules_of
 from simulator import state as S
 from simulator.agents import DANCE, DECLARE, PASS, Bot
 from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
-from simulator.replay import EventLogError, HandState, audit, record_hand
+from simulator.replay import EventLogError, ReplayedHand, audit, record_hand
 from simulator.rules import load_rules
 from simulator.sessions import first_win, multi_ron_feeder, next_dealers, run_sessions
 from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, HandTiles
@@ -45,7 +45,7 @@ def test_the_audit_catches_a_kong_that_changes_a_locked_hands_waits():
     """The audit itself: replay hand 802 up to seat 1's draw of 4m after its exposed kong, then a forged 暗杠 of
     4m (what the old engine did) fails with the waits named."""
     log = _hand_802()
-    st = HandState(log, strict_void=True)
+    st = ReplayedHand(log, strict_void=True)
     m4, s9 = parse_tile("4m"), parse_tile("9s")
     konged = False
     for ev in log.events:
@@ -73,15 +73,15 @@ LOCKED = [
 def test_every_kong_of_a_locked_hand_keeps_its_waits(monkeypatch):
     """Property over 3,000 simulated hands of 血流 and 唱歌/跳舞: replaying each hand's events, every kong made by a
     locked hand (a 血流 winner, a declared hand) leaves the wait mask of its 13 tiles unchanged
-    (``HandState._check_waits_kept``, run by ``audit``); the check ran on many kongs of each kind."""
+    (``ReplayedHand._check_waits_kept``, run by ``audit``); the check ran on many kongs of each kind."""
     checked = {1: 0, 2: 0, 3: 0}
-    original = HandState._check_waits_kept
+    original = ReplayedHand._check_waits_kept
 
     def counting(self, seat, tile, kind, why):
         original(self, seat, tile, kind, why)
         checked[kind] += 1
 
-    monkeypatch.setattr(HandState, "_check_waits_kept", counting)
+    monkeypatch.setattr(ReplayedHand, "_check_waits_kept", counting)
     for base, over, n, seed in LOCKED:
         rules = load_rules(base, over)
         _, cols = play(rules, n, seed, record=True)

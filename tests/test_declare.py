@@ -113,7 +113,7 @@ def test_a_locked_hand_only_draws_and_discards_the_drawn_tile(played, mode):
 
 @pytest.mark.parametrize("change", ["discard", "pung", "added_kong"])
 def test_the_audit_catches_a_declared_hand_that_changes(played, change):
-    from simulator.replay import EventLogError, HandState
+    from simulator.replay import EventLogError, ReplayedHand
 
     rules, cols = played["sing"]
 
@@ -128,7 +128,7 @@ def test_the_audit_catches_a_declared_hand_that_changes(played, change):
     events = list(log.events)
     seat = events[i][1]
     drawn = events[i][2]
-    st = HandState(log, strict_void=False)
+    st = ReplayedHand(log, strict_void=False)
     for e in events[:i]:
         st.apply(e)
     held = next(k for k in range(27) if k != drawn and st.conc[seat][k] > 0)

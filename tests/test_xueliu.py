@@ -119,9 +119,9 @@ def test_the_audit_catches_a_locked_hand_that_changes(xl):
 
 def audit_hand_before(log, events, i, seat):
     """The seat's concealed tiles just before event ``i`` (replayed)."""
-    from simulator.replay import HandState
+    from simulator.replay import ReplayedHand
 
-    st = HandState(log, strict_void=False)
+    st = ReplayedHand(log, strict_void=False)
     for e in events[:i]:
         st.apply(e)
     return st.conc[seat]
