@@ -13,7 +13,7 @@ import sys
 import typer
 
 from simulator.catalog import list_command, rules_app
-from simulator.cli_common import _INTERRUPTED
+from simulator.cli_common import INTERRUPTED
 from simulator.cli_common import fail as fail
 from simulator.cli_hand import play, replay, score
 from simulator.cli_logs import COMPARE_FORMATS as COMPARE_FORMATS
@@ -99,7 +99,7 @@ def main() -> None:
         typer.echo(f"error: {exc.filename or 'a file'}: {exc.strerror or exc}"[:400], err=True)
         sys.exit(2)
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo(_INTERRUPTED, err=True)
+        typer.echo(INTERRUPTED, err=True)
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -8,7 +8,7 @@ import os
 
 import typer
 
-_INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to continue"
+INTERRUPTED = "interrupted: finished chunks are kept; rerun with --resume to continue"
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -17,7 +17,7 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _bot_timeout(seconds: float | None) -> None:
+def set_bot_timeout(seconds: float | None) -> None:
     """--bot-timeout: the per-decision limit of Python bots, passed to the workers through their environment."""
     if seconds is None:
         return
@@ -28,7 +28,7 @@ def _bot_timeout(seconds: float | None) -> None:
     os.environ[TIMEOUT_ENV] = repr(seconds)
 
 
-def _check_mode(check: str) -> None:
+def check_mode(check: str) -> None:
     from simulator.manifest import CHECKS
 
     if check not in CHECKS:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from simulator.cli_common import _check_mode, fail
+from simulator.cli_common import check_mode, fail
 
 # ---- report, compare (analysis.report, analysis.compare) -------------------------------------------------
 
@@ -35,7 +35,7 @@ def report(
         raise fail(f"--boot must be 0 (no intervals) or at least {MIN_BOOT}, got {boot}")
     if session_hands < 1:
         raise fail(f"--session-hands must be at least 1, got {session_hands}")
-    _check_mode(check)
+    check_mode(check)
     from analysis.load import open_run
     from analysis.report import write_report
 
@@ -92,7 +92,7 @@ def verify(
     problem (and 0 when all is intact)."""
     from simulator.verify import repair_run, verify_run
 
-    _check_mode(check)
+    check_mode(check)
     if repair:
         for line in repair_run(run_dir):
             typer.echo(f"repaired  {line}")

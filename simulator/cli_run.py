@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from simulator.choices import Backend
-from simulator.cli_common import _INTERRUPTED, _bot_timeout, fail
+from simulator.cli_common import INTERRUPTED, fail, set_bot_timeout
 
 # ---- simulate, study (simulator.runner, simulator.study) ---------------------------------------------------
 
@@ -55,14 +55,14 @@ def simulate(
     from simulator.runner import RunSpec, Variant
     from simulator.runner import simulate as run
 
-    _bot_timeout(bot_timeout)
+    set_bot_timeout(bot_timeout)
     variant = Variant.load(config, set_, name)
     spec = RunSpec(hands=hands, seed=seed, jobs=jobs, chunk_size=chunk_size, resume=resume, backend=backend,
                    scheduler=scheduler, duplicate=duplicate, progress=not quiet)
     try:
         summary = run(variant, out if out is not None else Path("runs") / Path(config).stem, spec)
     except KeyboardInterrupt:
-        raise fail(_INTERRUPTED, 130) from None
+        raise fail(INTERRUPTED, 130) from None
     _print_summaries([summary])
 
 
@@ -86,13 +86,13 @@ def study(
     then write the comparison report (study files: docs/studies.md)."""
     from xuezhan.studies import run_study
 
-    _bot_timeout(bot_timeout)
+    set_bot_timeout(bot_timeout)
     try:
         result = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, seed=seed, overrides=set_ or None,
                            resume=resume, backend=backend, scheduler=scheduler, report=not no_report,
                            progress=not quiet)
     except KeyboardInterrupt:
-        raise fail(_INTERRUPTED, 130) from None
+        raise fail(INTERRUPTED, 130) from None
     _print_summaries(result.summaries)
     baseline = result.summaries[0].name
     for variant, (k, n) in result.differing.items():

@@ -31,6 +31,7 @@ from simulator.rules_blocks import MAX_SESSION_HANDS as MAX_SESSION_HANDS
 from simulator.rules_blocks import EachPayment as EachPayment
 from simulator.rules_blocks import EconomyRules as EconomyRules
 from simulator.rules_blocks import Fan as Fan
+from simulator.rules_blocks import FrozenModel, yaml_off
 from simulator.rules_blocks import KongPayment as KongPayment
 from simulator.rules_blocks import KongRules as KongRules
 from simulator.rules_blocks import NonNeg as NonNeg
@@ -38,7 +39,6 @@ from simulator.rules_blocks import Payment as Payment
 from simulator.rules_blocks import ScoringRules as ScoringRules
 from simulator.rules_blocks import SessionRules as SessionRules
 from simulator.rules_blocks import SettlementRules as SettlementRules
-from simulator.rules_blocks import _Frozen, _yaml_off
 from simulator.rules_seats import TUNABLE as TUNABLE
 from simulator.rules_seats import TUNED_KEY as TUNED_KEY
 from simulator.rules_seats import BotSpec as BotSpec
@@ -102,7 +102,7 @@ from simulator.rules_vocab import (
 )
 from simulator.rules_yaml import CONFIG_DIR as CONFIG_DIR
 from simulator.rules_yaml import RulesError as RulesError
-from simulator.rules_yaml import _short, apply_overrides, load_raw, resolve_config_path
+from simulator.rules_yaml import apply_overrides, load_raw, resolve_config_path, shorten
 from simulator.rules_yaml import deep_merge as deep_merge
 from simulator.rules_yaml import flat_keys as flat_keys
 from simulator.rules_yaml import parse_override as parse_override
@@ -113,7 +113,7 @@ def _seat(v: Any) -> Any:
     return {"bot": v} if isinstance(v, str) else v
 
 
-class RuleSet(_Frozen):
+class RuleSet(FrozenModel):
     """A complete, validated rule set (RULES.md §2–§6) plus the bots seated at the table."""
 
     name: str = "chengdu"
@@ -135,7 +135,7 @@ class RuleSet(_Frozen):
     session: SessionRules | None = None  # None: independent hands (no sessions), the logs as before sessions
     seats: tuple[BotSpec, BotSpec, BotSpec, BotSpec] = (BotSpec(),) * 4
 
-    _off = field_validator("pass_ron_lock", mode="before")(_yaml_off)
+    _off = field_validator("pass_ron_lock", mode="before")(yaml_off)
 
     @field_validator("seats", mode="before")
     @classmethod
@@ -305,14 +305,14 @@ def explain(exc: ValidationError, source: str | Path) -> str:
         msg = "unknown key"
     elif len(same) > 1 and len(same) == len(errors):
         expected = " or ".join(e["msg"].removeprefix("Input should be ") for e in same)
-        msg = f"got {_short(repr(err.get('input')))}; expected a value {expected}"
+        msg = f"got {shorten(repr(err.get('input')))}; expected a value {expected}"
         errors = same[:1]
     elif err["type"] == "value_error":  # our own validators' messages are complete sentences
         msg = msg.removeprefix("Value error, ")
     elif err["type"] == "literal_error":
-        msg = f"got {_short(repr(err['input']))}; {msg.lower()}"
+        msg = f"got {shorten(repr(err['input']))}; {msg.lower()}"
     elif "input" in err and not isinstance(err["input"], dict | list):
-        msg = f"{msg} (got {_short(repr(err['input']))})"
+        msg = f"{msg} (got {shorten(repr(err['input']))})"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: {loc or '<top>'}: {msg}{more}"
 

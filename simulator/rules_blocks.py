@@ -15,17 +15,17 @@ Fan = Annotated[int, Field(ge=0, le=64)]
 Payment = Annotated[int, Field(ge=0, le=10_000)]  # a kong payment, base units
 
 
-class _Frozen(BaseModel):
+class FrozenModel(BaseModel):
     # strict: YAML's true is not the integer 1 and 1 is not true; a float field still accepts an integer.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-def _yaml_off(v: Any) -> Any:
+def yaml_off(v: Any) -> Any:
     # YAML 1.1 reads a bare `off` as False; the key's first value is literally called "off".
     return "off" if v is False else v
 
 
-class ScoringRules(_Frozen):
+class ScoringRules(FrozenModel):
     mode: Literal["additive", "table"] = "additive"
     patterns: dict[Literal[SHAPE_PATTERNS], Fan] = Field(  # type: ignore[valid-type]
         default_factory=lambda: {"duiduihu": 1, "qingyise": 2, "qidui": 2, "daiyaojiu": 2, "jiangdui": 2,
@@ -49,16 +49,16 @@ class ScoringRules(_Frozen):
         return self
 
 
-class KongPayment(_Frozen):
+class KongPayment(FrozenModel):
     discarder: Payment = 2
     others: Payment = 0
 
 
-class EachPayment(_Frozen):
+class EachPayment(FrozenModel):
     each: Payment
 
 
-class KongRules(_Frozen):
+class KongRules(FrozenModel):
     discard_kong: KongPayment = KongPayment()
     added_kong: EachPayment = EachPayment(each=1)
     concealed_kong: EachPayment = EachPayment(each=2)
@@ -66,7 +66,7 @@ class KongRules(_Frozen):
     after_kong_deal_in: Literal["keep", "refund", "transfer"] = "transfer"
 
 
-class SettlementRules(_Frozen):
+class SettlementRules(FrozenModel):
     refund_kongs_if_not_ready: bool = True
     huazhu_penalty: Annotated[int, Field(ge=0, le=10_000)] | Literal["cap"] = 16
     huazhu_pays: Literal["unwon", "all"] = "unwon"
@@ -77,7 +77,7 @@ MAX_ROOM_FACTOR = 1e6  # finite bounds: coins = room_factor · base · score −
 MAX_RAKE = 1e9         # exact integers (2^53), and .inf / 1e308 are typos, not rooms
 
 
-class EconomyRules(_Frozen):
+class EconomyRules(FrozenModel):
     room_factor: Annotated[float, Field(gt=0, le=MAX_ROOM_FACTOR, allow_inf_nan=False)] = 1.0
     rake: Annotated[float, Field(ge=0, le=MAX_RAKE, allow_inf_nan=False)] = 0.0
 
@@ -86,7 +86,7 @@ DEALER_RULES = ("rotate", "first_winner", "feeder_on_multi_ron", "feeder_keeps_o
 MAX_SESSION_HANDS = 1000
 
 
-class SessionRules(_Frozen):
+class SessionRules(FrozenModel):
     """An evening of ``hands`` chained hands (docs/rules.md "Sessions"): who deals each hand after the first,
     each player's running bankroll, and whether the session ends when someone is broke.
 

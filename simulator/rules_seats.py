@@ -10,9 +10,9 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from simulator.rules_blocks import _Frozen
+from simulator.rules_blocks import FrozenModel
 from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOT_MILLI, BOTS
-from simulator.rules_yaml import CONFIG_DIR, RulesError, _short, read_yaml_mapping
+from simulator.rules_yaml import CONFIG_DIR, RulesError, read_yaml_mapping, shorten
 
 TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `xuezhan tune` searches: (low, high,
     "defence": (0.0, 1.5, 0.01),                     # step); BotSpec below declares each with its default, and
@@ -44,7 +44,7 @@ def read_tuned(ref: str | Path) -> dict[str, float]:
         if key not in TUNABLE:
             raise RulesError(f"{path}: {TUNED_KEY}.{key}: unknown key (tuned keys: {', '.join(TUNABLE)})")
         if isinstance(val, bool) or not isinstance(val, int | float) or not val == val:
-            raise RulesError(f"{path}: {TUNED_KEY}.{key}: expected a number, got {_short(repr(val))}")
+            raise RulesError(f"{path}: {TUNED_KEY}.{key}: expected a number, got {shorten(repr(val))}")
         lo, hi, _ = TUNABLE[key]
         if not lo <= val <= hi:
             raise RulesError(f"{path}: {TUNED_KEY}.{key}: {val} is outside the tuned range [{lo}, {hi}]")
@@ -52,7 +52,7 @@ def read_tuned(ref: str | Path) -> dict[str, float]:
     return out
 
 
-class BotSpec(_Frozen):
+class BotSpec(FrozenModel):
     """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
 
     - ``decline_below`` (value): decline a discard win worth fewer fan than this ...

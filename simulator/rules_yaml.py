@@ -68,7 +68,7 @@ def read_yaml_mapping(path: Path, what: str = "a rule set") -> dict:
     except UnicodeDecodeError as exc:
         raise RulesError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     except ValueError as exc:  # e.g. an integer literal longer than Python converts (4300 digits)
-        raise RulesError(f"{path}: unreadable value ({_short(str(exc))})") from None
+        raise RulesError(f"{path}: unreadable value ({shorten(str(exc))})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -136,9 +136,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         parsed = yaml.safe_load(value) if value.strip() else None
     except yaml.YAMLError:
-        raise RulesError(f"--set {_short(text)!r}: value is not valid YAML") from None
+        raise RulesError(f"--set {shorten(text)!r}: value is not valid YAML") from None
     except ValueError:  # an integer literal longer than Python converts (4300 digits)
-        raise RulesError(f"--set {_short(key)}=...: value is not a usable number ({len(value)} characters)") from None
+        raise RulesError(f"--set {shorten(key)}=...: value is not a usable number ({len(value)} characters)") from None
     return key.split("."), parsed
 
 
@@ -166,6 +166,6 @@ def apply_overrides(data: dict, overrides: list[str] | dict | None) -> dict:
     return data
 
 
-def _short(text: str, limit: int = 60) -> str:
+def shorten(text: str, limit: int = 60) -> str:
     """``text`` cut to ``limit`` characters: an error line must stay one readable line whatever the input."""
     return text if len(text) <= limit else f"{text[:limit - 15]}...({len(text)} chars)"

@@ -49,9 +49,9 @@ from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
 )
 from simulator.manifest import part_name as part_name
 from simulator.pool_watch import PoolWatch, kill_workers
-from simulator.runner_open import _open
-from simulator.runner_open import _Run as _Run
-from simulator.runner_progress import _progress
+from simulator.runner_open import OpenRun as OpenRun
+from simulator.runner_open import open_variant
+from simulator.runner_progress import progress_bars
 from simulator.runner_worker import preload, run_chunk
 from simulator.runner_worker import watch_parent as watch_parent
 from simulator.runplan import (  # noqa: F401 - Variant, RunSpec, RunSummary, plan_chunks, read_manifest, BACKENDS, LOCK_NAME: this module's API too
@@ -108,10 +108,10 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
         yield
 
 
-def _interleave(runs: Sequence[_Run]) -> Iterator[tuple[_Run, int, int]]:
+def _interleave(runs: Sequence[OpenRun]) -> Iterator[tuple[OpenRun, int, int]]:
     """Chunk-major order, so that an interrupted study has roughly equal progress in every variant (lazy: a
     plan of millions of chunks is never held in memory)."""
-    def stream(run: _Run) -> Iterator[tuple[_Run, int, int]]:  # binds its run (a bare genexp would bind the last)
+    def stream(run: OpenRun) -> Iterator[tuple[OpenRun, int, int]]:  # binds its run (a bare genexp would bind the last)
         return ((run, first, last) for first, last in run.pending)
 
     for group in itertools.zip_longest(*map(stream, runs)):
@@ -170,7 +170,7 @@ def _drain(pending: Any) -> None:
         pass
 
 
-def _execute(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
+def _execute(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
     if not any(r.n_pending for r in runs):
         return
     with _watched(spec, jobs):
@@ -195,7 +195,7 @@ def _watched(spec: RunSpec, jobs: int) -> Iterator[None]:
         watch.stop()
 
 
-def _execute_pending(runs: Sequence[_Run], spec: RunSpec, jobs: int, progress: Any, preloaded: Any) -> None:
+def _execute_pending(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress: Any, preloaded: Any) -> None:
     from joblib import Parallel, delayed
 
     if preloaded is not None:
@@ -277,7 +277,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
             opened = True
             plans[0].notes += clean_run(out_dir)
-            runs = [_open(p, spec) for p in plans]
+            runs = [open_variant(p, spec) for p in plans]
         except BaseException:
             if not opened:
                 for lock in reversed(locks):
@@ -285,7 +285,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             raise
         start = time.perf_counter()
         stack.enter_context(_backend(spec, jobs))
-        progress = stack.enter_context(_progress(runs, spec))
+        progress = stack.enter_context(progress_bars(runs, spec))
         _execute(runs, spec, jobs, progress, preloaded)
     short = [r for r in runs if not r.manifest["complete"]]
     if short:  # a run that did not finish never reports success (a worker that exited quietly, ...)

@@ -1,5 +1,5 @@
 """Phase 2 of a run: open a variant's locked directory (clean up an interrupted run, write the manifest) as a
-:class:`_Run`, which then makes each finished chunk durable (its files first, then the manifest entry listing it).
+:class:`OpenRun`, which then makes each finished chunk durable (its files first, then the manifest entry listing it).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from simulator.runplan import ChunkResult, Plan, RunSpec, clean_variant, iter_ch
 
 
 @dataclass
-class _Run:
+class OpenRun:
     plan: Plan
     manifest: dict
     pending: Iterable[tuple[int, int]]
@@ -73,7 +73,7 @@ class _Run:
                         "kept, rerun with --resume")
 
 
-def _open(plan: Plan, spec: RunSpec) -> _Run:
+def open_variant(plan: Plan, spec: RunSpec) -> OpenRun:
     vdir = plan.vdir
     make_table_dirs(vdir)
     plan.notes += clean_variant(vdir, plan.done)
@@ -84,6 +84,6 @@ def _open(plan: Plan, spec: RunSpec) -> _Run:
     done = {c["first"] for c in plan.done}
     pending = (c for c in iter_chunks(spec.hands, plan.chunk_size) if c[0] not in done)
     n_pending = -(-spec.hands // plan.chunk_size) - len(done)
-    run = _Run(plan, manifest, pending, n_pending)
+    run = OpenRun(plan, manifest, pending, n_pending)
     run.write_manifest()
     return run

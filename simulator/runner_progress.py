@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from simulator.runner_open import _Run
+from simulator.runner_open import OpenRun
 from simulator.runplan import RunSpec
 
 
@@ -20,7 +20,7 @@ class _Quiet:
 class _RichProgress:
     """One bar per variant: hands done / total, hands/s and ETA."""
 
-    def __init__(self, runs: Sequence[_Run]) -> None:
+    def __init__(self, runs: Sequence[OpenRun]) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -50,7 +50,7 @@ class _RichProgress:
 
 
 @contextmanager
-def _progress(runs: Sequence[_Run], spec: RunSpec) -> Iterator[Any]:
+def progress_bars(runs: Sequence[OpenRun], spec: RunSpec) -> Iterator[Any]:
     if not spec.progress:
         yield _Quiet()
         return

@@ -55,14 +55,14 @@ import sys, time
 from pathlib import Path
 from simulator import cli, runner
 paused, release = Path(sys.argv[1]), Path(sys.argv[2])
-write = runner._Run.write_manifest
+write = runner.OpenRun.write_manifest
 def write_then_pause(self):
     write(self)
     if self.manifest["chunks"] and not paused.exists():
         paused.write_text(str(sum(c["last"] - c["first"] + 1 for c in self.manifest["chunks"])))
         while not release.exists():
             time.sleep(0.01)
-runner._Run.write_manifest = write_then_pause
+runner.OpenRun.write_manifest = write_then_pause
 sys.argv = ["xuezhan", *sys.argv[3:]]
 cli.main()
 """

@@ -196,13 +196,13 @@ def test_garbled_debris_only_and_old_runs_are_refused(copy: Path, tmp_path: Path
 def test_manifest_lists_finished_chunks_only(tmp_path: Path, monkeypatch):
     """A run planned at the 10^10-hand limit writes a manifest of a few KB after its first chunk (it used to
     write every pending chunk, 251 MB, and rewrite it after each chunk)."""
-    commit = runner._Run.commit
+    commit = runner.OpenRun.commit
 
     def stop_after_one(self, res):
         commit(self, res)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner._Run, "commit", stop_after_one)
+    monkeypatch.setattr(runner.OpenRun, "commit", stop_after_one)
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, hands=mf.MAX_HANDS, chunk=5000)

@@ -317,14 +317,14 @@ def test_an_interrupted_study_resumes_to_the_same_bytes(tmp_path: Path, monkeypa
     path = write(tmp_path, small)
     clean, cut = tmp_path / "clean", tmp_path / "cut"
     run_study(path, out_dir=clean, jobs=1, report=False, progress=False)
-    commit, done = runner._Run.commit, []
+    commit, done = runner.OpenRun.commit, []
 
     def interrupted(self, res):
         if len(done) == 5:
             raise KeyboardInterrupt
         done.append(res.variant)
         commit(self, res)
-    monkeypatch.setattr(runner._Run, "commit", interrupted)
+    monkeypatch.setattr(runner.OpenRun, "commit", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_study(path, out_dir=cut, jobs=1, report=False, progress=False)
     monkeypatch.undo()

@@ -209,13 +209,13 @@ def test_an_unwritable_report_names_report_html(two_arms: Path, capsys, monkeypa
 
 def test_compare_warns_that_an_arm_did_not_finish(two_arms: Path, tmp_path: Path, capsys, monkeypatch):
     run = tmp_path / "run"
-    commit = runner._Run.commit
+    commit = runner.OpenRun.commit
 
     def stop_after_one(self, res):
         commit(self, res)
         if self.plan.variant.name == "cap3":
             raise KeyboardInterrupt
-    monkeypatch.setattr(runner._Run, "commit", stop_after_one)
+    monkeypatch.setattr(runner.OpenRun, "commit", stop_after_one)
     spec = runner.RunSpec(hands=20, seed=3, jobs=1, chunk_size=10, progress=False)
     with pytest.raises(KeyboardInterrupt):
         runner.run_variants(run, [runner.Variant.load("chengdu"), runner.Variant.load("cap3")], spec)
