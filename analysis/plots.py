@@ -117,7 +117,7 @@ def _errors(est: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.vstack([np.clip(est - lo, 0, None), np.clip(hi - est, 0, None)])
 
 
-def _points(ax, x: np.ndarray, y: np.ndarray, lo, hi, color: str, label: str | None = None,
+def interval_points(ax, x: np.ndarray, y: np.ndarray, lo, hi, color: str, label: str | None = None,
             marker: str = "o"):
     """Points with horizontal 95% intervals; points without a real interval are drawn hollow, with no bar.
     Returns the artist that carries ``label`` (None when nothing was drawn), for a legend in the callers' order
@@ -149,9 +149,9 @@ def _grouped_dots(ax, df: pl.DataFrame, key: str, est: str, lo: str, hi: str) ->
         e = sub[est].fill_null(0).to_numpy().astype(float)
         y = ypos + (i - (len(variants) - 1) / 2) * step
         seen = e > 0
-        handles.append(_points(ax, e[seen], y[seen], sub[lo].filter(pl.Series(seen)),
-                               sub[hi].filter(pl.Series(seen)), COLORS[i % len(COLORS)], v,
-                               marker=markers[i % len(markers)]))
+        handles.append(interval_points(ax, e[seen], y[seen], sub[lo].filter(pl.Series(seen)),
+                                       sub[hi].filter(pl.Series(seen)), COLORS[i % len(COLORS)], v,
+                                       marker=markers[i % len(markers)]))
     ax.set_yticks(ypos, labels=[zh_label(k) for k in keys])
     ax.invert_yaxis()
     ax.legend(handles=[h for h in handles if h is not None], fontsize="small")
@@ -195,8 +195,9 @@ def ev_errorbars(ev: pl.DataFrame, component: str = "score_total", ax=None) -> F
     for i, v in enumerate(variants):
         sub = df.filter(pl.col("variant") == v)
         y = np.array([groups.index(_label(r, cols)) for r in sub.iter_rows(named=True)], dtype=float)
-        handles.append(_points(ax, sub["mean"].to_numpy(), y + (i - (len(variants) - 1) / 2) * step, sub["ci_lo"],
-                               sub["ci_hi"], COLORS[i % len(COLORS)], v))
+        y = y + (i - (len(variants) - 1) / 2) * step
+        handles.append(interval_points(ax, sub["mean"].to_numpy(), y, sub["ci_lo"], sub["ci_hi"],
+                                       COLORS[i % len(COLORS)], v))
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(range(len(groups)), labels=groups)
     ax.invert_yaxis()
@@ -223,7 +224,7 @@ def component_stack(ev: pl.DataFrame, ax=None) -> Figure:
         left = np.where(m >= 0, pos, neg)
         ax.barh(y, m, left=left, color=COLORS[i % len(COLORS)], label=c.removeprefix("score_"))
         pos, neg = pos + np.clip(m, 0, None), neg + np.clip(m, None, 0)
-    _points(ax, total["mean"].to_numpy(), y, total["ci_lo"], total["ci_hi"], "black", "total", marker="D")
+    interval_points(ax, total["mean"].to_numpy(), y, total["ci_lo"], total["ci_hi"], "black", "total", marker="D")
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(y, labels=labels)
     ax.invert_yaxis()
@@ -282,7 +283,7 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None, ax=
             d = sub["diff"].to_numpy().astype(float)
             for mask, marker in ((~rare, "o"), (rare, "s")):
                 if mask.any():
-                    _points(ax, d[mask], y[mask], sub["ci_lo"].filter(pl.Series(mask)),
+                    interval_points(ax, d[mask], y[mask], sub["ci_lo"].filter(pl.Series(mask)),
                             sub["ci_hi"].filter(pl.Series(mask)), COLORS[0], marker=marker)
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(y, labels=names)

@@ -249,14 +249,14 @@ def skill_luck_plot(table: pl.DataFrame, ax=None) -> Figure:
     """Skill-to-luck ratio (edge ÷ SD of one player's score per hand, dimensionless) per variant with its 95%
     bootstrap interval, from :func:`skill_table`. Draws on ``ax`` when given, else on a new figure; returns the
     figure."""
-    from analysis.plots import _points
+    from analysis.plots import interval_points
 
     if ax is None:
         fig = Figure(figsize=(7, 1.2 + 0.4 * max(table.height, 1)))
         ax = fig.add_subplot()
     fig = ax.figure
     y = np.arange(table.height, dtype=np.float64)
-    _points(ax, table["skill_luck"].to_numpy(), y, table["skill_luck_lo"], table["skill_luck_hi"], "#1f77b4")
+    interval_points(ax, table["skill_luck"].to_numpy(), y, table["skill_luck_lo"], table["skill_luck_hi"], "#1f77b4")
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(y, labels=[f"{r['variant']}" for r in table.iter_rows(named=True)])
     ax.invert_yaxis()

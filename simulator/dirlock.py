@@ -24,7 +24,7 @@ class RunError(UserError):
     """A simulation that cannot start or continue as asked (bad argument, output directory conflict)."""
 
 
-def _checkpoint(point: str, vdir: Path) -> None:
+def checkpoint(point: str, vdir: Path) -> None:
     """Test seam: called at named points of a run ("before_lock", "locked") with the variant directory, so a
     test can interleave two runs deterministically. Does nothing unless a test sets :data:`CHECKPOINT`."""
     if CHECKPOINT is not None:
@@ -34,7 +34,7 @@ def _checkpoint(point: str, vdir: Path) -> None:
 CHECKPOINT: Callable[[str, Path], None] | None = None
 
 
-def _check_out_dir(out_dir: Path) -> None:
+def check_out_dir(out_dir: Path) -> None:
     """The output directory exists as a writable directory or can be created."""
     probe = Path(os.path.abspath(out_dir))
     if len(os.fsencode(probe)) + 32 + MAX_NAME > os.pathconf("/", "PC_PATH_MAX"):
@@ -70,7 +70,7 @@ def _retry_lock(fd: int, path: Path) -> bool:
     return False
 
 
-class _DirLock:
+class DirLock:
     """The exclusive advisory lock of a variant directory, taken before the directory is inspected.
 
     Creates the directory (and missing parents) if needed; :meth:`undo` removes what it created when the run
@@ -96,7 +96,7 @@ class _DirLock:
         except OSError as exc:
             self.undo()
             raise RunError(f"cannot create {exc.filename or vdir}: {exc.strerror}") from None
-        _checkpoint("before_lock", vdir)
+        checkpoint("before_lock", vdir)
         path = vdir / LOCK_NAME
         try:
             try:
@@ -120,7 +120,7 @@ class _DirLock:
             self.created, self.lock_created = [], False
             raise RunError(f"{vdir}: another xuezhan run is writing there; wait for it or choose another --out")
         self.fd = fd
-        _checkpoint("locked", vdir)
+        checkpoint("locked", vdir)
 
     def undo(self) -> None:
         """Remove the lock file and the directories this run created, if they hold nothing else."""
@@ -145,8 +145,8 @@ def run_lock(out_dir: Path) -> Iterator[None]:
     """Hold the lock of the run directory ``out_dir`` itself (created if needed): one run or study at a time
     writes there. Refused at once when another holds it; on an error inside, what the lock created (the lock
     file, empty directories) is removed."""
-    _check_out_dir(out_dir)
-    lock = _DirLock(Path(out_dir))
+    check_out_dir(out_dir)
+    lock = DirLock(Path(out_dir))
     lock.acquire()
     try:
         yield

@@ -39,13 +39,13 @@ from simulator.scoring import (
 from simulator.shape import (
     MELD_KONG,
     MELD_PUNG,
-    _held,
-    _legal_suits,
-    _seven_pairs,
-    _standard_complete,
-    _suit_keys,
     hand_tiles,
     held4_mask,
+    held_copies,
+    is_seven_pairs,
+    legal_suits,
+    standard_complete,
+    suit_keys,
     wait_mask,
 )
 
@@ -124,7 +124,7 @@ def _tile_facts(conc, meld_kind, meld_tile, n_melds):
     simple = True
     used = 0
     for k in range(27):
-        h = _held(conc, meld_kind, meld_tile, n_melds, k)
+        h = held_copies(conc, meld_kind, meld_tile, n_melds, k)
         if h == 0:
             continue
         used |= 1 << (k // 9)
@@ -205,14 +205,14 @@ def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
     """The context-free analysis of a win: ``(ok, common, jiang, gen, tri, yao, plain, sevens)`` — ``common``
     the flags every split shares (清一色, 中张; no context flags), the rest the candidate splits as flag sets
     (0 = none). ``ok`` False when ``conc`` (which includes ``win_tile``) is not a legal winning hand."""
-    k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
+    k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     if win_tile < 0 or win_tile >= 27 or conc[win_tile] == 0 or n0 + n1 + n2 != 14 - 3 * n_melds:
         return False, 0, False, 0, 0, 0, 0, 0
     gen, jiang, simple, used = _tile_facts(conc, meld_kind, meld_tile, n_melds)
-    if not _legal_suits(used, void):
+    if not legal_suits(used, void):
         return False, 0, False, 0, 0, 0, 0, 0
-    standard = _standard_complete(table, k0, k1, k2, n0, n1, n2)
-    pairs7 = _seven_pairs(conc, n_melds)
+    standard = standard_complete(table, k0, k1, k2, n0, n1, n2)
+    pairs7 = is_seven_pairs(conc, n_melds)
     if not standard and not pairs7:
         return False, 0, False, 0, 0, 0, 0, 0
     common = 0

@@ -31,8 +31,8 @@ from simulator.replay_text import SUIT_NAMES_EN as SUIT_NAMES_EN
 from simulator.replay_text import TEXT as TEXT
 from simulator.replay_text import WIN_EN as WIN_EN
 from simulator.replay_text import WIN_ZH as WIN_ZH
-from simulator.replay_text import _lang, lines
 from simulator.replay_text import describe as describe
+from simulator.replay_text import language, lines
 from simulator.rules import load_rules, validate
 from simulator.schema import SCORE_COMPONENTS
 
@@ -134,7 +134,7 @@ def show(log: HandLog, lang: str = "zh") -> None:
     """Print a hand's lines on the terminal."""
     from rich.console import Console
 
-    _lang(lang)
+    language(lang)
     console = Console(highlight=False, soft_wrap=True)
     for line in lines(log, lang):
         console.print(line)
@@ -144,5 +144,5 @@ def replay(config: str, seed: int, hand_id: int = 0, overrides: list[str] | None
            duplicate: bool = False, lang: str = "zh") -> None:
     """Print hand ``hand_id`` of ``seed`` under rule set ``config`` (name or path); ``duplicate``: the seating
     of duplicate play (hand_id = 4·deal_id + rotation)."""
-    _lang(lang)
+    language(lang)
     show(record_hand(load_rules(config, overrides), hand_id, seed, duplicate=duplicate), lang)

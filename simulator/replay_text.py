@@ -110,7 +110,7 @@ class _Lang:
         return f"{MELD_ZH[kind]}{self.tile(k)}" if self.code == "zh" else f"{MELD_EN[kind]} {self.tile(k)}"
 
 
-def _lang(lang: str) -> _Lang:
+def language(lang: str) -> _Lang:
     if lang not in LANGS:
         raise ReplayError(f"--lang {lang!r}: expected one of {', '.join(LANGS)}")
     return _Lang(lang)
@@ -165,7 +165,7 @@ def _reason(code: int, t: _Lang) -> str:
 
 def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     """One event as a rich-markup line in ``lang`` (``None`` for events shown elsewhere)."""
-    t = _lang(lang)
+    t = language(lang)
     typ, seat, tile, amount, a, b = ev
     who = _seat(log, seat, t) if seat >= 0 else ""
     name = t.tile(tile) if tile >= 0 else ""
@@ -203,7 +203,7 @@ def _hands(log: HandLog, st: ReplayedHand, title: str, t: _Lang) -> Iterator[str
 def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
     """The hand as rich-markup lines in ``lang`` (``zh`` or ``en``), in order: deal, 换三张, 定缺, the hands in
     play, every turn, the hands left at the end, settlement."""
-    t = _lang(lang)
+    t = language(lang)
     rotation = log.hand.get("rotation", 0)
     yield t("title", rules=log.rules.name, seed=log.seed, hand=log.hand_id, deal=log.hand["deal_id"],
             dealer=log.hand["dealer"], rotation=t("rotation", r=rotation) if rotation else "")

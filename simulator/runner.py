@@ -41,10 +41,10 @@ from typing import Any
 from simulator import layout
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     MAX_NAME,
+    DirLock,
     RunError,
-    _check_out_dir,
-    _checkpoint,
-    _DirLock,
+    check_out_dir,
+    checkpoint,
     run_lock,
 )
 from simulator.manifest import part_name as part_name
@@ -251,7 +251,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     """
     out_dir = Path(out_dir)
     validate_spec(spec, variants)
-    _check_out_dir(out_dir)
+    check_out_dir(out_dir)
     old = layout.old_layout(out_dir)
     if old:
         raise RunError(f"{old}; or choose another --out")
@@ -261,7 +261,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         opened = False
         try:
             for path in ([] if study_locked else [out_dir]) + [variant_dir(out_dir, v.name) for v in variants]:
-                lock = _DirLock(path)
+                lock = DirLock(path)
                 lock.acquire()
                 locks.append(lock)
                 stack.callback(lock.release)

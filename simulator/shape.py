@@ -56,7 +56,7 @@ def hand_tiles(conc, mk, mt, nm, void):
 
 
 @njit(cache=True)
-def _suit_keys(conc):
+def suit_keys(conc):
     """Suit keys and tile counts of the three suits: (k0, k1, k2, n0, n1, n2)."""
     k0 = k1 = k2 = 0
     n0 = n1 = n2 = 0
@@ -83,7 +83,7 @@ def meld_suits(meld_tile, n_melds):
 
 
 @njit(cache=True)
-def _legal_suits(used, void):
+def legal_suits(used, void):
     """At most two suits, none of them the declared void suit."""
     if used == 7:
         return False
@@ -103,7 +103,7 @@ def _suit_ok(table, key, n):
 
 
 @njit(cache=True)
-def _standard_complete(table, k0, k1, k2, n0, n1, n2):
+def standard_complete(table, k0, k1, k2, n0, n1, n2):
     """Exactly melds + one pair over the three suits' concealed tiles."""
     a = _suit_ok(table, k0, n0)
     if a == 0:
@@ -118,7 +118,7 @@ def _standard_complete(table, k0, k1, k2, n0, n1, n2):
 
 
 @njit(cache=True)
-def _seven_pairs(conc, n_melds):
+def is_seven_pairs(conc, n_melds):
     """Fourteen concealed tiles, every count even (a four-of-a-kind is two pairs)."""
     if n_melds != 0:
         return False
@@ -135,15 +135,15 @@ def _seven_pairs(conc, n_melds):
 def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
     """True when ``conc`` plus the melds set down is a legal winning hand (standard or seven pairs, ≤ 2 suits
     counting melds, no tile of ``void``)."""
-    k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
+    k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     if n0 + n1 + n2 != 14 - 3 * n_melds:
         return False
     used = meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
-    if not _legal_suits(used, void):
+    if not legal_suits(used, void):
         return False
-    if _standard_complete(table, k0, k1, k2, n0, n1, n2):
+    if standard_complete(table, k0, k1, k2, n0, n1, n2):
         return True
-    return _seven_pairs(conc, n_melds)
+    return is_seven_pairs(conc, n_melds)
 
 
 @njit(cache=True)
@@ -179,7 +179,7 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
     dead) of the tiles missing for the standard form (or seven pairs when nothing is set down), minus one.
     Returns ``SHANTEN_NEVER`` when no suit can be dropped.
     """
-    k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
+    k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     in_melds = meld_suits(meld_tile, n_melds)
     need = 4 - n_melds
     p0 = p1 = p2 = 0
@@ -216,7 +216,7 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
 
 
 @njit(cache=True)
-def _held(conc, meld_kind, meld_tile, n_melds, k):
+def held_copies(conc, meld_kind, meld_tile, n_melds, k):
     """Copies of kind k held: concealed plus those in a pung (3) or kong (4) set down."""
     h = np.int64(conc[k])
     for i in range(n_melds):
@@ -230,7 +230,7 @@ def held4_mask(conc, meld_kind, meld_tile, n_melds):
     """Bit k set when all four copies of kind k are held (concealed + pung/kong set down)."""
     mask = 0
     for k in range(27):
-        if _held(conc, meld_kind, meld_tile, n_melds, k) >= 4:
+        if held_copies(conc, meld_kind, meld_tile, n_melds, k) >= 4:
             mask |= 1 << k
     return mask
 
@@ -254,18 +254,18 @@ def _near(conc, k):
 @njit(cache=True)
 def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
     """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set)."""
-    k0, k1, k2, n0, n1, n2 = _suit_keys(conc)
+    k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     if n0 + n1 + n2 != 13 - 3 * n_melds:
         return 0
     used = meld_suits(meld_tile, n_melds) | _conc_suits(n0, n1, n2)
     mask = 0
-    # _standard_complete with the tile added to suit s: the other two suits are unchanged, so their verdicts are
+    # standard_complete with the tile added to suit s: the other two suits are unchanged, so their verdicts are
     # looked up once; only the receiving suit's new key is looked up per kind
     ok0 = _suit_ok(table, k0, n0)
     ok1 = _suit_ok(table, k1, n1)
     ok2 = _suit_ok(table, k2, n2)
     for s in range(3):
-        if not _legal_suits(used | (1 << s), void):
+        if not legal_suits(used | (1 << s), void):
             continue
         if s == 0:
             key, n, others = k0, n0, ok1 * ok2
@@ -288,7 +288,7 @@ def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
                     mask |= 1 << k
             step *= 5
     # seven pairs: six pairs (a four-of-a-kind is two) and one odd kind, which is the wait
-    if n_melds == 0 and _legal_suits(used, void):
+    if n_melds == 0 and legal_suits(used, void):
         odd = 0
         odd_kind = 0
         for k in range(27):

@@ -13,7 +13,7 @@ from typing import Any
 
 from simulator import layout, rundir
 from simulator import manifest as mf
-from simulator.dirlock import _DirLock
+from simulator.dirlock import DirLock
 from simulator.errors import UserError
 
 
@@ -82,14 +82,14 @@ def repair_run(run_dir: Path) -> list[str]:
     root, vdirs = _vdirs(Path(run_dir))
     lines = []
     if root is not None and rundir.run_strays(root)[0]:  # entries of RUN/<table>/ itself, under the run's lock
-        lock = _DirLock(root)
+        lock = DirLock(root)
         lock.acquire()
         try:
             lines += [f"{root}/{line}" for line in rundir.quarantine(root, rundir.run_strays(root)[0], root)]
         finally:
             lock.release()
     for vdir in vdirs:
-        lock = _DirLock(vdir)
+        lock = DirLock(vdir)
         lock.acquire()  # refused (RunError) while a run writes there
         try:
             lines += [f"{layout.run_of(vdir)}/{line}" for line in rundir.repair(vdir)]

@@ -114,3 +114,24 @@ def test_the_parameter_scan_finds_compiled_functions():
     found = sum(_compiled(n) for p in (ROOT / "simulator").rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
                 if isinstance(n, ast.FunctionDef))
     assert found > 200
+
+
+def _private_imports(source: str) -> list[str]:
+    """``module.name`` of every private name (``_x``, not dunder) imported from the project's packages."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("simulator", "analysis",
+                                                                                      "xuezhan"):
+            found += [f"{node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_name():
+    """What one module uses of another is public in it: a leading underscore means "only here", so a rename or a
+    change of a private helper never breaks another module unseen."""
+    bad = {str(p.relative_to(ROOT)): _private_imports(p.read_text(encoding="utf-8"))
+           for pkg in ("simulator", "analysis", "xuezhan") for p in (ROOT / pkg).rglob("*.py")}
+    assert {k: v for k, v in bad.items() if v} == {}
+    assert _private_imports("from simulator.rules_yaml import _short, load_raw\nfrom os import _exit\n") == \
+        ["simulator.rules_yaml._short"]

@@ -262,7 +262,7 @@ def test_a_damaged_backup_is_reported_and_rewritten(reference: Path, copy: Path,
 # 8. readers and a live writer
 
 def test_readers_see_a_writer_at_work(copy: Path, capsys):
-    lock = runner._DirLock(vdir(copy, "hz8"))
+    lock = runner.DirLock(vdir(copy, "hz8"))
     lock.acquire()  # what a running --resume holds
     try:
         with pytest.raises(RunDirError, match="run in progress .*hz8 40 of 40 hands.*--partial"):
