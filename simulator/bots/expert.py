@@ -46,9 +46,16 @@ from simulator.bots.expert_hand import (
     unseen_total,
     value13,
 )
-from simulator.bots.expert_kongs import end_risk, held_kong_income, kong_value, not_ready_cost, ready_chance
+from simulator.bots.expert_kongs import (
+    end_rate,
+    end_risk,
+    held_kong_income,
+    kong_value,
+    not_ready_cost,
+    ready_chance,
+)
 from simulator.bots.expert_turn import keep_alive
-from simulator.bots.expert_value import END_RATE, exit_value, ron_weights, wait_copies
+from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
@@ -211,7 +218,7 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
     u_tot = unseen_total(conc, visible)
     r0 = ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws)
     cost = not_ready_cost(params, held_kong_income(params, mk, nm, n_in), n_in, r0 >= 1.0)
-    now = value13(view, hand, bpar) - cost * end_risk(r0, n_in, n_draws)
+    now = value13(view, hand, bpar) - cost * end_risk(params, r0, n_in, n_draws)
     best, choice = now, 0
     mk[nm] = MELD_PUNG
     mt[nm] = tile
@@ -221,7 +228,7 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
         conc[tile] -= 2
         visible[tile] += 2
         v = best_after(view, claimed, bpar)
-        v -= cost * end_risk(ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in, n_draws)
+        v -= cost * end_risk(params, ready_chance(table, conc, mk, mt, nm + 1, void, u_tot, n_draws), n_in, n_draws)
         conc[tile] += 2
         visible[tile] -= 2
         if v > best:
@@ -253,7 +260,7 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
     u_tot = unseen_total(conc, visible)
     r0 = ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws)
     cost = not_ready_cost(params, held_kong_income(params, mk, nm, n_in), n_in, r0 >= 1.0)
-    base -= cost * end_risk(r0, n_in, n_draws)
+    base -= cost * end_risk(params, r0, n_in, n_draws)
     best, pick = base, -1
     after = with_tiles_left(view, tiles_left - 1)  # valued after the replacement draw
     konged = hand_tiles(conc, mk, mt, nm + 1, void)  # with a concealed kong set down in slot nm
@@ -288,11 +295,11 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
 
 
 @njit(cache=True)
-def first_hit(hits, rounds, end_rate) -> float:
+def first_hit(hits, rounds, rate) -> float:
     """P(a hit before the hand ends without this seat) over ``rounds`` own draws, with ``hits`` expected hits in
-    all and the hand ending first at ``end_rate`` per own draw (competing risks)."""
+    all and the hand ending first at ``rate`` per own draw (competing risks)."""
     a = hits / rounds
-    s = a - math.log(1.0 - end_rate)
+    s = a - math.log(1.0 - rate)
     if s <= 0.0:
         return 0.0
     return a / s * (1.0 - math.exp(-s * rounds))
@@ -306,11 +313,12 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     Waiting is valued over the hand's waits (copies still unseen: ``wait_copies``),
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
     next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
-    more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won
-    — at :data:`~simulator.bots.expert_value.END_RATE` per own draw, so a wait is worth less the fewer opponents
-    are in and the fewer draws are left. Waiting costs ``defence`` × deal-in risk; winning now also leaves the
-    table now (``tempo``). (Charging as well the opponents' self-draws paid while still in, 0.02 per opponent in
-    and own draw, measured worse: docs/bots.md, "What was tried, by part of the rules".)"""
+    more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won;
+    under mode ``single`` with any opponent's win — at :func:`~simulator.bots.expert_kongs.end_rate` per own draw,
+    so a wait is worth less the fewer opponents are in and the fewer draws are left. Waiting costs ``defence`` ×
+    deal-in risk; winning now also leaves the table now (``tempo``). (Charging as well the opponents' self-draws
+    paid while still in, 0.02 per opponent in and own draw, measured worse: docs/bots.md, "What was tried, by part
+    of the rules".)"""
     if self_draw:
         return True
     table, params, ps, seat, tiles_left = view.table, view.params, view.ps, view.seat, view.tiles_left
@@ -345,7 +353,7 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     unseen = tiles_left + 13.0 * n_in  # the wall and the opponents' hands
     p = w / unseen  # per own draw
     rounds = float(n_draws)
-    end = END_RATE[min(n_in, len(END_RATE) - 1)]
+    end = end_rate(params, n_in)
     h_sd = p * rounds
     h_ron = r_w / unseen * (rounds - LOCK_ROUNDS)
     h_lock = ok_w / unseen * LOCK_ROUNDS  # the lock window: only allowed discard wins

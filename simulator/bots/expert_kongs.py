@@ -11,7 +11,7 @@ from numba import njit
 
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
-from simulator.bots.expert_value import END_RATE, TYP_ACC, p_win
+from simulator.bots.expert_value import END_RATE, N_PLAYERS_IN, TYP_ACC, p_win
 from simulator.rules import MODES, P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
@@ -21,6 +21,17 @@ TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转
 # seed 7): a seat ending not ready pays each of them 查大叫 (docs/rules.md, "End settlement").
 CDJ_PAY = 0.8
 MODE_SINGLE = MODES.index("single")
+# P(the hand ends without this seat) per own draw, by mode (rows in MODES order) and opponents in, for the decisions
+# that ask when the hand ends: the not-ready risk of claims and kongs (end_risk) and a declined win's wait
+# (expert.first_hit). 血战 keeps the tuned END_RATE of the P(win) table. Under `single` and `xueliu` a seat decides
+# only with three opponents in (nobody has won while a `single` hand goes on; a 血流 winner plays on), measured on
+# the event log (expert + three greedy, 4,000 hands each, seed 3; docs/bots.md, "Claims and kongs"): under `single`
+# the first win ends the hand, 0.11 per own draw (0.108 for every seat, 0.114 for the expert's; 血战's 0.06 priced
+# an exhaustive draw there as likely as under 血战; the 查大叫 of not_ready_cost stays off there); under `xueliu`
+# the hand ends only at the wall (no own draw of 154,185 was followed by an end before the seat's next draw), yet
+# pricing the rate 0 measured worse (a decline's wait: −0.071 ± 0.008 base units per player-hand): a 血流 win does
+# not end the seat's play, which the decline's model does not count, so 血流 keeps 血战's rates.
+END_RATES = np.array((END_RATE, (0.0, 0.11, 0.11, 0.11), END_RATE))
 
 
 @njit(cache=True)
@@ -49,11 +60,18 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
 
 
 @njit(cache=True)
-def end_risk(ready, n_in, n_draws) -> float:
+def end_rate(params, n_in) -> float:
+    """P(the hand ends without this seat) per own draw with ``n_in`` opponents in, under the mode of ``params``
+    (:data:`END_RATES`)."""
+    return END_RATES[params[P_MODE], min(n_in, N_PLAYERS_IN - 1)]
+
+
+@njit(cache=True)
+def end_risk(params, ready, n_in, n_draws) -> float:
     """P(the hand reaches the exhaustive draw with the seat not ready): no end first over ``n_draws`` own draws at
-    :data:`~simulator.bots.expert_value.END_RATE` per draw for ``n_in`` opponents in, times
-    :data:`~simulator.bots.dance.P_EXHAUST`, times 1 − ``ready`` (P(ready then): :func:`ready_chance`)."""
-    return P_EXHAUST * (1.0 - END_RATE[min(n_in, len(END_RATE) - 1)]) ** n_draws * (1.0 - ready)
+    :func:`end_rate` per draw for ``n_in`` opponents in, times :data:`~simulator.bots.dance.P_EXHAUST`, times
+    1 − ``ready`` (P(ready then): :func:`ready_chance`)."""
+    return P_EXHAUST * (1.0 - end_rate(params, n_in)) ** n_draws * (1.0 - ready)
 
 
 @njit(cache=True)
@@ -67,9 +85,9 @@ def not_ready_cost(params, held, n_in, ready_now) -> float:
     the rest is charged where a claim or kong would break a ready hand, whose every option that keeps it ready
     has no end risk. (Charged also on hands not ready now it measured worse: the crude chance of getting ready,
     :func:`ready_chance`, then decides between options; docs/bots.md, "Claims and kongs".) Not under mode
-    ``single``: there the first win ends the hand, so :func:`end_risk`, which counts only the wins that take
-    opponents out, overstates the chance of an exhaustive draw (charged there, −0.0051 ± 0.0014 base units per
-    player-hand, 12,000 walls × 4, seed 7)."""
+    ``single``, where the first win ends the hand: charged there it measured −0.0051 ± 0.0014 base units per
+    player-hand with 血战's end rate (12,000 walls × 4, seed 7), and still −0.0026 ± 0.0008 with the mode's own
+    (:func:`end_rate`; 24,000 walls × 4, seed 7)."""
     c = held if params[P_REFUND_KONGS_IF_NOT_READY] else 0.0
     if ready_now and params[P_CHADAJIAO] and params[P_MODE] != MODE_SINGLE:
         c += points_of(1, params) * n_in * CDJ_PAY
@@ -89,7 +107,7 @@ def kong_value(view, hand, u_tot, cost, amount) -> float:
     params, table = view.params, view.table
     conc, mk, mt, nm, void = hand
     n_in, n_draws = table_context(view.ps, view.seat, view.tiles_left - 1)
-    e = end_risk(ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in, n_draws + 1)
+    e = end_risk(params, ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws + 1), n_in, n_draws + 1)
     if not params[P_REFUND_KONGS_IF_NOT_READY]:
         return amount - cost * e
     return amount * TRANSFER_KEEP * (1.0 - e) - cost * e

@@ -1,0 +1,54 @@
+"""The expert's end rates by mode (issue 34 follow-up): P(the hand ends without the seat) per own draw under
+``single`` (the first win ends the hand) against 血战's, and the decisions they drive — the decline's wait and
+the not-ready risk of claims and kongs (whose 查大叫 part stays off under ``single``: tests/test_expert_late.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+
+from simulator.bots.expert import expert_takes_win
+from simulator.bots.expert_kongs import END_RATES, end_rate, end_risk
+from simulator.bots.expert_value import END_RATE
+from simulator.bots.view import SeatView
+from simulator.rules import MODES, P_MODE, load_rules
+from simulator.shape import HandTiles
+from simulator.tiles import counts_from_str, parse_tiles
+
+CHENGDU, SINGLE, XUELIU = (load_rules(c).to_arrays() for c in ("chengdu", "single", "xueliu"))
+NO = np.zeros(4, np.int8)
+
+
+def test_one_row_of_end_rates_per_mode_single_ends_at_the_first_win():
+    """血战 and 血流 read 血战's tuned rates; ``single``, where any opponent's win ends the hand, its measured
+    0.11 per own draw with all three opponents in (血战's 0.06 there stands for payers leaving, not the end)."""
+    assert len(END_RATES) == len(MODES)
+    assert [int(p[P_MODE]) for p in (CHENGDU, SINGLE, XUELIU)] == [MODES.index(m) for m in ("xuezhan", "single",
+                                                                                               "xueliu")]
+    for n_in in (1, 2, 3):
+        assert end_rate(CHENGDU, n_in) == END_RATE[n_in] == end_rate(XUELIU, n_in)
+    assert end_rate(SINGLE, 3) > 1.5 * END_RATE[3]
+    assert end_risk(SINGLE, 0.0, 3, 4) < end_risk(CHENGDU, 0.0, 3, 4)
+
+
+def _wait_threshold(params) -> float:
+    """The smallest ``ambition`` at which seat 0 declines a discard win on 2p (123m456m789m 3345p, a 1-point win
+    now, waiting on 2p/5p) with three opponents in and 30 tiles left (bisection; the decision is monotone)."""
+    hand, tile, left = "123m456m789m3345p", "2p", 30
+    _, ps, mt_all, nm_all = fresh_table_state(left)
+    view = SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, left)
+    lo, hi = 0.0, 20.0
+    for _ in range(25):
+        mid = (lo + hi) / 2
+        ca = seat_rows(counts_from_str(hand))
+        takes = expert_takes_win(view, ca, HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2), parse_tiles(tile)[0], 0,
+                                 False, bot_row(ambition=mid))
+        lo, hi = (mid, hi) if takes else (lo, mid)
+    return hi
+
+
+def test_a_decline_under_single_is_worth_less_since_any_opponent_win_ends_the_hand():
+    """Same hand, same scoring: under ``single`` the wait competes with the first win of any opponent, so it
+    takes a bigger hand (a higher ``ambition``) to decline (with 血战's rate both modes declined alike)."""
+    assert _wait_threshold(SINGLE) > 1.05 * _wait_threshold(CHENGDU)
+
