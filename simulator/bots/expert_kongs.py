@@ -21,7 +21,7 @@ TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转
 # seed 7): a seat ending not ready pays each of them 查大叫 (docs/rules.md, "End settlement").
 CDJ_PAY = 0.8
 MODE_SINGLE = MODES.index("single")
-# P(the hand ends without this seat) per own draw, by mode (rows in MODES order) and opponents in, for the decisions
+# P(the hand ends without this seat) per own draw, by mode (a row per MODES entry) and opponents in, for the decisions
 # that ask when the hand ends: the not-ready risk of claims and kongs (end_risk) and a declined win's wait
 # (expert.first_hit). 血战 keeps the tuned END_RATE of the P(win) table. Under `single` and `xueliu` a seat decides
 # only with three opponents in (nobody has won while a `single` hand goes on; a 血流 winner plays on), measured on
@@ -31,7 +31,7 @@ MODE_SINGLE = MODES.index("single")
 # the hand ends only at the wall (no own draw of 154,185 was followed by an end before the seat's next draw), yet
 # pricing the rate 0 measured worse (a decline's wait: −0.071 ± 0.008 base units per player-hand): a 血流 win does
 # not end the seat's play, which the decline's model does not count, so 血流 keeps 血战's rates.
-END_RATES = np.array((END_RATE, (0.0, 0.11, 0.11, 0.11), END_RATE))
+END_RATES = np.array([(0.0, 0.11, 0.11, 0.11) if mode == "single" else END_RATE for mode in MODES])
 
 
 @njit(cache=True)
