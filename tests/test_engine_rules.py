@@ -12,7 +12,7 @@ import pytest
 from engine_helpers import differing, events_of, logs, per_hand, play, rules_of, tiles_left_at_events
 
 from simulator import state as S
-from simulator.replay import EventLogError, HandState, audit
+from simulator.replay import EventLogError, ReplayedHand, audit
 from simulator.scoring import points_of
 
 N = 3000
@@ -285,7 +285,7 @@ def test_void_suit_modes():
     _, cols = play(rules, 200, record=True)
     breaks = 0
     for log in logs(rules, cols):
-        st = HandState(log, strict_void=True)
+        st = ReplayedHand(log, strict_void=True)
         try:
             for e in log.events:
                 st.apply(e)
