@@ -151,7 +151,7 @@ def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, s
     farther hand's first step first_scale·q + first_add, later steps ``step<distance>``, the wait hit·wait;
     ``end<m>``: chance per draw that the hand ends first with m opponents in. :data:`SHIPPED` rebuilds
     :data:`~simulator.bots.expert_value.PWIN`."""
-    out = np.zeros(ev.PWIN.shape)
+    out = np.zeros((*ev.PWIN.shape[:3], ev.N_PLAYERS_IN))  # the 血战 columns (not mode single's)
     q = np.arange(ev.Q_STEPS) / 128.0
     later = (0.0, step1, step2, step3, step3)
     for m in range(ev.N_PLAYERS_IN):
@@ -183,7 +183,8 @@ def lookup(t: np.ndarray, r: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def refit(r: dict[str, np.ndarray]) -> None:
-    assert np.abs(markov_table(**SHIPPED) - ev.PWIN).max() < 1e-6, "markov_table no longer rebuilds PWIN"
+    assert np.abs(markov_table(**SHIPPED) - ev.PWIN[..., :ev.N_PLAYERS_IN]).max() < 1e-6, \
+        "markov_table no longer rebuilds PWIN"
     x = dict(SHIPPED)
     cur = logloss(lookup(markov_table(**x), r), r["won"])
     print(f"refit: shipped table log-loss {cur:.4f}")

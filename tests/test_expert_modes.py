@@ -9,7 +9,7 @@ from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.expert_kongs import END_RATES, end_rate, end_risk
-from simulator.bots.expert_value import END_RATE
+from simulator.bots.expert_value import END_RATE, MAX_D, PWIN, SINGLE_COL, p_win, pwin_col
 from simulator.bots.view import SeatView
 from simulator.rules import MODES, P_MODE, load_rules
 from simulator.shape import HandTiles
@@ -52,3 +52,16 @@ def test_a_decline_under_single_is_worth_less_since_any_opponent_win_ends_the_ha
     takes a bigger hand (a higher ``ambition``) to decline (with 血战's rate both modes declined alike)."""
     assert _wait_threshold(SINGLE) > 1.05 * _wait_threshold(CHENGDU)
 
+
+
+def test_p_win_under_single_reads_its_own_column():
+    """The hand values' P(win) table has a column for mode ``single`` (three opponents in, its end rate): a slow
+    hand is worth less there, a ready one with few draws left about the same, and 血战/血流 read the columns by
+    opponents in as before."""
+    for n_in in (0, 1, 2, 3):
+        assert pwin_col(CHENGDU, n_in) == n_in == pwin_col(XUELIU, n_in)
+    assert pwin_col(SINGLE, 3) == SINGLE_COL and pwin_col(SINGLE, 0) == 0
+    assert PWIN.shape[-1] == SINGLE_COL + 1
+    for d in range(1, MAX_D - 1):
+        assert p_win(d, 6.0, 60.0, 12, SINGLE_COL) < 0.9 * p_win(d, 6.0, 60.0, 12, 3)
+    assert 0.9 * p_win(0, 6.0, 60.0, 1, 3) < p_win(0, 6.0, 60.0, 1, SINGLE_COL) < p_win(0, 6.0, 60.0, 1, 3)

@@ -31,6 +31,7 @@ from simulator.bots.expert_value import (
     held4,
     kept_counts,
     p_win,
+    pwin_col,
     ron_weights,
     shape_incomes,
     shapes_of,
@@ -117,7 +118,7 @@ def priced_value(look, hand, ambition, sh, draws, ks, parts):
         pay += inc[S_EXIT]
     elif draws != 0:
         acc = float(acc_count)
-    v = p_win(sh, acc, u_tot, n_draws, n_in) * pay
+    v = p_win(sh, acc, u_tot, n_draws, pwin_col(look.params, n_in)) * pay
     s = 0.0
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
         s, _ = shapes_of(counts, look, hand, ambition, ks, v)

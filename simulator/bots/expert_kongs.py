@@ -11,7 +11,7 @@ from numba import njit
 
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
-from simulator.bots.expert_value import END_RATE, N_PLAYERS_IN, TYP_ACC, p_win
+from simulator.bots.expert_value import END_RATE, END_RATE_SINGLE, N_PLAYERS_IN, TYP_ACC, p_win
 from simulator.rules import MODES, P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
@@ -26,12 +26,12 @@ MODE_SINGLE = MODES.index("single")
 # (expert.first_hit). 血战 keeps the tuned END_RATE of the P(win) table. Under `single` and `xueliu` a seat decides
 # only with three opponents in (nobody has won while a `single` hand goes on; a 血流 winner plays on), measured on
 # the event log (expert + three greedy, 4,000 hands each, seed 3; docs/bots.md, "Claims and kongs"): under `single`
-# the first win ends the hand, 0.11 per own draw (0.108 for every seat, 0.114 for the expert's; 血战's 0.06 priced
-# an exhaustive draw there as likely as under 血战; the 查大叫 of not_ready_cost stays off there); under `xueliu`
+# the first win ends the hand, END_RATE_SINGLE per own draw (0.11; 血战's 0.06 priced an exhaustive draw there as
+# likely as under 血战; the 查大叫 of not_ready_cost stays off there); under `xueliu`
 # the hand ends only at the wall (no own draw of 154,185 was followed by an end before the seat's next draw), yet
 # pricing the rate 0 measured worse (a decline's wait: −0.071 ± 0.008 base units per player-hand): a 血流 win does
 # not end the seat's play, which the decline's model does not count, so 血流 keeps 血战's rates.
-END_RATES = np.array([(0.0, 0.11, 0.11, 0.11) if mode == "single" else END_RATE for mode in MODES])
+END_RATES = np.array([(0.0, *(END_RATE_SINGLE,) * 3) if mode == "single" else END_RATE for mode in MODES])
 
 
 @njit(cache=True)

@@ -62,19 +62,28 @@ TYP_UNSEEN = 50.0      # unseen tiles assumed for those later steps
 # three opponents in the hand cannot end first, but a slow win is worth less as they win and leave (fewer payers,
 # less exit value): 0.06 measured +0.008 ± 0.004 on both seeds against 0, 0.03 half that, 0.1 the same as 0.06.
 END_RATE = (0.0, 0.4, 0.12, 0.06)
+# Under mode `single` the first win ends the hand: measured on the event log, 0.11 per own draw (expert + three
+# greedy, 4,000 hands, seed 3: 0.108 for every seat, 0.114 for the expert's), where 血战's 0.06 with three opponents
+# in prices a slow hand as if the others' wins did not end it (expert_kongs.END_RATES, P(win)'s column SINGLE_COL).
+END_RATE_SINGLE = 0.11
 Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/128 (0 … 0.49)
 MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
 MAX_N = 28             # own draws left 0..27
 N_PLAYERS_IN = 4       # opponents still in: 0..3
+SINGLE_COL = N_PLAYERS_IN  # P(win)'s column for mode `single` (three opponents in, END_RATE_SINGLE): pwin_col
+# (opponents in, end rate per own draw) of each column of the P(win) table
+PWIN_COLUMNS = (*((m, END_RATE[m]) for m in range(N_PLAYERS_IN)), (N_PLAYERS_IN - 1, END_RATE_SINGLE))
+MODE_SINGLE = MODES.index("single")
 
 
 def _pwin_table() -> np.ndarray:
-    """``float32[MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN]``: P(complete within n own draws | distance d, first-step
-    acceptance ratio q, m opponents still in). Distance d needs d improvements then the winning tile, before
-    the hand ends without this seat (:data:`END_RATE` per draw)."""
-    out = np.zeros((MAX_D, Q_STEPS, MAX_N, N_PLAYERS_IN), np.float32)
+    """``float32[MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)]``: P(complete within n own draws | distance d,
+    first-step acceptance ratio q, column c): column m < :data:`N_PLAYERS_IN` for m opponents still in under
+    血战 rates, :data:`SINGLE_COL` for three under mode ``single`` (:data:`PWIN_COLUMNS`). Distance d needs d
+    improvements then the winning tile, before the hand ends without this seat (the column's end rate per draw)."""
+    out = np.zeros((MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)), np.float32)
     q = np.arange(Q_STEPS) / 128.0
-    for m in range(N_PLAYERS_IN):
+    for col, (m, end) in enumerate(PWIN_COLUMNS):
         hit = 1.0 + RON_SHARE * m  # chances per own draw once ready: the draw and the opponents' discards
         for d in range(MAX_D):
             # per-step success probabilities, step 0 uses the measured ratio
@@ -87,14 +96,14 @@ def _pwin_table() -> np.ndarray:
             state = np.zeros((d + 2, Q_STEPS))
             state[0] = 1.0
             for n in range(1, MAX_N):
-                state[:d + 1] *= 1.0 - END_RATE[m]
+                state[:d + 1] *= 1.0 - end
                 new = state.copy()
                 for j in range(d + 1):
                     moved = state[j] * steps[j]
                     new[j] -= moved
                     new[j + 1] += moved
                 state = new
-                out[d, :, n, m] = state[d + 1]
+                out[d, :, n, col] = state[d + 1]
     return out
 
 
@@ -102,8 +111,18 @@ PWIN = _pwin_table()
 
 
 @njit(cache=True, inline="always")
-def _lookup(table, d, acc, unseen_total, n_draws, n_in) -> float:
-    """``table[d, acceptance ratio, draws, players in]`` (:data:`PWIN` or :data:`PWIN_UB`), clipped to its edges and
+def pwin_col(params, n_in) -> int:
+    """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``
+    (:data:`PWIN_COLUMNS`)."""
+    if params[P_MODE] == MODE_SINGLE and n_in > 0:
+        return SINGLE_COL
+    return min(n_in, N_PLAYERS_IN - 1)
+
+
+@njit(cache=True, inline="always")
+def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
+    """``table[d, acceptance ratio, draws, col]`` (:data:`PWIN` or :data:`PWIN_UB`; ``col``: opponents in, or
+    :func:`pwin_col`), clipped to its edges and
     linear between the ratio's buckets. (Read bucket by bucket, the 1/128 steps are coarse where acceptances are
     small — 3 and 3.6 tiles of 94 unseen fell in one bucket — and a wider or more often thrown wait could price
     the same; interpolating measured +0.018 ± 0.007 base units per player-hand against greedy, paired, 6,000
@@ -112,7 +131,7 @@ def _lookup(table, d, acc, unseen_total, n_draws, n_in) -> float:
         return 0.0 if d >= 0 else 1.0
     x = 128.0 * acc / max(unseen_total, 1)
     n = min(n_draws, MAX_N - 1)
-    m = min(n_in, N_PLAYERS_IN - 1)
+    m = min(col, SINGLE_COL)
     if x >= Q_STEPS - 1:
         return table[d, Q_STEPS - 1, n, m]
     qi = int(x)
@@ -122,19 +141,20 @@ def _lookup(table, d, acc, unseen_total, n_draws, n_in) -> float:
 
 
 @njit(cache=True)
-def p_win(d, acc, unseen_total, n_draws, n_in) -> float:
-    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws)."""
-    return _lookup(PWIN, d, acc, unseen_total, n_draws, n_in)
+def p_win(d, acc, unseen_total, n_draws, col) -> float:
+    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws), with
+    ``col`` opponents still in under 血战 rates (0–3) or the column :func:`pwin_col` gives."""
+    return _lookup(PWIN, d, acc, unseen_total, n_draws, col)
 
 
 PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buckets up to each one
 
 
 @njit(cache=True)
-def p_win_bound(d, acc_ub, unseen_total, n_draws, n_in) -> float:
+def p_win_bound(d, acc_ub, unseen_total, n_draws, col) -> float:
     """An upper bound of :func:`p_win` over every acceptance ≤ ``acc_ub`` (exact in floating point: the bucket
     index is monotone in the acceptance and :data:`PWIN_UB` is a running maximum over buckets)."""
-    return _lookup(PWIN_UB, d, acc_ub, unseen_total, n_draws, n_in)
+    return _lookup(PWIN_UB, d, acc_ub, unseen_total, n_draws, col)
 
 
 @njit(cache=True)
@@ -304,8 +324,9 @@ def shapes_value(look, hand, ambition, ks, floor=-1.0):
 @njit(cache=True)
 def shapes_of(counts, look, hand, ambition, ks, floor):
     """:func:`shapes_value` with the hand's :func:`kept_counts` given (``counts``)."""
-    table, visible, unseen_total, n_draws, n_in = look.table, look.visible, look.u_tot, look.n_draws, look.n_in
+    table, visible, unseen_total, n_draws = look.table, look.visible, look.u_tot, look.n_draws
     inc, qc = look.inc, look.qc
+    col = pwin_col(look.params, look.n_in)  # P(win)'s column
     conc, _, mt, nm, void = hand
     best = 0.0
     best_s = -1
@@ -314,7 +335,7 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
     # punged from any opponent, so its acceptance counts in full (halved, as it was, measured 0.008 ± 0.006 and
     # 0.014 ± 0.006 worse against greedy: paired, 6,000 walls × 4, seeds 7 and 11)
     if dd < MAX_D:
-        v = p_win(dd, acc_dd, unseen_total, n_draws, n_in) * inc[S_DDH]
+        v = p_win(dd, acc_dd, unseen_total, n_draws, col) * inc[S_DDH]
         if v > best:
             best, best_s = v, S_DDH
     # 七对: nothing set down; odd kinds wait for their pair, from own draws only (七对 claims nothing), and the hand
@@ -322,7 +343,7 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
     # acceptance is discounted to 0.3 (0.5 measured 0.017 ± 0.005 and 0.006 ± 0.005 worse against greedy, paired,
     # 6,000 walls × 4, seeds 7 and 11; 0.15 the same as 0.3; in full 0.137 ± 0.016 worse)
     if qd < MAX_D:
-        v = p_win(qd, acc_qd * 0.3, unseen_total, n_draws, n_in) * inc[S_QIDUI]  # ends on a single wait
+        v = p_win(qd, acc_qd * 0.3, unseen_total, n_draws, col) * inc[S_QIDUI]  # ends on a single wait
         if v > best:
             best, best_s = v, S_QIDUI
     # 清一色 in each kept suit
@@ -341,7 +362,7 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
                     qc[3 + s] = 0.0
                 continue
             slot = S_QDUI if dd <= d else S_QYS
-            ub = p_win_bound(d, suit_acc_bound(conc, visible, s), unseen_total, n_draws, n_in) * inc[slot]
+            ub = p_win_bound(d, suit_acc_bound(conc, visible, s), unseen_total, n_draws, col) * inc[slot]
             if inc[slot] >= 0.0 and (ub <= best or ub * ambition <= floor):
                 continue  # cannot change the result (not cached: a later discard may still need it exactly)
             d, acc = qys_reach(table, conc, mt, nm, visible, s)
@@ -351,7 +372,7 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
         if d >= MAX_D:
             continue
         slot = S_QDUI if dd <= d else S_QYS
-        v = p_win(d, acc, unseen_total, n_draws, n_in) * inc[slot]
+        v = p_win(d, acc, unseen_total, n_draws, col) * inc[slot]
         if v > best:
             best, best_s = v, slot
     return best * ambition, best_s
