@@ -11,7 +11,7 @@ from numba import njit
 
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
-from simulator.bots.expert_value import END_RATE, END_RATE_SINGLE, N_PLAYERS_IN, TYP_ACC, p_win
+from simulator.bots.expert_value import END_RATE, END_RATE_SINGLE, MODE_SINGLE, N_PLAYERS_IN, TYP_ACC, p_win
 from simulator.rules import MODES, P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
@@ -20,7 +20,6 @@ TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转
 # Share of the opponents still in that are ready at the exhaustive draw (greedy's, measured 0.83; 24,000 walls × 4,
 # seed 7): a seat ending not ready pays each of them 查大叫 (docs/rules.md, "End settlement").
 CDJ_PAY = 0.8
-MODE_SINGLE = MODES.index("single")
 # P(the hand ends without this seat) per own draw, by mode (a row per MODES entry) and opponents in, for the decisions
 # that ask when the hand ends: the not-ready risk of claims and kongs (end_risk) and a declined win's wait
 # (expert.first_hit). 血战 keeps the tuned END_RATE of the P(win) table. Under `single` and `xueliu` a seat decides

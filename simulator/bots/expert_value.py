@@ -62,24 +62,21 @@ TYP_UNSEEN = 50.0      # unseen tiles assumed for those later steps
 # three opponents in the hand cannot end first, but a slow win is worth less as they win and leave (fewer payers,
 # less exit value): 0.06 measured +0.008 ± 0.004 on both seeds against 0, 0.03 half that, 0.1 the same as 0.06.
 END_RATE = (0.0, 0.4, 0.12, 0.06)
-# Under mode `single` the first win ends the hand: measured on the event log, 0.11 per own draw (expert + three
-# greedy, 4,000 hands, seed 3: 0.108 for every seat, 0.114 for the expert's), where 血战's 0.06 with three opponents
-# in prices a slow hand as if the others' wins did not end it (expert_kongs.END_RATES, P(win)'s column SINGLE_COL).
+# Mode `single` (the first win ends the hand): 0.11 per own draw, measured on the event log (expert + 3 greedy, 4,000
+# hands, seed 3); 血战's 0.06 priced a slow hand as if the others' wins did not end it (docs/bots.md).
 END_RATE_SINGLE = 0.11
 Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/128 (0 … 0.49)
 MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
 MAX_N = 28             # own draws left 0..27
 N_PLAYERS_IN = 4       # opponents still in: 0..3
-SINGLE_COL = N_PLAYERS_IN  # P(win)'s column for mode `single` (three opponents in, END_RATE_SINGLE): pwin_col
-# (opponents in, end rate per own draw) of each column of the P(win) table
+SINGLE_COL = N_PLAYERS_IN  # P(win)'s column for mode `single` (pwin_col); PWIN_COLUMNS: (opponents in, end rate)
 PWIN_COLUMNS = (*((m, END_RATE[m]) for m in range(N_PLAYERS_IN)), (N_PLAYERS_IN - 1, END_RATE_SINGLE))
 MODE_SINGLE = MODES.index("single")
 
 
 def _pwin_table() -> np.ndarray:
-    """``float32[MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)]``: P(complete within n own draws | distance d,
-    first-step acceptance ratio q, column c): column m < :data:`N_PLAYERS_IN` for m opponents still in under
-    血战 rates, :data:`SINGLE_COL` for three under mode ``single`` (:data:`PWIN_COLUMNS`). Distance d needs d
+    """``float32[MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)]``: P(complete within n own draws | distance d, first-step
+    acceptance ratio q, column c: m opponents in at 血战's rates, or :data:`SINGLE_COL`). Distance d needs d
     improvements then the winning tile, before the hand ends without this seat (the column's end rate per draw)."""
     out = np.zeros((MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)), np.float32)
     q = np.arange(Q_STEPS) / 128.0
@@ -112,8 +109,7 @@ PWIN = _pwin_table()
 
 @njit(cache=True, inline="always")
 def pwin_col(params, n_in) -> int:
-    """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``
-    (:data:`PWIN_COLUMNS`)."""
+    """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``."""
     if params[P_MODE] == MODE_SINGLE and n_in > 0:
         return SINGLE_COL
     return min(n_in, N_PLAYERS_IN - 1)
@@ -121,12 +117,10 @@ def pwin_col(params, n_in) -> int:
 
 @njit(cache=True, inline="always")
 def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
-    """``table[d, acceptance ratio, draws, col]`` (:data:`PWIN` or :data:`PWIN_UB`; ``col``: opponents in, or
-    :func:`pwin_col`), clipped to its edges and
-    linear between the ratio's buckets. (Read bucket by bucket, the 1/128 steps are coarse where acceptances are
-    small — 3 and 3.6 tiles of 94 unseen fell in one bucket — and a wider or more often thrown wait could price
-    the same; interpolating measured +0.018 ± 0.007 base units per player-hand against greedy, paired, 6,000
-    walls × 4, seed 7.) Non-decreasing in ``acc`` wherever the table is, which :func:`p_win_bound` relies on."""
+    """``table[d, acceptance ratio, draws, col]`` (:data:`PWIN` or :data:`PWIN_UB`), clipped to its edges and
+    linear between the ratio's buckets (bucket by bucket, 3 and 3.6 tiles of 94 unseen priced alike; interpolating
+    measured +0.018 ± 0.007 base units per player-hand against greedy, paired, 6,000 walls × 4, seed 7).
+    Non-decreasing in ``acc`` wherever the table is, which :func:`p_win_bound` relies on."""
     if d >= MAX_D or d < 0 or n_draws <= 0:
         return 0.0 if d >= 0 else 1.0
     x = 128.0 * acc / max(unseen_total, 1)
@@ -142,8 +136,8 @@ def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
 
 @njit(cache=True)
 def p_win(d, acc, unseen_total, n_draws, col) -> float:
-    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws), with
-    ``col`` opponents still in under 血战 rates (0–3) or the column :func:`pwin_col` gives."""
+    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws) in
+    column ``col`` (opponents in at 血战's rates, or :func:`pwin_col`)."""
     return _lookup(PWIN, d, acc, unseen_total, n_draws, col)
 
 
