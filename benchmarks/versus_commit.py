@@ -105,7 +105,9 @@ class Side:
         self.state, self.engine, game, rules_mod = mod("state"), mod("engine"), mod("game"), mod("rules")
         pkg_dir = Path(importlib.import_module(pkg).__file__).parent
         self.rules = rules_mod.load_rules(str(config), [*overrides, f"seats=[{', '.join(seats)}]"])
-        self.struct = importlib.util.find_spec(f"{pkg}.compiled_rules") is not None
+        # the engine of the state record (a file of the package itself: an editable install's finder would
+        # otherwise find the installed checkout's module under an older package's name)
+        self.struct = (pkg_dir / "compiled_rules.py").is_file()
         self.declares = rules_mod.DECLARES
         if self.struct:
             table = importlib.import_module(f"{pkg}.compiled_rules").CompiledTable.of(self.rules)
