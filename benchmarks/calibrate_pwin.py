@@ -5,7 +5,7 @@
 
 After every discard of an expert seat (replayed from the event log: :mod:`table_states`) the 13 tiles left are
 valued as the expert values them — plain shanten, acceptance (or a ready hand's weighted waits), unseen tiles,
-own draws left, opponents still in — and :func:`simulator.bots.expert_value.p_win` is set against the outcome:
+own draws left, opponents still in — and :func:`simulator.bots.expert_pwin.p_win` is set against the outcome:
 did this seat win later in the hand. Printed by plain shanten × own draws left, with the acceptance in thirds:
 
 - **plain**: the table against "won later, any hand";
@@ -26,6 +26,7 @@ import numpy as np
 from table_states import discards, recorded_hands
 
 from simulator import state as S
+from simulator.bots import expert_pwin as pw
 from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE
@@ -62,9 +63,9 @@ def state_row(params, table, st, d, tempo) -> list[float]:
     shapes = []
     for dist, a, factor, slot in ((dd, acc_dd, 1.0, ev.S_DDH), (qd, acc_qd, 0.3, ev.S_QIDUI),
                                   (qys[0], qys[1], 1.0, ev.S_QDUI if dd <= qys[0] else ev.S_QYS)):
-        p = ev.p_win(dist, a * factor, u, n_draws, n_in) if 0 <= dist < ev.MAX_D else 0.0
+        p = pw.p_win(dist, a * factor, u, n_draws, n_in) if 0 <= dist < pw.MAX_D else 0.0
         shapes += [dist, p, p * inc[slot], 0.0]
-    p_plain = ev.p_win(sh, acc, u, n_draws, n_in) if sh < ev.MAX_D else 0.0
+    p_plain = pw.p_win(sh, acc, u, n_draws, n_in) if sh < pw.MAX_D else 0.0
     return [d, sh, acc, u, n_draws, n_in, p_plain, 0.0, 0.0, *shapes]
 
 
@@ -105,7 +106,7 @@ def plain_report(r: dict[str, np.ndarray]) -> None:
     print(f"plain: {len(r['sh']):,} states; P(win later) observed {r['won'].mean():.3f}, table "
           f"{r['p_plain'].mean():.3f}; log-loss table {logloss(r['p_plain'], r['won']):.4f}, constant "
           f"{logloss(np.full(len(r['won']), r['won'].mean()), r['won']):.4f}")
-    for s in range(ev.MAX_D):
+    for s in range(pw.MAX_D):
         for lo, hi in bins(r["draws"]):
             m = (r["sh"] == s) & (r["draws"] >= lo) & (r["draws"] < hi)
             if m.sum() < 200:
@@ -127,7 +128,7 @@ def shape_report(r: dict[str, np.ndarray]) -> None:
     shaped = r["reason"] == R_SHAPE
     print(f"shapes pursued: {shaped.sum():,} discards made for a big shape (table / observed: won with it)")
     for t, (name, f) in enumerate(SHAPES):
-        for dist in range(ev.MAX_D):
+        for dist in range(pw.MAX_D):
             m = shaped & (target == t) & (r[f"d_{f}"] == dist)
             if m.sum() >= 30:
                 se = np.sqrt(r[f"won_{f}"][m].mean() * (1 - r[f"won_{f}"][m].mean()) / m.sum())
@@ -140,50 +141,30 @@ def logloss(p: np.ndarray, y: np.ndarray) -> float:
     return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
 
 
-SHIPPED = {"ready_scale": 1.0, "ready_add": 0.0, "first_scale": 1.0, "first_add": 0.0,
-           "step1": ev.TYP_ACC / ev.TYP_UNSEEN, "step2": ev.TYP_ACC / ev.TYP_UNSEEN,
-           "step3": ev.TYP_ACC / ev.TYP_UNSEEN, "wait": ev.TYP_WAIT / ev.TYP_UNSEEN, "end1": ev.END_RATE[1],
-           "end2": ev.END_RATE[2], "end3": ev.END_RATE[3]}
+SHIPPED = {**pw.ChainRates()._asdict(), "end1": pw.END_RATE[1], "end2": pw.END_RATE[2], "end3": pw.END_RATE[3]}
 
 
-def markov_table(ready_scale, ready_add, first_scale, first_add, step1, step2, step3, wait, end1, end2, end3):
-    """The table's Markov chain with free rates: a ready hand's hit rate hit·(ready_scale·q + ready_add), a
-    farther hand's first step first_scale·q + first_add, later steps ``step<distance>``, the wait hit·wait;
-    ``end<m>``: chance per draw that the hand ends first with m opponents in. :data:`SHIPPED` rebuilds
-    :data:`~simulator.bots.expert_value.PWIN`."""
-    out = np.zeros((*ev.PWIN.shape[:3], ev.N_PLAYERS_IN))  # the 血战 columns (not mode single's)
-    q = np.arange(ev.Q_STEPS) / 128.0
-    later = (0.0, step1, step2, step3, step3)
-    for m in range(ev.N_PLAYERS_IN):
-        hit = 1.0 + ev.RON_SHARE * m
-        for d in range(ev.MAX_D):
-            steps = [np.full(ev.Q_STEPS, later[d - j]) for j in range(d)] + [np.full(ev.Q_STEPS, min(0.9, hit * wait))]
-            steps[0] = np.minimum(0.9, hit * (ready_scale * q + ready_add)) if d == 0 else first_scale * q + first_add
-            st = np.zeros((d + 2, ev.Q_STEPS))
-            st[0] = 1.0
-            end = (0.0, end1, end2, end3)[m]
-            for n in range(1, ev.MAX_N):
-                st[:d + 1] *= 1.0 - end
-                moved = st[:d + 1] * np.array(steps)
-                st[:d + 1] -= moved
-                st[1:] += moved
-                out[d, :, n, m] = st[d + 1]
-    return out
+def markov_table(end1: float, end2: float, end3: float, **rates: float) -> np.ndarray:
+    """The table's Markov chain (:func:`~simulator.bots.expert_pwin.markov_table`) with free rates
+    (:class:`~simulator.bots.expert_pwin.ChainRates`) and ``end<m>``, the chance per draw that the hand ends first
+    with m opponents in: the 血战 columns. :data:`SHIPPED` rebuilds them of :data:`~simulator.bots.expert_pwin.PWIN`."""
+    ends = (0.0, end1, end2, end3)
+    return pw.markov_table(pw.ChainRates(**rates), [(m, ends[m]) for m in range(pw.N_PLAYERS_IN)])
 
 
 def lookup(t: np.ndarray, r: dict[str, np.ndarray]) -> np.ndarray:
-    """:func:`~simulator.bots.expert_value.p_win` read from table ``t`` for every row (numpy)."""
-    sh = np.minimum(r["sh"].astype(int), ev.MAX_D - 1)
-    n = np.minimum(r["draws"].astype(int), ev.MAX_N - 1)
-    m = np.minimum(r["n_in"].astype(int), ev.N_PLAYERS_IN - 1)
-    x = np.minimum(128.0 * r["acc"] / np.maximum(r["unseen"], 1), ev.Q_STEPS - 1)
-    qi = np.minimum(x.astype(int), ev.Q_STEPS - 2)
+    """:func:`~simulator.bots.expert_pwin.p_win` read from table ``t`` for every row (numpy)."""
+    sh = np.minimum(r["sh"].astype(int), pw.MAX_D - 1)
+    n = np.minimum(r["draws"].astype(int), pw.MAX_N - 1)
+    m = np.minimum(r["n_in"].astype(int), pw.N_PLAYERS_IN - 1)
+    x = np.minimum(128.0 * r["acc"] / np.maximum(r["unseen"], 1), pw.Q_STEPS - 1)
+    qi = np.minimum(x.astype(int), pw.Q_STEPS - 2)
     lo, hi = t[sh, qi, n, m], t[sh, qi + 1, n, m]
-    return np.where((r["sh"] < ev.MAX_D) & (r["draws"] > 0), lo + (x - qi) * (hi - lo), 0.0)
+    return np.where((r["sh"] < pw.MAX_D) & (r["draws"] > 0), lo + (x - qi) * (hi - lo), 0.0)
 
 
 def refit(r: dict[str, np.ndarray]) -> None:
-    assert np.abs(markov_table(**SHIPPED) - ev.PWIN[..., :ev.N_PLAYERS_IN]).max() < 1e-6, \
+    assert np.abs(markov_table(**SHIPPED) - pw.PWIN[..., :pw.N_PLAYERS_IN]).max() < 1e-6, \
         "markov_table no longer rebuilds PWIN"
     x = dict(SHIPPED)
     cur = logloss(lookup(markov_table(**x), r), r["won"])

@@ -8,8 +8,8 @@ import numpy as np
 from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
 from simulator.bots.expert import expert_takes_win
-from simulator.bots.expert_kongs import END_RATES, end_rate, end_risk
-from simulator.bots.expert_value import END_RATE, MAX_D, PWIN, SINGLE_COL, p_win, pwin_col
+from simulator.bots.expert_kongs import end_risk
+from simulator.bots.expert_pwin import END_RATE, MAX_D, PWIN, PWIN_COLUMNS, SINGLE_COL, end_rate, p_win, pwin_col
 from simulator.bots.view import SeatView
 from simulator.rules import MODES, P_MODE, load_rules
 from simulator.shape import HandTiles
@@ -19,10 +19,13 @@ CHENGDU, SINGLE, XUELIU = (load_rules(c).to_arrays() for c in ("chengdu", "singl
 NO = np.zeros(4, np.int8)
 
 
-def test_one_row_of_end_rates_per_mode_single_ends_at_the_first_win():
+def test_end_rates_by_mode_single_ends_at_the_first_win():
     """血战 and 血流 read 血战's tuned rates; ``single``, where any opponent's win ends the hand, its measured
-    0.11 per own draw with all three opponents in (血战's 0.06 there stands for payers leaving, not the end)."""
-    assert len(END_RATES) == len(MODES)
+    0.11 per own draw with all three opponents in (血战's 0.06 there stands for payers leaving, not the end). The
+    decisions that ask when the hand ends read the same rate as the hand values' P(win) column."""
+    for params in (CHENGDU, SINGLE, XUELIU):
+        for n_in in (0, 1, 2, 3):
+            assert end_rate(params, n_in) == PWIN_COLUMNS[pwin_col(params, n_in)][1]
     assert [int(p[P_MODE]) for p in (CHENGDU, SINGLE, XUELIU)] == [MODES.index(m) for m in ("xuezhan", "single",
                                                                                                "xueliu")]
     for n_in in (1, 2, 3):

@@ -7,17 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simulator.bots.expert_pwin import PWIN, PWIN_UB, p_win, p_win_bound
 from simulator.bots.expert_turn import Outlook
-from simulator.bots.expert_value import (
-    N_SHAPES,
-    PWIN,
-    PWIN_UB,
-    kept_counts,
-    p_win,
-    p_win_bound,
-    shapes_value,
-    unseen_of,
-)
+from simulator.bots.expert_value import N_SHAPES, kept_counts, shapes_value, unseen_of
 from simulator.bots.value import ddh_dist, qidui_dist
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win, win_points_both
 from simulator.rules import load_rules

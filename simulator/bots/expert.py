@@ -47,13 +47,13 @@ from simulator.bots.expert_hand import (
     value13,
 )
 from simulator.bots.expert_kongs import (
-    end_rate,
     end_risk,
     held_kong_income,
     kong_value,
     not_ready_cost,
     ready_chance,
 )
+from simulator.bots.expert_pwin import end_rate
 from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
@@ -314,7 +314,7 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
     next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
     more fan, ``all_tiles`` all). The hand may end first — with one or two opponents in, as soon as they have won;
-    under mode ``single`` with any opponent's win — at :func:`~simulator.bots.expert_kongs.end_rate` per own draw,
+    under mode ``single`` with any opponent's win — at :func:`~simulator.bots.expert_pwin.end_rate` per own draw,
     so a wait is worth less the fewer opponents are in and the fewer draws are left. Waiting costs ``defence`` ×
     deal-in risk; winning now also leaves the table now (``tempo``). (Charging as well the opponents' self-draws
     paid while still in, 0.02 per opponent in and own draw, measured worse: docs/bots.md, "What was tried, by part

@@ -22,6 +22,7 @@ from simulator.bots.common import (
     usable_void,
 )
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
+from simulator.bots.expert_pwin import p_win, pwin_col
 from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, outlook
 from simulator.bots.expert_value import (
     N_SHAPES,
@@ -30,8 +31,6 @@ from simulator.bots.expert_value import (
     counts_of,
     held4,
     kept_counts,
-    p_win,
-    pwin_col,
     ron_weights,
     shape_incomes,
     shapes_of,

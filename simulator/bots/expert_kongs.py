@@ -11,8 +11,8 @@ from numba import njit
 
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
-from simulator.bots.expert_value import END_RATE, END_RATE_SINGLE, MODE_SINGLE, N_PLAYERS_IN, TYP_ACC, p_win
-from simulator.rules import MODES, P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
+from simulator.bots.expert_pwin import MODE_SINGLE, TYP_ACC, end_rate, p_win
+from simulator.rules import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
 
@@ -20,17 +20,6 @@ TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转
 # Share of the opponents still in that are ready at the exhaustive draw (greedy's, measured 0.83; 24,000 walls × 4,
 # seed 7): a seat ending not ready pays each of them 查大叫 (docs/rules.md, "End settlement").
 CDJ_PAY = 0.8
-# P(the hand ends without this seat) per own draw, by mode (a row per MODES entry) and opponents in, for the decisions
-# that ask when the hand ends: the not-ready risk of claims and kongs (end_risk) and a declined win's wait
-# (expert.first_hit). 血战 keeps the tuned END_RATE of the P(win) table. Under `single` and `xueliu` a seat decides
-# only with three opponents in (nobody has won while a `single` hand goes on; a 血流 winner plays on), measured on
-# the event log (expert + three greedy, 4,000 hands each, seed 3; docs/bots.md, "Claims and kongs"): under `single`
-# the first win ends the hand, END_RATE_SINGLE per own draw (0.11; 血战's 0.06 priced an exhaustive draw there as
-# likely as under 血战; the 查大叫 of not_ready_cost stays off there); under `xueliu`
-# the hand ends only at the wall (no own draw of 154,185 was followed by an end before the seat's next draw), yet
-# pricing the rate 0 measured worse (a decline's wait: −0.071 ± 0.008 base units per player-hand): a 血流 win does
-# not end the seat's play, which the decline's model does not count, so 血流 keeps 血战's rates.
-END_RATES = np.array([(0.0, *(END_RATE_SINGLE,) * 3) if mode == "single" else END_RATE for mode in MODES])
 
 
 @njit(cache=True)
@@ -56,13 +45,6 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
     if sh >= SHANTEN_NEVER:
         return 0.0
     return p_win(sh - 1, TYP_ACC, u_tot, n_draws, np.int64(0))
-
-
-@njit(cache=True)
-def end_rate(params, n_in) -> float:
-    """P(the hand ends without this seat) per own draw with ``n_in`` opponents in, under the mode of ``params``
-    (:data:`END_RATES`)."""
-    return END_RATES[params[P_MODE], min(n_in, N_PLAYERS_IN - 1)]
 
 
 @njit(cache=True)

@@ -6,16 +6,12 @@ its own acceptance (unseen tiles that bring it one step closer). The value of a 
 
     P_win(distance, acceptance / unseen, own draws left, opponents still in) × income(shape flags, 根)
 
-and the hand is worth its best shape (the big shapes scaled by the seat's ``ambition``). ``P_win`` comes from
-:data:`PWIN`, a small table computed once at import by a Markov model: each own draw improves the hand with
-probability acceptance/unseen, and once ready a hand wins on its own
-draw or on an opponent's discard (each discard counts ``RON_SHARE`` of a draw, ``RON_VOID`` for a ready hand's
-wait in the suit that opponent declared void: :func:`ron_weights`); steps after the first use a
-typical acceptance (``TYP_ACC``, ``TYP_WAIT`` of ``TYP_UNSEEN``); every own draw the hand may also end first
-or a slow win lose worth as opponents win (``END_RATE``, by opponents still in). (Scaling the later steps with the first
-step's acceptance instead measured worse against greedy.) The income is exact under the
-active scoring rules (mode, table, cap, 根, self-draw bonus): it calls :func:`simulator.scoring.score_flags`
-for the shape's flags, weighting self-draw (every opponent still in pays) against a discard win (one payer).
+and the hand is worth its best shape (the big shapes scaled by the seat's ``ambition``). ``P_win`` is the table of
+:mod:`simulator.bots.expert_pwin` (a Markov chain over own draws; an opponent's discard hits a ready hand's wait
+``RON_SHARE`` of a draw, ``RON_VOID`` for a wait in the suit that opponent declared void: :func:`ron_weights`).
+The income is exact under the active scoring rules (mode, table, cap, 根, self-draw bonus): it calls
+:func:`simulator.scoring.score_flags` for the shape's flags, weighting self-draw (every opponent still in pays)
+against a discard win (one payer).
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.common import face_up
+from simulator.bots.expert_pwin import MAX_D, RON_SHARE, p_win, p_win_bound, pwin_col
 from simulator.bots.expert_turn import kept_tally
 from simulator.bots.value import qys_dist
 from simulator.evaluate import win_points_both
@@ -42,113 +39,7 @@ from simulator.scoring import (
 from simulator.shape import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask
 from simulator.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
-RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
-RON_VOID = 1.0         # ... but every time for a wait in a suit that opponent has declared void (it must throw it)
-# Acceptance assumed for improvement steps after the first, and tiles waited on once ready (for steps beyond the
-# first). Not a fitted forecast: outcomes say distant hands win more often than this chain does (they pung and
-# widen), yet slower later steps pay in play, which weighs speed now against shape later. 6.5 and 4 against 8
-# and 5 measured +0.009 / +0.005 / +0.008 ± 0.005 base units per player-hand against greedy (paired, 24,000
-# walls × 4, seeds 7 / 11 / 13); 5 and 3.5 +0.003 / +0.009 / +0.004 ± 0.006; 11 (acceptance) −0.025, 6.5 (wait)
-# −0.021 ± 0.004.
-TYP_ACC = 6.5
-TYP_WAIT = 4.0
-TYP_UNSEEN = 50.0      # unseen tiles assumed for those later steps
-# With one or two opponents still in, the hand ends as soon as they have won (three winners): per own draw, the
-# chance it ends first, by opponents still in. Without it P(win) was 0.49 where 0.36 was observed with one
-# opponent in (benchmarks/calibrate_pwin.py), and a slow hand looked as good late as early; the rates are tuned
-# against greedy (paired, 24,000 walls × 4, seeds 7 and 11): 0.09/0.03 +0.011 ± 0.002 and +0.015 ± 0.002,
-# 0.15/0.05 +0.009 and +0.006 more, 0.25/0.08 +0.005 and +0.003 more, 0.4/0.12 +0.003 ± 0.002 and +0.001 more.
-# (A forecast fitted to outcomes would take 0.09/0.03: the larger rates make the expert play faster late.) With all
-# three opponents in the hand cannot end first, but a slow win is worth less as they win and leave (fewer payers,
-# less exit value): 0.06 measured +0.008 ± 0.004 on both seeds against 0, 0.03 half that, 0.1 the same as 0.06.
-END_RATE = (0.0, 0.4, 0.12, 0.06)
-# Mode `single` (the first win ends the hand): 0.11 per own draw, measured on the event log (expert + 3 greedy, 4,000
-# hands, seed 3); 血战's 0.06 priced a slow hand as if the others' wins did not end it (docs/bots.md).
-END_RATE_SINGLE = 0.11
-Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/128 (0 … 0.49)
-MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
-MAX_N = 28             # own draws left 0..27
-N_PLAYERS_IN = 4       # opponents still in: 0..3
-SINGLE_COL = N_PLAYERS_IN  # P(win)'s column for mode `single` (pwin_col); PWIN_COLUMNS: (opponents in, end rate)
-PWIN_COLUMNS = (*((m, END_RATE[m]) for m in range(N_PLAYERS_IN)), (N_PLAYERS_IN - 1, END_RATE_SINGLE))
-MODE_SINGLE = MODES.index("single")
-
-
-def _pwin_table() -> np.ndarray:
-    """``float32[MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)]``: P(complete within n own draws | distance d, first-step
-    acceptance ratio q, column c: m opponents in at 血战's rates, or :data:`SINGLE_COL`). Distance d needs d
-    improvements then the winning tile, before the hand ends without this seat (the column's end rate per draw)."""
-    out = np.zeros((MAX_D, Q_STEPS, MAX_N, len(PWIN_COLUMNS)), np.float32)
-    q = np.arange(Q_STEPS) / 128.0
-    for col, (m, end) in enumerate(PWIN_COLUMNS):
-        hit = 1.0 + RON_SHARE * m  # chances per own draw once ready: the draw and the opponents' discards
-        for d in range(MAX_D):
-            # per-step success probabilities, step 0 uses the measured ratio
-            steps = [np.full(Q_STEPS, TYP_ACC / TYP_UNSEEN) for _ in range(d)] + [np.full(Q_STEPS, 0.0)]
-            steps[-1] = np.minimum(0.9, hit * TYP_WAIT / TYP_UNSEEN) * np.ones(Q_STEPS)
-            if d == 0:
-                steps[0] = np.minimum(0.9, hit * q)
-            else:
-                steps[0] = q
-            state = np.zeros((d + 2, Q_STEPS))
-            state[0] = 1.0
-            for n in range(1, MAX_N):
-                state[:d + 1] *= 1.0 - end
-                new = state.copy()
-                for j in range(d + 1):
-                    moved = state[j] * steps[j]
-                    new[j] -= moved
-                    new[j + 1] += moved
-                state = new
-                out[d, :, n, col] = state[d + 1]
-    return out
-
-
-PWIN = _pwin_table()
-
-
-@njit(cache=True, inline="always")
-def pwin_col(params, n_in) -> int:
-    """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``."""
-    if params[P_MODE] == MODE_SINGLE and n_in > 0:
-        return SINGLE_COL
-    return min(n_in, N_PLAYERS_IN - 1)
-
-
-@njit(cache=True, inline="always")
-def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
-    """``table[d, acceptance ratio, draws, col]`` (:data:`PWIN` or :data:`PWIN_UB`), clipped to its edges and
-    linear between the ratio's buckets (bucket by bucket, 3 and 3.6 tiles of 94 unseen priced alike; interpolating
-    measured +0.018 ± 0.007 base units per player-hand against greedy, paired, 6,000 walls × 4, seed 7).
-    Non-decreasing in ``acc`` wherever the table is, which :func:`p_win_bound` relies on."""
-    if d >= MAX_D or d < 0 or n_draws <= 0:
-        return 0.0 if d >= 0 else 1.0
-    x = 128.0 * acc / max(unseen_total, 1)
-    n = min(n_draws, MAX_N - 1)
-    m = min(col, SINGLE_COL)
-    if x >= Q_STEPS - 1:
-        return table[d, Q_STEPS - 1, n, m]
-    qi = int(x)
-    lo = table[d, qi, n, m]
-    hi = table[d, qi + 1, n, m]
-    return min(lo + (x - qi) * (hi - lo), hi)  # both tables rise with the acceptance; min: rounding stays ≤ hi
-
-
-@njit(cache=True)
-def p_win(d, acc, unseen_total, n_draws, col) -> float:
-    """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws) in
-    column ``col`` (opponents in at 血战's rates, or :func:`pwin_col`)."""
-    return _lookup(PWIN, d, acc, unseen_total, n_draws, col)
-
-
-PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buckets up to each one
-
-
-@njit(cache=True)
-def p_win_bound(d, acc_ub, unseen_total, n_draws, col) -> float:
-    """An upper bound of :func:`p_win` over every acceptance ≤ ``acc_ub`` (exact in floating point: the bucket
-    index is monotone in the acceptance and :data:`PWIN_UB` is a running maximum over buckets)."""
-    return _lookup(PWIN_UB, d, acc_ub, unseen_total, n_draws, col)
+RON_VOID = 1.0         # a wait in a suit an opponent declared void is hit by each of its discards (RON_SHARE: others)
 
 
 @njit(cache=True)
@@ -309,9 +200,10 @@ def shapes_value(look, hand, ambition, ks, floor=-1.0):
     one decision: a discard from suit ``ks`` leaves the other suits as they were (``ks`` −1: no caching).
 
     With ``floor`` (≥ 0), the result is exact only when it exceeds ``floor`` (otherwise it is some value ≤
-    ``floor``): a 清一色 is priced only when :data:`PWIN_UB` (P(win) at the best acceptance the suit's unseen
-    tiles allow) says it could beat both ``floor`` and the best shape so far. The bound holds in floating point
-    because rounding is monotone (tests/test_expert_speed.py checks it on random hands)."""
+    ``floor``): a 清一色 is priced only when :data:`~simulator.bots.expert_pwin.PWIN_UB` (P(win) at the best
+    acceptance the suit's unseen tiles allow) says it could beat both ``floor`` and the best shape so far. The
+    bound holds in floating point because rounding is monotone (tests/test_expert_speed.py checks it on random
+    hands)."""
     return shapes_of(kept_counts(hand.conc, hand.nm, hand.void, look.visible), look, hand, ambition, ks, floor)
 
 
