@@ -9,11 +9,11 @@
   value without it, every option charged by its chance of ending not ready the 退税 refund of all kong income
   held and, when the hand is ready now, the 查大叫 it would pay (:func:`~simulator.bots.expert_kongs.not_ready_cost`,
   :func:`kong_value`); never a tile whose discard win it has just declined.
-- **Wins**: self-draws are always taken; a discard win is declined when waiting for a self-draw (every
-  opponent still in pays) or a bigger hand is worth more than the points now, counting the discard wins the
-  pass lock (``pass_ron_lock``) would forbid until the next draw, the hand ending first (fewer opponents in,
-  fewer draws left) and the deal-in risk of playing on; the waits' copies left exclude winners' laid-down
-  hands (public under 血战). The engine enforces 最后N张必胡.
+- **Wins**: self-draws are always taken, and under 血流 every win (the seat plays on with the same waits); a discard
+  win is declined when waiting for a self-draw (every opponent still in pays) or a bigger hand is worth more than the
+  points now, counting the discard wins the pass lock (``pass_ron_lock``) would forbid until the next draw, the hand
+  ending first (fewer opponents in, fewer draws left) and the deal-in risk of playing on; the waits' copies left
+  exclude winners' laid-down hands (public under 血战). The engine enforces 最后N张必胡.
 - **定缺**: the suit whose dropping leaves the starting hand worth most (:func:`expert_void`); **换三张**: as
   greedy (a pass chosen by this evaluation measured worse against greedy).
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
@@ -55,7 +55,7 @@ from simulator.bots.expert_kongs import (
 )
 from simulator.bots.expert_pwin import end_rate
 from simulator.bots.expert_turn import keep_alive
-from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
+from simulator.bots.expert_value import MODE_XUELIU, exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
@@ -63,6 +63,7 @@ from simulator.rules import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
+    P_MODE,
     P_PASS_RON_LOCK,
     P_SELF_DRAW_BONUS,
     PASS_LOCKS,
@@ -307,9 +308,11 @@ def first_hit(hits, rounds, rate) -> float:
 
 @njit(cache=True)
 def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
-    """Take a self-draw always; take a discard win unless waiting is worth more (``hand``: the seat's
-    :class:`~simulator.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles without the winning one;
-    ``conc_all`` is read only for the hands winners laid down: :func:`~simulator.bots.expert_value.wait_copies`).
+    """Take a self-draw always, and under 血流 every win (the seat plays on after it with the same waits, so a decline
+    gives up the points and keeps nothing the win does not); take a discard win unless waiting is worth more
+    (``hand``: the seat's :class:`~simulator.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles without
+    the winning one; ``conc_all`` is read only for the hands winners laid down:
+    :func:`~simulator.bots.expert_value.wait_copies`).
     Waiting is valued over the hand's waits (copies still unseen: ``wait_copies``),
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
     next draw, the discard wins it forbids (``off`` none, ``same_tile`` this kind, ``higher_fan`` those not worth
@@ -322,6 +325,8 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     if self_draw:
         return True
     table, params, ps, seat, tiles_left = view.table, view.params, view.ps, view.seat, view.tiles_left
+    if params[P_MODE] == MODE_XUELIU:  # a 血流 win keeps the seat in with the same waits: declining only loses
+        return True
     n_in, n_draws = table_context(ps, seat, tiles_left)
     if n_draws <= 1 or n_in == 0:
         return True
