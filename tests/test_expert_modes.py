@@ -54,14 +54,6 @@ def _wait_threshold(params) -> float:
     return hi
 
 
-def test_under_xueliu_every_discard_win_is_taken():
-    """Under 血流 a win does not end the seat's play: it keeps the same waits after it, so declining gives up the
-    points for nothing (measured +0.054 ± 0.005 base units per player-hand against declining as under 血战). The
-    hand 血战 declines at the default ``ambition`` is taken under 血流 at any."""
-    assert not _takes(CHENGDU, 1.15)
-    assert all(_takes(XUELIU, a) for a in (1.15, 2.0, 10.0))
-
-
 def test_a_decline_under_single_is_worth_less_since_any_opponent_win_ends_the_hand():
     """Same hand, same scoring: under ``single`` the wait competes with the first win of any opponent, so it
     takes a bigger hand (a higher ``ambition``) to decline (with 血战's rate both modes declined alike)."""
