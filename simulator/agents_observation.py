@@ -26,7 +26,7 @@ CLAIMS = ("", "pung", "kong", "win")  # what became of a discard (Discard.claim)
 # observation for every seat but the observer's own.
 PUBLIC_PS = (state.PS_VOID, state.PS_EVOID, state.PS_WON, state.PS_WIN_ORDER, state.PS_NKONGS, state.PS_NDRAWS,
              state.PS_SAFE, state.PS_DISCARDED, state.PS_WIN_TURN, state.PS_WIN_KIND, state.PS_DECLARED,
-             state.PS_SHOWN, state.PS_NWINS)
+             state.PS_SHOWN, state.PS_NWINS, state.PS_WON_KINDS, state.PS_CLEARED)
 # Event rows an observation keeps (all six columns, public for these rows): the discards and what claimed them.
 # Draws, the exchange, declines and a 唱歌's waits are private and never copied.
 _CLAIM_EVENTS = (state.EV_DISCARD, state.EV_PUNG, state.EV_KONG, state.EV_WIN)

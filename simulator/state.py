@@ -55,9 +55,12 @@ G_N = 15
 # Per-seat scalars ps[seat, ...]
 (PS_VOID, PS_EVOID, PS_WON, PS_WIN_ORDER, PS_LOCKED, PS_LOCK_MASK, PS_LOCK_FAN, PS_DECLINED, PS_NKONGS,
  PS_NDRAWS, PS_WAITS, PS_BOT, PS_SAFE, PS_DISCARDED, PS_HUAZHU, PS_READY, PS_START_SH, PS_WIN_TURN,
- PS_WIN_KIND, PS_WIN_IDX, PS_DECLARED, PS_SHOWN, PS_DRAWN, PS_NWINS) = range(24)
-PS_N = 24
+ PS_WIN_KIND, PS_WIN_IDX, PS_DECLARED, PS_SHOWN, PS_DRAWN, PS_NWINS, PS_WON_KINDS, PS_CLEARED) = range(26)
+PS_N = 26
 # PS_NWINS: wins of this seat in the hand (血流: several); PS_WON = 1 only once it has left play
+# PS_WON_KINDS: kinds this seat has won on (bit mask; 血流: its locked hand still waits on them); PS_CLEARED: kinds
+# others discarded after its first win that it did not win on (bit mask; both public: a 血流 winner's locked hand
+# never waits on a cleared kind unless it declined a win on it)
 # PS_VOID: declared void suit (−1 none); PS_EVOID: the void passed to evaluate (−1 under void_suit: none)
 # PS_SAFE: kinds discarded by someone else since this seat's last draw (this seat passed on them)
 # PS_DECLARED: 0, or what this seat declared (1 sing, 2 dance: the declare_ready values); PS_SHOWN: a dancer's waits

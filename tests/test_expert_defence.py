@@ -6,11 +6,15 @@ from __future__ import annotations
 import numpy as np
 from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
+from simulator import engine
 from simulator import state as S
-from simulator.bots.danger import mean_risk
+from simulator.bots.danger import LOCKED_HIT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.view import SeatView
+from simulator.compiled_rules import CompiledTable
+from simulator.game import Hand
 from simulator.rules import load_rules
+from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, HandTiles
 from simulator.tiles import counts_from_str, parse_tiles
 
@@ -72,3 +76,55 @@ def test_mean_risk_reads_only_public_melds():
     assert r_a == r_b
     ps2, mt2, nm2 = _table(20, "2p5p9s")
     assert r_flush > mean_risk(_view(ps2, FACE_UP, mt2, nm2), 0) > 0.0  # the one-suit signal is priced
+
+
+# ---- 血流: a winner's locked hand ------------------------------------------------------------------------
+
+XUELIU = load_rules("xueliu").to_arrays()
+
+
+def _risks(ps) -> np.ndarray:
+    """float64[27]: ``tile_risk`` of every kind for seat 0 under ``xueliu`` (nothing set down, 20 tiles left)."""
+    _, _, mt_all, nm_all = fresh_table_state(20)
+    view = SeatView(TABLE, XUELIU, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 20)
+    threats = (np.zeros(4), np.zeros(4), np.full(4, -1, np.int64), np.full(4, -1, np.int64))
+    opponent_threats(view, threats)
+    return np.array([tile_risk(ps, *threats, k) for k in range(27)])
+
+
+def test_a_xueliu_winner_waits_on_what_it_won_on_and_not_on_what_it_let_pass():
+    """Under 血流 a winner plays on with its locked hand: the kinds it won on are certain waits, and every kind it
+    let pass since its first win can never be one (both public: the win and its tile are shown, the passes seen)."""
+    _, ps, _, _ = fresh_table_state(20)
+    base = _risks(ps)
+    p5, p6, p4 = (parse_tiles(t)[0] for t in ("5p", "6p", "4p"))
+    ps[1, S.PS_NWINS] = 1
+    ps[1, S.PS_WON_KINDS] = 1 << p5
+    ps[1, S.PS_CLEARED] = 1 << p6
+    r = _risks(ps)
+    assert r[p5] >= LOCKED_HIT * points_of(0, XUELIU)  # at least a plain discard win, for certain
+    assert r[p5] > 5 * r[p4]
+    assert r[p6] < r[p4] and r[p6] < base[p6]  # seat 1 no longer counts for 6p
+    assert r[p4] > base[p4]  # a locked hand is ready: P(ready) 1 instead of the draws' estimate
+
+
+def test_the_engine_records_a_xueliu_winners_won_kinds_and_passes_as_its_waits_say():
+    """The public masks the bots read (``PS_WON_KINDS``, ``PS_CLEARED``) agree with the engine's private waits of
+    every 血流 winner at the end of the hand: it waits on every kind it won on and on none it let pass."""
+    hand = Hand(CompiledTable.of(load_rules("xueliu")), external=[], record=False)
+    ps = hand.st.ps
+    ids = np.arange(300, dtype=np.int64)
+    walls, bseeds = engine.deal_seeds(9, ids)
+    winners = cleared = 0
+    for i in ids:
+        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
+        assert hand.advance() is None
+        for s in range(4):
+            if ps[s, S.PS_NWINS] == 0:
+                assert ps[s, S.PS_WON_KINDS] == 0 and ps[s, S.PS_CLEARED] == 0
+                continue
+            winners += 1
+            cleared += bin(int(ps[s, S.PS_CLEARED])).count("1")
+            assert ps[s, S.PS_WON_KINDS] & ~ps[s, S.PS_WAITS] == 0
+            assert ps[s, S.PS_CLEARED] & ps[s, S.PS_WAITS] == 0
+    assert winners >= 300 and cleared >= 1000  # the check bites

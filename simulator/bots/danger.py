@@ -10,6 +10,11 @@ under ``void_suit: none`` the suit missing from two suits of face-up melds) and 
 that q let pass (现物); else by rank — 3 (ranks 3–7), 2 (2, 8), 1 (terminals) — lowered to 1 for kinds q once
 discarded and by one for the tile three ranks from one q discarded (筋), raised by half in q's 清一色 suit.
 ``risk(k) = Σ_q P(ready_q) · WAIT_PER_WEIGHT · weight_q(k) · loss_q`` in base units.
+
+Under 血流 a winner plays on with its locked hand (``PS_NWINS`` > 0, still in): P(ready) 1; a kind it has won on
+(``PS_WON_KINDS``) is a certain wait, ``LOCKED_HIT`` · loss_q; a kind discarded since its first win that it let pass
+(``PS_CLEARED``) never is (measured against three greedy under ``xueliu``: +0.033 / +0.037 / +0.034 ± 0.0065 base
+units per player-hand, deal-ins −0.058 per player-hand; docs/bots.md).
 """
 
 from __future__ import annotations
@@ -20,12 +25,27 @@ from numba import njit
 from simulator.bots.common import face_up
 from simulator.bots.defensive import dead_suit
 from simulator.scoring import F_PINGHU, F_QINGYISE, score_flags
-from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE, PS_WON
+from simulator.state import (
+    N_KINDS,
+    N_SEATS,
+    PS_CLEARED,
+    PS_DISCARDED,
+    PS_NDRAWS,
+    PS_NKONGS,
+    PS_NWINS,
+    PS_SAFE,
+    PS_WON,
+    PS_WON_KINDS,
+)
 
 # A ready hand waits on ~1.7 of 18 kept kinds (0.045 per weight unit, mid tiles ~0.13 each) — but priced that
 # way folding gave up more value than it saved against greedy (a third of it, i.e. defence 0.1 instead of
 # 0.3, measured +0.014 ± 0.005 base units per player-hand, paired): the rank weights tell tiles apart poorly.
 WAIT_PER_WEIGHT = 0.015
+# A kind a 血流 winner certainly waits on: P(hit) 1 in the units of WAIT_PER_WEIGHT · weight (0.5 measured the
+# same, +0.034 ± 0.006 on each of three seeds; 0.25 +0.028; 1 / 0.3, the full loss after `defence`, +0.008: it
+# folds too much; docs/bots.md).
+LOCKED_HIT = 1.0
 
 
 @njit(cache=True)
@@ -59,7 +79,7 @@ def opponent_threats(view, threats) -> int:
             continue
         n_in += 1
         p = 0.04 * ps[q, PS_NDRAWS] + 0.12 * nm[q]
-        p_ready[q] = min(p, 0.85)
+        p_ready[q] = 1.0 if ps[q, PS_NWINS] > 0 else min(p, 0.85)  # a 血流 winner's locked hand is ready
         qsuit[q] = meld_suit(mk, mt, nm, q)
         flags = F_PINGHU | (F_QINGYISE if qsuit[q] >= 0 else 0)
         loss[q] = score_flags(flags, np.bool_(False), ps[q, PS_NKONGS], np.bool_(False), params)[4]
@@ -75,7 +95,12 @@ def tile_risk(ps, p_ready, loss, dead, qsuit, k) -> float:
     base = 3.0 if 2 <= r <= 6 else (2.0 if r == 1 or r == 7 else 1.0)
     total = 0.0
     for q in range(N_SEATS):
-        if p_ready[q] == 0.0 or s == dead[q] or (ps[q, PS_SAFE] >> k) & 1:
+        if p_ready[q] == 0.0 or s == dead[q]:
+            continue
+        if ps[q, PS_NWINS] > 0 and (ps[q, PS_WON_KINDS] >> k) & 1:  # 血流: a locked hand waits on what it won on
+            total += LOCKED_HIT * loss[q]
+            continue
+        if ((ps[q, PS_SAFE] | ps[q, PS_CLEARED]) >> k) & 1:  # let pass (a locked hand: ever since its first win)
             continue
         w = base
         disc = ps[q, PS_DISCARDED]

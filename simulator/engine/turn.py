@@ -81,6 +81,7 @@ from simulator.state import (
     IO_EXT,
     N_KINDS,
     N_SEATS,
+    PS_CLEARED,
     PS_DECLARED,
     PS_DECLINED,
     PS_DISCARDED,
@@ -91,6 +92,7 @@ from simulator.state import (
     PS_LOCKED,
     PS_NDRAWS,
     PS_NKONGS,
+    PS_NWINS,
     PS_SAFE,
     PS_VOID,
     PS_WAITS,
@@ -136,6 +138,8 @@ def do_discard(table, st, p, t, why) -> None:
     for q in range(N_SEATS):
         if q != p:
             ps[q, PS_SAFE] |= 1 << t
+            if ps[q, PS_NWINS] > 0:  # 血流: unless it wins on it now, q's locked hand does not wait on t
+                ps[q, PS_CLEARED] |= 1 << t
     log_event(st, EV_DISCARD, p, t, 0, why, 0)
     refresh_waits(table, st, p)
 

@@ -59,6 +59,7 @@ from simulator.state import (
     KS_REFUNDED,
     N_KINDS,
     N_SEATS,
+    PS_CLEARED,
     PS_DECLINED,
     PS_EVOID,
     PS_LOCK_FAN,
@@ -71,6 +72,7 @@ from simulator.state import (
     PS_WIN_ORDER,
     PS_WIN_TURN,
     PS_WON,
+    PS_WON_KINDS,
     W_CAPPED,
     W_CTX,
     W_FAN,
@@ -146,6 +148,8 @@ def record_win(st, win, res, take_tile: bool) -> int:
         ps[w, PS_WIN_IDX] = i
         g[G_NWON] += 1
     ps[w, PS_NWINS] += 1
+    ps[w, PS_WON_KINDS] |= np.int64(1) << tile
+    ps[w, PS_CLEARED] &= ~(np.int64(1) << tile)  # set by the discard it wins on (do_discard)
     g[G_INTERRUPTED] = 1
     log_event(st, EV_WIN, w, tile, pts, kind, i)
     return i
