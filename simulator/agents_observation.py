@@ -39,6 +39,11 @@ _PUBLIC_ROW = np.zeros(state.PS_N, np.int64)
 _PUBLIC_ROW[list(PUBLIC_PS)] = 1
 
 
+def _kinds(ps: np.ndarray, col: int) -> tuple[tuple[int, ...], ...]:
+    """Per seat, the kinds whose bits are set in the mask ``ps[seat, col]``, ascending."""
+    return tuple(tuple(k for k in range(state.N_KINDS) if (int(ps[q, col]) >> k) & 1) for q in range(4))
+
+
 class Discard(NamedTuple):
     """One discard as the table saw it: ``seat`` discarded ``tile``; ``claim`` what became of it (``""`` left in
     the pond, ``"pung"``, ``"kong"`` an exposed kong, ``"win"`` won on — under ``mode: xueliu`` set aside face up),
@@ -75,6 +80,9 @@ class Observation:
       concealed kong is face down and not counted); the engine's bots count the same;
     - ``declared``: ``int64[4]`` per seat 0 = not declared, 1 = 唱歌, 2 = 跳舞 (``declare_ready``); ``shown``:
       per seat the tile kinds a dancer has shown as its waits (``()`` for the others);
+    - ``won_on``: per seat the kinds it has won on (under 血流 its locked hand still waits on them); ``cleared``:
+      per seat the kinds others discarded after its first win that it did not win on (under 血流 its locked hand
+      does not wait on them, unless it declined a win on one);
     - ``tiles_left``, ``dealer``, ``rules`` (the :class:`RuleSet`).
     """
 
@@ -149,9 +157,15 @@ class Observation:
 
     @property
     def shown(self) -> tuple[tuple[int, ...], ...]:
-        ps = self._s["ps"]
-        return self._get("shown", lambda: tuple(
-            tuple(k for k in range(state.N_KINDS) if (int(ps[q, state.PS_SHOWN]) >> k) & 1) for q in range(4)))
+        return self._get("shown", lambda: _kinds(self._s["ps"], state.PS_SHOWN))
+
+    @property
+    def won_on(self) -> tuple[tuple[int, ...], ...]:
+        return self._get("won_on", lambda: _kinds(self._s["ps"], state.PS_WON_KINDS))
+
+    @property
+    def cleared(self) -> tuple[tuple[int, ...], ...]:
+        return self._get("cleared", lambda: _kinds(self._s["ps"], state.PS_CLEARED))
 
     @property
     def scores(self) -> np.ndarray:

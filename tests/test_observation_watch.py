@@ -25,7 +25,7 @@ from simulator.rules import load_rules
 S = state
 FIELDS = ("seat", "decision", "legal_actions", "action_mask", "tile", "from_seat", "fan", "hand", "picked",
           "melds", "voids", "discards", "ponds", "won", "win_order", "scores", "visible", "declared", "shown",
-          "tiles_left", "dealer", "rules")
+          "won_on", "cleared", "tiles_left", "dealer", "rules")
 
 
 def _public_fields() -> set[str]:
@@ -93,6 +93,8 @@ class Table:
         self.own_ckong = [[0] * 27 for _ in range(4)]
         self.declared = [0] * 4
         self.shown: list[tuple[int, ...]] = [()] * 4
+        self.won_on: list[set[int]] = [set() for _ in range(4)]
+        self.cleared: list[set[int]] = [set() for _ in range(4)]  # discarded after the seat's first win, not won on
         self.dealt_tiles = 0
         self.draws = 0
         self.dealer = -1
@@ -126,6 +128,9 @@ class Table:
             self.last_pond = [seat, t, "", []]
             self.ponds[seat].append(self.last_pond)
             self.visible[t] += 1
+            for q in range(4):
+                if q != seat and self.won_on[q]:
+                    self.cleared[q].add(t)
         elif typ == S.EV_PUNG:
             assert self.last_pond[:2] == [a, t]
             conc[t] -= 2
@@ -156,6 +161,8 @@ class Table:
                 self.win_events += 1
             if self.won[seat] < 0:
                 self.won[seat], self.win_order[seat] = a, self.win_events
+            self.won_on[seat].add(t)
+            self.cleared[seat].discard(t)
             if a == S.WK_DISCARD:
                 assert self.last_pond[1] == t
                 self.last_pond[2] = "win"
@@ -190,6 +197,8 @@ class Table:
             "visible": [v + o for v, o in zip(self.visible, self.own_ckong[q], strict=True)],
             "declared": self.declared,
             "shown": tuple(self.shown),
+            "won_on": tuple(tuple(sorted(k)) for k in self.won_on),
+            "cleared": tuple(tuple(sorted(k)) for k in self.cleared),
             "tiles_left": S.N_TILES - self.dealt_tiles - self.draws,
             "dealer": self.dealer,
         }
@@ -407,7 +416,9 @@ MUTANTS = {
     "visible": (agents, "observe", "vis[mt_l[p][i]] += 4", "pass"),  # one's own 暗杠 not counted
     "declared": (OBS, "declared", 'self._s["ps"][:, state.PS_DECLARED].copy()',
                  'np.minimum(self._s["ps"][:, state.PS_DECLARED], 1)'),  # 跳舞 read as 唱歌
-    "shown": (OBS, "shown", "int(ps[q, state.PS_SHOWN])", "int(ps[q, state.PS_WAITS])"),
+    "shown": (OBS, "shown", "state.PS_SHOWN", "state.PS_WAITS"),
+    "won_on": (OBS, "won_on", "state.PS_WON_KINDS", "state.PS_WAITS"),  # the waits, not what it won on
+    "cleared": (OBS, "cleared", "state.PS_CLEARED", "state.PS_SAFE"),  # only the passes since its last draw
     "tiles_left": (agents, "observe", "int(g[state.G_TAIL] - g[state.G_HEAD])", "int(state.N_TILES - g[state.G_HEAD])"),
     "dealer": (agents, "observe", "int(g[state.G_DEALER])", "int(g[state.G_DEALER] + 1) % 4"),
     "picked": (game.Hand, "picked", 'if s == seat and k == "exchange"', 'if k == "exchange"'),  # everyone's picks
