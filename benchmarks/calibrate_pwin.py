@@ -149,7 +149,7 @@ def markov_table(end1: float, end2: float, end3: float, **rates: float) -> np.nd
     (:class:`~simulator.bots.expert_pwin.ChainRates`) and ``end<m>``, the chance per draw that the hand ends first
     with m opponents in: the 血战 columns. :data:`SHIPPED` rebuilds them of :data:`~simulator.bots.expert_pwin.PWIN`."""
     ends = (0.0, end1, end2, end3)
-    return pw.markov_table(pw.ChainRates(**rates), [(m, ends[m]) for m in range(pw.N_PLAYERS_IN)])
+    return pw.markov_table(pw.ChainRates(**rates), [pw.Column(m, ends[m]) for m in range(pw.N_PLAYERS_IN)])
 
 
 def lookup(t: np.ndarray, r: dict[str, np.ndarray]) -> np.ndarray:

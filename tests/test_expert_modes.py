@@ -9,7 +9,17 @@ from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.expert_kongs import end_risk
-from simulator.bots.expert_pwin import END_RATE, MAX_D, PWIN, PWIN_COLUMNS, SINGLE_COL, end_rate, p_win, pwin_col
+from simulator.bots.expert_pwin import (
+    END_RATE,
+    MAX_D,
+    PWIN,
+    PWIN_COLUMNS,
+    SINGLE_COL,
+    XUELIU_COL,
+    end_rate,
+    p_win,
+    pwin_col,
+)
 from simulator.bots.view import SeatView
 from simulator.rules import MODES, P_MODE, load_rules
 from simulator.shape import HandTiles
@@ -25,11 +35,12 @@ def test_end_rates_by_mode_single_ends_at_the_first_win():
     decisions that ask when the hand ends read the same rate as the hand values' P(win) column."""
     for params in (CHENGDU, SINGLE, XUELIU):
         for n_in in (0, 1, 2, 3):
-            assert end_rate(params, n_in) == PWIN_COLUMNS[pwin_col(params, n_in)][1]
+            assert end_rate(params, n_in) == PWIN_COLUMNS[pwin_col(params, n_in)].end
     assert [int(p[P_MODE]) for p in (CHENGDU, SINGLE, XUELIU)] == [MODES.index(m) for m in ("xuezhan", "single",
                                                                                                "xueliu")]
     for n_in in (1, 2, 3):
-        assert end_rate(CHENGDU, n_in) == END_RATE[n_in] == end_rate(XUELIU, n_in)
+        assert end_rate(CHENGDU, n_in) == END_RATE[n_in]
+    assert end_rate(XUELIU, 3) == END_RATE[3]  # under 血流 a seat decides with all three opponents in
     assert end_rate(SINGLE, 3) > 1.5 * END_RATE[3]
     assert end_risk(SINGLE, 0.0, 3, 4) < end_risk(CHENGDU, 0.0, 3, 4)
 
@@ -66,9 +77,21 @@ def test_p_win_under_single_reads_its_own_column():
     hand is worth less there, a ready one with few draws left about the same, and 血战/血流 read the columns by
     opponents in as before."""
     for n_in in (0, 1, 2, 3):
-        assert pwin_col(CHENGDU, n_in) == n_in == pwin_col(XUELIU, n_in)
+        assert pwin_col(CHENGDU, n_in) == n_in
     assert pwin_col(SINGLE, 3) == SINGLE_COL and pwin_col(SINGLE, 0) == 0
-    assert PWIN.shape[-1] == SINGLE_COL + 1
+    assert PWIN.shape[-1] == len(PWIN_COLUMNS)
     for d in range(1, MAX_D - 1):
         assert p_win(d, 6.0, 60.0, 12, SINGLE_COL) < 0.9 * p_win(d, 6.0, 60.0, 12, 3)
     assert 0.9 * p_win(0, 6.0, 60.0, 1, 3) < p_win(0, 6.0, 60.0, 1, SINGLE_COL) < p_win(0, 6.0, 60.0, 1, 3)
+
+
+def test_under_xueliu_a_ready_hand_is_worth_its_expected_wins():
+    """Under 血流 a winner plays on with its hand ready, so its column counts expected wins, not P(win): a ready
+    hand with many draws left expects more than one win, more the more draws are left, and is worth more than
+    under 血战 wherever a win is likely; a hand far from ready expects little more than its P(win)."""
+    assert pwin_col(XUELIU, 3) == XUELIU_COL and pwin_col(XUELIU, 0) == 0
+    assert p_win(0, 8.0, 50.0, 20, XUELIU_COL) > 2.0 > 1.0 > p_win(0, 8.0, 50.0, 20, 3)
+    assert p_win(0, 8.0, 50.0, 20, XUELIU_COL) > p_win(0, 8.0, 50.0, 10, XUELIU_COL) > p_win(0, 8.0, 50.0, 10, 3)
+    assert p_win(3, 6.0, 60.0, 12, 3) <= p_win(3, 6.0, 60.0, 12, XUELIU_COL) < 2.0 * p_win(3, 6.0, 60.0, 12, 3)
+    assert end_rate(XUELIU, 3) == END_RATE[3]
+

@@ -53,9 +53,9 @@ from simulator.bots.expert_kongs import (
     not_ready_cost,
     ready_chance,
 )
-from simulator.bots.expert_pwin import end_rate
+from simulator.bots.expert_pwin import MODE_XUELIU, end_rate
 from simulator.bots.expert_turn import keep_alive
-from simulator.bots.expert_value import MODE_XUELIU, exit_value, ron_weights, wait_copies
+from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow

@@ -5,8 +5,9 @@ Each own draw improves the hand with probability acceptance/unseen for the first
 (``TYP_ACC`` of ``TYP_UNSEEN``) for later ones; once ready a hand wins on its own draw or on an opponent's discard
 (each discard counts ``RON_SHARE`` of a draw, a typical ``TYP_WAIT`` tiles waited on beyond the first step); every own
 draw the hand may also end first or a slow win lose worth as opponents win (``END_RATE``, by opponents still in; mode
-``single`` has its own column, ``SINGLE_COL``). Read by the hand values of :mod:`simulator.bots.expert_value` and
-the end risks of :mod:`simulator.bots.expert_kongs`.
+``single`` has its own column, ``SINGLE_COL``, and mode ``xueliu`` one of expected wins, ``XUELIU_COL``: a 血流
+winner plays on with its hand ready). Read by the hand values of :mod:`simulator.bots.expert_value` and the end
+risks of :mod:`simulator.bots.expert_kongs`.
 """
 
 from __future__ import annotations
@@ -44,9 +45,24 @@ Q_STEPS = 64           # acceptance ratio buckets: q = acc/unseen in steps of 1/
 MAX_D = 5              # distances 0..4 are tabled; farther shapes are worth ~0
 MAX_N = 28             # own draws left 0..27
 N_PLAYERS_IN = 4       # opponents still in: 0..3
-SINGLE_COL = N_PLAYERS_IN  # P(win)'s column for mode `single` (pwin_col); PWIN_COLUMNS: (opponents in, end rate)
-PWIN_COLUMNS = (*((m, END_RATE[m]) for m in range(N_PLAYERS_IN)), (N_PLAYERS_IN - 1, END_RATE_SINGLE))
+
+
+class Column(NamedTuple):
+    """One column of the table: ``opponents`` in (a ready hand's chances per own draw: 1 + ``RON_SHARE`` each),
+    ``end``: P(the hand ends without this seat) per own draw, ``repeat``: a win does not end the seat's play (血流),
+    so the column holds the expected number of wins instead of P(win)."""
+
+    opponents: int
+    end: float
+    repeat: bool = False
+
+
+SINGLE_COL = N_PLAYERS_IN      # mode `single`'s column (pwin_col): three opponents in, the first win ends the hand
+XUELIU_COL = N_PLAYERS_IN + 1  # mode `xueliu`'s: three opponents in, expected wins (a winner plays on, see below)
+PWIN_COLUMNS = (*(Column(m, END_RATE[m]) for m in range(N_PLAYERS_IN)), Column(N_PLAYERS_IN - 1, END_RATE_SINGLE),
+                Column(N_PLAYERS_IN - 1, END_RATE[N_PLAYERS_IN - 1], repeat=True))
 MODE_SINGLE = MODES.index("single")
+MODE_XUELIU = MODES.index("xueliu")
 
 
 class ChainRates(NamedTuple):
@@ -66,13 +82,14 @@ class ChainRates(NamedTuple):
 
 def markov_table(rates: ChainRates = ChainRates(), columns=PWIN_COLUMNS) -> np.ndarray:
     """``float64[MAX_D, Q_STEPS, MAX_N, len(columns)]``: P(complete within n own draws | distance d, first-step
-    acceptance ratio q, column c = (m opponents in, end rate)). Distance d needs d improvements then the winning
-    tile, before the hand ends without this seat (the column's end rate per draw). The shipped rates and
+    acceptance ratio q, column c: a :class:`Column`). Distance d needs d improvements then the winning tile, before
+    the hand ends without this seat (the column's end rate per draw); in a ``repeat`` column a ready hand stays
+    ready after a win and the entry is the expected number of wins within n draws. The shipped rates and
     :data:`PWIN_COLUMNS` give :data:`PWIN` (``benchmarks/calibrate_pwin.py`` refits the rates)."""
     out = np.zeros((MAX_D, Q_STEPS, MAX_N, len(columns)))
     q = np.arange(Q_STEPS) / 128.0
     later = (0.0, rates.step1, rates.step2, rates.step3, rates.step3)
-    for col, (m, end) in enumerate(columns):
+    for col, (m, end, repeat) in enumerate(columns):
         hit = 1.0 + RON_SHARE * m  # chances per own draw once ready: the draw and the opponents' discards
         for d in range(MAX_D):
             steps = [np.full(Q_STEPS, later[d - j]) for j in range(d)] + [np.full(Q_STEPS, min(0.9, hit * rates.wait))]
@@ -87,7 +104,8 @@ def markov_table(rates: ChainRates = ChainRates(), columns=PWIN_COLUMNS) -> np.n
                 new = state.copy()
                 for j in range(d + 1):
                     moved = state[j] * steps[j]
-                    new[j] -= moved
+                    if not (repeat and j == d):  # 血流: a ready hand stays ready after a win
+                        new[j] -= moved
                     new[j + 1] += moved
                 state = new
                 out[d, :, n, col] = state[d + 1]
@@ -102,6 +120,8 @@ def pwin_col(params, n_in) -> int:
     """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``."""
     if params[P_MODE] == MODE_SINGLE and n_in > 0:
         return SINGLE_COL
+    if params[P_MODE] == MODE_XUELIU and n_in > 0:
+        return XUELIU_COL
     return min(n_in, N_PLAYERS_IN - 1)
 
 
@@ -109,11 +129,13 @@ def pwin_col(params, n_in) -> int:
 # (:func:`end_rate`: the not-ready risk of claims and kongs, a declined win's wait). Under `single` and `xueliu` a
 # seat decides only with three opponents in (nobody has won while a `single` hand goes on; a 血流 winner plays on),
 # measured on the event log (expert + three greedy, 4,000 hands each, seed 3; docs/bots.md, "Claims and kongs"):
-# under `single` the first win ends the hand (END_RATE_SINGLE); under `xueliu` the hand ends only at the wall (no own
-# draw of 154,185 was followed by an end before the seat's next draw), yet pricing the rate 0 measured worse (a
-# decline's wait: −0.071 ± 0.008 base units per player-hand; a P(win) column at 0: −0.012 ± 0.009): a 血流 win does
-# not end the seat's play, which the model does not count, so 血流 reads 血战's columns.
-END_RATE_OF_COL = np.array([end for _, end in PWIN_COLUMNS])
+# under `single` the first win ends the hand (END_RATE_SINGLE). Under `xueliu` the hand ends only at the wall (no own
+# draw of 154,185 was followed by an end before the seat's next draw) and a win does not end the seat's play: its
+# column counts the expected wins of a hand that stays ready (`repeat`), at 血战's three-opponent rate (against the
+# P(win) column with an exit value of 0.015 plain-hand points per opponent in and own draw left:
+# +0.022 / +0.025 / +0.029 / +0.023 ± 0.011 base units per player-hand against three greedy, paired, seeds 7 / 11 /
+# 13 / 17, 24,000 walls × 4; at a rate of 0.03 +0.025 / +0.038 ± 0.012, at 0 −0.001 / +0.011 ± 0.014, seeds 7 / 11).
+END_RATE_OF_COL = np.array([c.end for c in PWIN_COLUMNS])
 
 
 @njit(cache=True)
@@ -133,7 +155,7 @@ def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
         return 0.0 if d >= 0 else 1.0
     x = 128.0 * acc / max(unseen_total, 1)
     n = min(n_draws, MAX_N - 1)
-    m = min(col, SINGLE_COL)
+    m = min(col, XUELIU_COL)
     if x >= Q_STEPS - 1:
         return table[d, Q_STEPS - 1, n, m]
     qi = int(x)
@@ -145,7 +167,8 @@ def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
 @njit(cache=True)
 def p_win(d, acc, unseen_total, n_draws, col) -> float:
     """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws) in
-    column ``col`` (opponents in at 血战's rates, or :func:`pwin_col`)."""
+    column ``col`` (opponents in at 血战's rates, or :func:`pwin_col`); in :data:`XUELIU_COL` the expected number
+    of wins (it may exceed 1)."""
     return _lookup(PWIN, d, acc, unseen_total, n_draws, col)
 
 

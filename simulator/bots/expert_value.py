@@ -24,7 +24,6 @@ from simulator.bots.expert_pwin import MAX_D, RON_SHARE, p_win, p_win_bound, pwi
 from simulator.bots.expert_turn import kept_tally
 from simulator.bots.value import qys_dist
 from simulator.evaluate import win_points_both
-from simulator.rules import MODES, P_MODE
 from simulator.scoring import (
     F_DUIDUIHU,
     F_LONGQIDUI,
@@ -75,17 +74,6 @@ def menqing(mk, nm) -> bool:
     return True
 
 
-# Under 血流成河 a win does not end the seat's hand: its locked hand plays on and may win again, so an early win
-# is worth more than under 血战. This exit value (plain-hand points per opponent still in and own draw left) is
-# added to the seat's tempo there: 0.03 measured +0.163 ± 0.025 base units per player-hand against greedy over
-# none (paired, 6,000 walls × 4, seed 7), 0.015 +0.127 ± 0.020, 0.06 the same as 0.03, 0.1 −0.018 ± 0.021 from
-# it; under mode single (the first win ends the hand) 0.015 and 0.03 changed nothing (+0.002, −0.004 ± 0.008).
-# Since every 血流 win is taken (expert.expert_takes_win) it no longer has to hold declines back: 0.015 against 0.03
-# measured +0.005 / +0.010 / +0.009 / +0.009 ± 0.007 (paired, 24,000 walls × 4, seeds 7 / 11 / 13 / 17; 13 and 17 not
-# used to choose it), 0.008 +0.002 / +0.009, 0 −0.011 / +0.012 ± 0.010, 0.06 −0.025 / −0.024 ± 0.008 (seeds 7 / 11).
-XUELIU_TEMPO = 0.015
-MODE_XUELIU = MODES.index("xueliu")
-
 # Shape slots of the income cache (one income per shape, computed once per decision)
 S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI, S_EXIT = range(6)
 N_SHAPES = 6  # the last slot holds the exit value alone (added to a ready hand's exact wait income)
@@ -94,10 +82,9 @@ N_SHAPES = 6  # the last slot holds the exit value alone (added to a ready hand'
 @njit(cache=True)
 def exit_value(params, n_in, n_draws, tempo) -> float:
     """What winning now saves: a player who has won pays nothing more (no deal-in, no opponent's self-draw,
-    no 查大叫/花猪), worth ``tempo`` plain-hand points per opponent still in and own draw left; under 血流成河
-    :data:`XUELIU_TEMPO` more (the locked hand plays on and may win again)."""
-    if params[P_MODE] == MODE_XUELIU:
-        tempo += XUELIU_TEMPO
+    no 查大叫/花猪), worth ``tempo`` plain-hand points per opponent still in and own draw left. (Under 血流成河,
+    where a winner plays on and may win again, the P(win) table's own column counts the wins: until 2026-12-04 an
+    exit value of 0.015–0.03 more stood in for it.)"""
     return tempo * points_of(1, params) * n_in * n_draws
 
 
