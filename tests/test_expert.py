@@ -12,7 +12,7 @@ from engine_helpers import play, rules_of
 
 from simulator import engine
 from simulator import state as S
-from simulator.bots import own_ckongs
+from simulator.bots import laid_down, own_ckongs
 from simulator.bots.common import legal_discard_mask, plan_void
 from simulator.bots.expert import (
     R_FOLD,
@@ -79,6 +79,35 @@ def test_a_concealed_kong_is_not_counted_as_seen():
                     seen += 1
                     assert visible[mt[s, j]] == 0
     assert seen >= 5  # the walls hold enough concealed kongs for the check to bite
+
+
+def test_the_expert_counts_the_hands_blood_battle_winners_laid_down_once():
+    """血战 winners lay their hands down (推倒, public): the expert's dispatchers add them to the seen counts
+    (``bots.laid_down``) for its unseen-tile counts, without counting a discard or robbed-kong win's tile twice
+    (it is seen face up already): at the end of every hand no kind is seen more often than it exists beside the
+    tiles still concealed in the other hands, and removing them restores ``visible`` exactly."""
+    rules = load_rules("chengdu")
+    hand = Hand(CompiledTable.of(rules), external=[], record=False)
+    st = hand.st
+    ids = np.arange(300, dtype=np.int64)
+    walls, bseeds = engine.deal_seeds(6, ids)
+    added = 0
+    for i in ids:
+        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
+        assert hand.advance() is None
+        before = st.visible.copy()
+        laid_down(st.visible, st, np.int64(1))
+        added += int(st.visible.sum() - before.sum())
+        live = sum(st.conc[q].astype(np.int64) for q in range(4) if not st.ps[q, S.PS_WON])
+        ckong = np.zeros(27, np.int64)
+        for q in range(4):
+            for j in range(st.nm[q]):
+                if st.mk[q, j] == MELD_CKONG:
+                    ckong[st.mt[q, j]] += 4
+        assert (st.visible + live + ckong <= 4).all(), i
+        laid_down(st.visible, st, np.int64(-1))
+        assert (st.visible == before).all()
+    assert added >= 300 * 20  # ~2.5 winners a hand: the check bites
 
 
 def test_the_deciding_seat_counts_its_own_concealed_kong():

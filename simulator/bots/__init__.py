@@ -45,6 +45,7 @@ kong's tiles, which are face down; around each decision the dispatcher adds the 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.common import plan_void
@@ -67,7 +68,19 @@ from simulator.bots.value import value_claim, value_discard, value_self_kong, va
 from simulator.bots.view import seat_view
 from simulator.rules import BOT_INDEX
 from simulator.shape import MELD_CKONG, hand_tiles
-from simulator.state import G_NWON, PS_EVOID, VOID_NONE, tiles_left, void_rule
+from simulator.state import (
+    G_NWON,
+    N_KINDS,
+    N_SEATS,
+    PS_EVOID,
+    PS_WIN_KIND,
+    PS_WON,
+    PS_WON_KINDS,
+    VOID_NONE,
+    WK_SELF_DRAW,
+    tiles_left,
+    void_rule,
+)
 
 BOT_RANDOM = BOT_INDEX["random"]
 BOT_GREEDY = BOT_INDEX["greedy"]
@@ -144,6 +157,20 @@ def bot_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def laid_down(visible, st, sign) -> None:
+    """Add (``sign`` 1) or remove (−1) the hands 血战 winners laid down (推倒: public) to/from ``visible``, for the
+    expert's counts of unseen tiles; a discard or robbed-kong win's tile is already there (seen face up)."""
+    ps, conc = st.ps, st.conc
+    for q in range(N_SEATS):
+        if ps[q, PS_WON]:
+            for k in range(N_KINDS):
+                n = np.int64(conc[q, k])
+                if n > 0 and (ps[q, PS_WON_KINDS] >> k) & 1 and ps[q, PS_WIN_KIND] != WK_SELF_DRAW:
+                    n -= 1
+                visible[k] += sign * n
+
+
+@njit(cache=True, inline="always")
 def view_of(game, st, seat):
     """What seat ``seat`` sees of the table (:class:`~simulator.bots.view.SeatView`), once per decision."""
     return seat_view(game.table, game.params, st.ps, (st.mk, st.mt, st.nm), st.visible, seat, tiles_left(st.g))
@@ -170,7 +197,10 @@ def param_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
     if bot == BOT_DEFENSIVE:
         return defensive_discard(view, hand, legal, sh_buf, st.g[G_NWON], bpar[BP_DEFEND_WALL])
     if bot == BOT_EXPERT:
-        return expert_discard(view, hand, legal, sh_buf, bpar, st.rngs[1 + seat:2 + seat])
+        laid_down(visible, st, 1)
+        t = expert_discard(view, hand, legal, sh_buf, bpar, st.rngs[1 + seat:2 + seat])
+        laid_down(visible, st, -1)
+        return t
     return greedy_discard(table, hand, legal, visible, sh_buf)
 
 
@@ -198,7 +228,9 @@ def param_claim(game, st, bpar, seat: int, void: int, tile: int, can_pung: bool,
         return value_claim(table, hand, tile, can_pung, can_kong, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
+        laid_down(visible, st, 1)
         c = expert_claim(view, hand, tile, can_pung, can_kong, bpar)
+        laid_down(visible, st, -1)
         own_ckongs(visible, mk, mt, nm, -1)
         return c
     return greedy_claim(table, hand, tile, can_pung, can_kong)  # defensive claims as greedy
@@ -228,7 +260,9 @@ def param_self_kong(game, st, bpar, seat: int, void: int, opts: int) -> int:
         return value_self_kong(table, hand, opts, bpar[BP_STEER])
     if bot == BOT_EXPERT:
         own_ckongs(visible, mk, mt, nm, 1)
+        laid_down(visible, st, 1)
         k = expert_self_kong(view, hand, opts, bpar)
+        laid_down(visible, st, -1)
         own_ckongs(visible, mk, mt, nm, -1)
         return k
     return greedy_self_kong(table, hand, opts)  # defensive kongs as greedy

@@ -19,8 +19,9 @@
 - **Reason**: each discard carries a code (``R_*``) saying what decided it; ``xuezhan replay`` shows it.
 
 Everything it reads is public or its own: its hand and melds, discards and face-up melds of all seats
-(``visible``, with its own concealed kongs added by the dispatcher; another seat's 暗杠 is face down: only that it
-exists counts, never its kind or suit), declared voids, who has won, draws made, tiles left, and the rules.
+(``visible``, with its own concealed kongs and the hands 血战 winners laid down added by the dispatcher; another
+seat's 暗杠 is face down: only that it exists counts, never its kind or suit), declared voids, who has won, draws
+made, tiles left, and the rules.
 """
 
 from __future__ import annotations
