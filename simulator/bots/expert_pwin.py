@@ -63,6 +63,9 @@ PWIN_COLUMNS = (*(Column(m, END_RATE[m]) for m in range(N_PLAYERS_IN)), Column(N
                 Column(N_PLAYERS_IN - 1, END_RATE[N_PLAYERS_IN - 1], repeat=True))
 MODE_SINGLE = MODES.index("single")
 MODE_XUELIU = MODES.index("xueliu")
+# per mode (MODES order) its own column once an opponent is in, or −1: the columns by opponents in (血战)
+MODE_COL = np.array([{"single": SINGLE_COL, "xueliu": XUELIU_COL}.get(m, -1) for m in MODES], np.int64)
+LAST_COL = len(PWIN_COLUMNS) - 1
 
 
 class ChainRates(NamedTuple):
@@ -118,10 +121,9 @@ PWIN = markov_table().astype(np.float32)
 @njit(cache=True, inline="always")
 def pwin_col(params, n_in) -> int:
     """The P(win) table's column for ``n_in`` opponents still in under the mode of ``params``."""
-    if params[P_MODE] == MODE_SINGLE and n_in > 0:
-        return SINGLE_COL
-    if params[P_MODE] == MODE_XUELIU and n_in > 0:
-        return XUELIU_COL
+    col = MODE_COL[params[P_MODE]]
+    if col >= 0 and n_in > 0:
+        return col
     return min(n_in, N_PLAYERS_IN - 1)
 
 
@@ -155,7 +157,7 @@ def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
         return 0.0 if d >= 0 else 1.0
     x = 128.0 * acc / max(unseen_total, 1)
     n = min(n_draws, MAX_N - 1)
-    m = min(col, XUELIU_COL)
+    m = min(col, LAST_COL)
     if x >= Q_STEPS - 1:
         return table[d, Q_STEPS - 1, n, m]
     qi = int(x)
