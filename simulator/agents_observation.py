@@ -3,9 +3,9 @@ public copy of the table taken at the decision.
 
 The observation holds only what the seat may know: its own concealed tiles, everybody's melds (another seat's
 concealed kong is face down: its tile reads −1), declared voids, all discards in order with who claimed them, who
-has won and how, the scores, the tiles left, the legal actions and the rule set. Nothing reachable from it holds
-another seat's concealed tiles, draws, waits or declined wins (tests/test_observation.py walks it). Changing it
-changes nothing in the game.
+has won and how, the hands 血战 winners laid down, the scores, the tiles left, the legal actions and the rule set.
+Nothing reachable from it holds another seat's concealed tiles (a 血战 winner's are laid down), draws, waits or
+declined wins (tests/test_observation.py walks it). Changing it changes nothing in the game.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from simulator import state
 from simulator.settlement import KK_DIRECT
-from simulator.state import N_ACTIONS, WK_DISCARD
+from simulator.state import N_ACTIONS, WK_DISCARD, held_face_up
 from simulator.vocab import MELD_API_NAMES
 
 CLAIMS = ("", "pung", "kong", "win")  # what became of a discard (Discard.claim), by _CLAIM_EVENTS position
@@ -83,13 +83,18 @@ class Observation:
     - ``won_on``: per seat the kinds it has won on (under 血流 its locked hand still waits on them); ``cleared``:
       per seat the kinds others discarded after its first win that it did not win on (under 血流 its locked hand
       does not wait on them, unless it declined a win on one);
+    - ``laid_down``: ``uint8[4, 27]`` per seat the concealed tiles a 血战 winner laid down (推倒), without the tile
+      of a discard or robbed-kong win (seen face up already: it is in ``visible``), with a self-draw's; zeros for
+      the other seats (under 血流 a winner's hand stays concealed). ``visible + laid_down.sum(axis=0)`` counts
+      every tile seen face up, as the compiled expert does;
     - ``tiles_left``, ``dealer``, ``rules`` (the :class:`RuleSet`).
     """
 
     __slots__ = ("seat", "decision", "legal_actions", "action_mask", "tile", "from_seat", "fan", "picked",
                  "tiles_left", "dealer", "rules", "_s", "_cache")
     # _s: the public copy of the table (see observe): own hand, melds with others' 暗杠 face down, public per-seat
-    # scalars, the discard/claim events, visible counts with the observer's own 暗杠 added. Nothing else.
+    # scalars, the discard/claim events, visible counts with the observer's own 暗杠 added, the 血战 winners'
+    # laid-down hands. Nothing else.
 
     def __init__(self, seat, decision, legal_actions, action_mask, tile, from_seat, fan, picked, tiles_left, dealer,
                  rules, snapshot):
@@ -168,6 +173,10 @@ class Observation:
         return self._get("cleared", lambda: _kinds(self._s["ps"], state.PS_CLEARED))
 
     @property
+    def laid_down(self) -> np.ndarray:
+        return self._get("laid_down", lambda: self._s["laid"].copy())
+
+    @property
     def scores(self) -> np.ndarray:
         return self._get("scores", lambda: self._s["score"].sum(axis=1))
 
@@ -222,8 +231,8 @@ def observe(hand, d) -> Observation:
     """The observation of ``d.seat`` at decision ``d`` of a :class:`simulator.game.Hand`: a public copy of the
     table taken now (the hand moves on after the bot answers) — the seat's own concealed tiles, the melds with
     other seats' 暗杠 face down (tile −1), the per-seat scalars of :data:`PUBLIC_PS` (all of its own), the
-    discard and claim events, the visible counts with its own 暗杠 added. Neither the hand nor the engine's
-    arrays are referenced."""
+    discard and claim events, the visible counts with its own 暗杠 added, the hands 血战 winners laid down.
+    Neither the hand nor the engine's arrays are referenced."""
     st = hand.st
     conc, mk, mt, nm, g, ps, score, visible, events = st.conc, st.mk, st.mt, st.nm, st.g, st.ps, st.score, st.visible, \
         st.events
@@ -247,10 +256,17 @@ def observe(hand, d) -> Observation:
                     vis[mt_l[p][i]] += 4
                 else:
                     mt_l[p][i] = -1
+    laid = np.zeros((state.N_SEATS, state.N_KINDS), np.uint8)
+    for p in range(state.N_SEATS):
+        if ps[p, state.PS_WON]:  # a 血战 winner, out of play (血流 winners play on: PS_WON is 0 again)
+            laid[p] = conc[p]
+            t = held_face_up(conc[p], nm_l[p], ps[p])
+            if t >= 0:
+                laid[p, t] -= 1
     ev = events[:g[state.G_NEV]]
     snapshot = {"table": hand.game.table, "params": hand.game.params, "conc": conc[q].copy(), "mk": mk_l, "mt": mt_l,
                 "nm": nm_l, "ps": pub, "score": score.copy(), "visible": vis,
-                "events": ev[_KEEP[ev[:, 0], ev[:, 4] & 15]], "voids": voids}
+                "events": ev[_KEEP[ev[:, 0], ev[:, 4] & 15]], "voids": voids, "laid": laid}
     legal, mask = _legal(d.legal)
     return Observation(d.seat, d.kind, legal, mask, d.tile, d.from_seat, d.fan,
                        hand.picked(d.seat) if d.kind == "exchange" else (), int(g[state.G_TAIL] - g[state.G_HEAD]),

@@ -4,7 +4,7 @@ Optional extra ``[rl]`` (``pip install 'xuezhan[rl]'``: pettingzoo, gymnasium). 
 seats given a bot in ``seats`` (a compiled bot's name, a spec with parameters as in a rule file, a
 ``module:Class`` Python bot or a bot object) play inline and never appear as the agent to move. For one learning
 seat against three bots as a plain Gymnasium env, see :mod:`simulator.gym_env`. Actions are the
-integers of :mod:`simulator.state` (``Discrete(36)``); the observation is ``{"observation": int8[414],
+integers of :mod:`simulator.state` (``Discrete(36)``); the observation is ``{"observation": int8[738],
 "action_mask": int8[36]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
 each seat's change of net score (base units) caused by the step, for every seat.
 
@@ -33,8 +33,9 @@ from simulator.rules import apply_overrides, load_raw, validate
 from simulator.state import DECISIONS, N_ACTIONS, N_KINDS, N_SEATS
 from simulator.tiles import format_counts, tile_str
 
-# 唱歌/跳舞 come last, so the offsets of the blocks before them are those of the 298-long layout they extend
-OBS_LEN = 27 + 4 * 27 + 4 * 27 + 4 * 4 + 4 + len(DECISIONS) + 27 + 1 + 4 * 2 + 4 * 27
+# Blocks added later come last, so the offsets of the blocks before them stay: the 298-long layout, 唱歌/跳舞 (to 414),
+# then the winners' public hands (to 738)
+OBS_LEN = 27 + 4 * 27 + 4 * 27 + 4 * 4 + 4 + len(DECISIONS) + 27 + 1 + 4 * 2 + 4 * 27 + 3 * 4 * 27
 MELD_COUNT = {"pung": 3, "kong": 4, "concealed_kong": 4}
 
 
@@ -43,7 +44,10 @@ def encode(obs: Observation) -> np.ndarray:
     concealed kong is not shown) and discarded counts (4×27); declared void one-hot (4×4, slot 3 = none/unknown);
     has won (4); decision one-hot (7, order of ``state.DECISIONS``); tile on offer one-hot (27); tiles left (1);
     per seat, observer first, declared ready (4×2: 唱歌, 跳舞; both 0 = not declared) and the kinds a dancer
-    shows as its waits (4×27, 1 per kind; all 0 for a seat that has not danced)."""
+    shows as its waits (4×27, 1 per kind; all 0 for a seat that has not danced); per seat, observer first, the
+    counts of a 血战 winner's laid-down hand (4×27, ``Observation.laid_down``), the kinds it has won on (4×27, 1 per
+    kind) and the kinds others discarded after its first win that it did not win on (4×27; both for 血流's locked
+    hands)."""
     v = np.zeros(OBS_LEN, np.int8)
     v[:27] = obs.hand
     base = 27
@@ -77,6 +81,12 @@ def encode(obs: Observation) -> np.ndarray:
         if declared:
             v[base + 2 * i + declared - 1] = 1
         v[base + 8 + 27 * i + np.array(obs.shown[q], np.int64)] = 1
+    base += 8 + 4 * 27
+    for i in range(N_SEATS):
+        q = (obs.seat + i) % N_SEATS
+        v[base + 27 * i:base + 27 * (i + 1)] = obs.laid_down[q]
+        v[base + 4 * 27 + 27 * i + np.array(obs.won_on[q], np.int64)] = 1
+        v[base + 8 * 27 + 27 * i + np.array(obs.cleared[q], np.int64)] = 1
     return v
 
 

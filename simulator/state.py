@@ -134,6 +134,26 @@ def tiles_left(g) -> int:
     return g[G_TAIL] - g[G_HEAD]
 
 
+@njit(cache=True)
+def held_face_up(conc_q, n_melds: int, ps_q) -> int:
+    """The kind of the one tile a 血战 winner's concealed counts ``conc_q`` hold that the table has seen face up
+    already, or −1. That is the tile of a discard or robbed-kong win, held by its first (or only) winner: 14 tiles,
+    counting 3 per meld; a 一炮多响 partner's 13 lack it (the physical tile went to the first winner). A
+    self-draw's tile is seen only when the hand is laid down. ``ps_q``: the seat's row of ``ps``. The one rule
+    behind the expert's count of laid-down hands (``bots.laid_down``) and ``Observation.laid_down``."""
+    if ps_q[PS_WIN_KIND] == WK_SELF_DRAW:
+        return -1
+    n = 3 * n_melds
+    for k in range(N_KINDS):
+        n += conc_q[k]
+    if n < 14:
+        return -1
+    for k in range(N_KINDS):
+        if (ps_q[PS_WON_KINDS] >> k) & 1:
+            return k
+    return -1
+
+
 class HandState(NamedTuple):
     """One hand's mutable state, allocated once per batch (or per :class:`simulator.game.Hand`) and reset per hand
     (``engine.alloc``; shapes and dtypes in the module docstring). Compiled code takes it whole as ``st`` and reads

@@ -84,14 +84,15 @@ def test_a_concealed_kong_is_not_counted_as_seen():
 def test_the_expert_counts_the_hands_blood_battle_winners_laid_down_once():
     """血战 winners lay their hands down (推倒, public): the expert's dispatchers add them to the seen counts
     (``bots.laid_down``) for its unseen-tile counts, without counting a discard or robbed-kong win's tile twice
-    (it is seen face up already): at the end of every hand no kind is seen more often than it exists beside the
-    tiles still concealed in the other hands, and removing them restores ``visible`` exactly."""
+    (it is seen face up already) and without leaving out a 一炮多响 partner's copy of the kind (its hand lacks
+    the physical tile): at the end of every hand each kind's four copies are exactly the seen ones, the tiles
+    still concealed in the other hands or in 暗杠, and the wall's; removing them restores ``visible`` exactly."""
     rules = load_rules("chengdu")
     hand = Hand(CompiledTable.of(rules), external=[], record=False)
     st = hand.st
     ids = np.arange(300, dtype=np.int64)
     walls, bseeds = engine.deal_seeds(6, ids)
-    added = 0
+    added = multi = 0
     for i in ids:
         hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
         assert hand.advance() is None
@@ -104,10 +105,12 @@ def test_the_expert_counts_the_hands_blood_battle_winners_laid_down_once():
             for j in range(st.nm[q]):
                 if st.mk[q, j] == MELD_CKONG:
                     ckong[st.mt[q, j]] += 4
-        assert (st.visible + live + ckong <= 4).all(), i
+        wall = np.bincount(st.wall[st.g[S.G_HEAD]:st.g[S.G_TAIL]], minlength=27)
+        assert (st.visible + live + ckong + wall == 4).all(), i
+        multi += int(np.any(np.bincount(st.wins[:st.g[S.G_NWINS], S.W_ORDER]) > 1))
         laid_down(st.visible, st, np.int64(-1))
         assert (st.visible == before).all()
-    assert added >= 300 * 20  # ~2.5 winners a hand: the check bites
+    assert added >= 300 * 20 and multi >= 5  # ~2.5 winners a hand, some 一炮多响: the check bites
 
 
 def test_the_deciding_seat_counts_its_own_concealed_kong():

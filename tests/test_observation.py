@@ -81,7 +81,7 @@ def reachable(root) -> list:
 
 def read_everything(obs) -> None:
     for name in ("hand", "melds", "voids", "discards", "ponds", "won", "win_order", "declared", "shown", "scores",
-                 "visible", "_raw"):
+                 "visible", "won_on", "cleared", "laid_down", "_raw"):
         getattr(obs, name)
 
 
@@ -92,15 +92,16 @@ def read_everything(obs) -> None:
 ])
 def test_nothing_reachable_from_an_observation_holds_another_seats_concealed_tiles(config, seats, extra):
     """Walk every object reachable from the observation (all its lazy fields read first): no array shares memory
-    with the engine's state, none holds another seat's concealed counts (as a row or flat), the wall or a draw
-    event, and no other seat's waits or last drawn tile; no game.Hand is reachable."""
+    with the engine's state, none holds another seat's concealed counts (as a row or flat; a 血战 winner's hand is
+    laid down, public), the wall or a draw event, and no other seat's waits or last drawn tile; no game.Hand is
+    reachable."""
     checked = 0
     for hand, d, obs in decisions(config, seats, (0,), 4, 5, **extra):
         read_everything(obs)
         conc, wall = hand.st.conc, hand.st.wall
         engine_arrays = [a for a in (*hand.st, *hand.snap) if isinstance(a, np.ndarray)]
-        hidden = [conc[q].copy() for q in range(4)
-                  if q != d.seat and conc[q].sum() > 0 and not np.array_equal(conc[q], conc[d.seat])]
+        hidden = [conc[q].copy() for q in range(4) if q != d.seat and conc[q].sum() > 0
+                  and not hand.st.ps[q, state.PS_WON] and not np.array_equal(conc[q], conc[d.seat])]
         for o in reachable(obs):
             assert not isinstance(o, game.Hand)
             if isinstance(o, list) and len(o) == 27:

@@ -25,7 +25,7 @@ from simulator.rules import load_rules
 S = state
 FIELDS = ("seat", "decision", "legal_actions", "action_mask", "tile", "from_seat", "fan", "hand", "picked",
           "melds", "voids", "discards", "ponds", "won", "win_order", "scores", "visible", "declared", "shown",
-          "won_on", "cleared", "tiles_left", "dealer", "rules")
+          "won_on", "cleared", "laid_down", "tiles_left", "dealer", "rules")
 
 
 def _public_fields() -> set[str]:
@@ -95,6 +95,8 @@ class Table:
         self.shown: list[tuple[int, ...]] = [()] * 4
         self.won_on: list[set[int]] = [set() for _ in range(4)]
         self.cleared: list[set[int]] = [set() for _ in range(4)]  # discarded after the seat's first win, not won on
+        self.laid = [[0] * 27 for _ in range(4)]  # a 血战 winner's concealed tiles as it won (the tile won on is not
+        # among them unless self-drawn: a discard stays the discarder's until claimed, a robbed tile the konger's)
         self.dealt_tiles = 0
         self.draws = 0
         self.dealer = -1
@@ -163,6 +165,8 @@ class Table:
                 self.won[seat], self.win_order[seat] = a, self.win_events
             self.won_on[seat].add(t)
             self.cleared[seat].discard(t)
+            if not self.xueliu:
+                self.laid[seat] = list(conc)
             if a == S.WK_DISCARD:
                 assert self.last_pond[1] == t
                 self.last_pond[2] = "win"
@@ -199,6 +203,7 @@ class Table:
             "shown": tuple(self.shown),
             "won_on": tuple(tuple(sorted(k)) for k in self.won_on),
             "cleared": tuple(tuple(sorted(k)) for k in self.cleared),
+            "laid_down": self.laid,
             "tiles_left": S.N_TILES - self.dealt_tiles - self.draws,
             "dealer": self.dealer,
         }
@@ -419,6 +424,7 @@ MUTANTS = {
     "shown": (OBS, "shown", "state.PS_SHOWN", "state.PS_WAITS"),
     "won_on": (OBS, "won_on", "state.PS_WON_KINDS", "state.PS_WAITS"),  # the waits, not what it won on
     "cleared": (OBS, "cleared", "state.PS_CLEARED", "state.PS_SAFE"),  # only the passes since its last draw
+    "laid_down": (agents, "observe", "laid[p, t] -= 1", "pass"),  # the tile won on counted twice
     "tiles_left": (agents, "observe", "int(g[state.G_TAIL] - g[state.G_HEAD])", "int(state.N_TILES - g[state.G_HEAD])"),
     "dealer": (agents, "observe", "int(g[state.G_DEALER])", "int(g[state.G_DEALER] + 1) % 4"),
     "picked": (game.Hand, "picked", 'if s == seat and k == "exchange"', 'if k == "exchange"'),  # everyone's picks
@@ -432,21 +438,26 @@ MUTANTS = {
 }
 
 
+MUTANT_RULES = {"mode": "xueliu", "exchange_three": "random", "declare_ready": "both"}
+BLOOD_BATTLE = ("laid_down",)  # fields that stay empty under 血流: their mutants play 血战 hands
+
+
 @pytest.mark.parametrize("field", list(MUTANTS))
 def test_every_field_check_fails_on_a_mutated_field(field, monkeypatch):
     """Each field's computation changed alone (``MUTANTS``) makes the watcher fail naming that field, over a few
-    血流 hands with 换三张 and 唱歌/跳舞 (``seat`` and ``rules`` are passed through unchanged: not mutated)."""
+    血流 hands with 换三张 and 唱歌/跳舞 (血战 for ``BLOOD_BATTLE``; ``seat`` and ``rules`` are passed through
+    unchanged: not mutated)."""
     owner, attr, old, new = MUTANTS[field]
     monkeypatch.setattr(owner, attr, mutated(getattr(owner, attr) if owner is not OBS else vars(OBS)[attr], old, new))
     # a wrong hand would reach the compiled bots' inputs (obs._raw) and crash them: random seats read no hand
     seats = (lambda: [RandomBot(s) for s in range(4)]) if field in ("hand", "picked") else lineup
+    rules = MUTANT_RULES | {"mode": "xuezhan"} if field in BLOOD_BATTLE else MUTANT_RULES
     with pytest.raises(AssertionError, match=rf"field {field}\b"):
         for first in range(0, 30, 5):  # five hands at a time: most mutants fail in the first five
-            watch(monkeypatch, "chengdu", {"mode": "xueliu", "exchange_three": "random", "declare_ready": "both"},
-                  seats, 5, seed=3, first=first)
+            watch(monkeypatch, "chengdu", rules, seats, 5, seed=3, first=first)
 
 
-def test_the_unmutated_watch_of_the_mutants_hands_passes(monkeypatch):
-    seen = watch(monkeypatch, "chengdu", {"mode": "xueliu", "exchange_three": "random", "declare_ready": "both"},
-                 lineup, 30, seed=3)
-    assert seen["danced"] and seen["ckong"] and seen["exchange"] and seen["xueliu_rewin"]
+@pytest.mark.parametrize("mode", ["xueliu", "xuezhan"])
+def test_the_unmutated_watch_of_the_mutants_hands_passes(mode, monkeypatch):
+    seen = watch(monkeypatch, "chengdu", MUTANT_RULES | {"mode": mode}, lineup, 30, seed=3)
+    assert seen["danced"] and seen["ckong"] and seen["exchange"] and (seen["xueliu_rewin"] or mode == "xuezhan")

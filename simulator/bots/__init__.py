@@ -73,11 +73,9 @@ from simulator.state import (
     N_KINDS,
     N_SEATS,
     PS_EVOID,
-    PS_WIN_KIND,
     PS_WON,
-    PS_WON_KINDS,
     VOID_NONE,
-    WK_SELF_DRAW,
+    held_face_up,
     tiles_left,
     void_rule,
 )
@@ -159,15 +157,16 @@ def bot_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
 @njit(cache=True, inline="always")
 def laid_down(visible, st, sign) -> None:
     """Add (``sign`` 1) or remove (−1) the hands 血战 winners laid down (推倒: public) to/from ``visible``, for the
-    expert's counts of unseen tiles; a discard or robbed-kong win's tile is already there (seen face up)."""
-    ps, conc = st.ps, st.conc
+    expert's counts of unseen tiles; a discard or robbed-kong win's tile is already there (seen face up), and only
+    its first winner holds it (:func:`simulator.state.held_face_up`)."""
+    ps, conc, nm = st.ps, st.conc, st.nm
     for q in range(N_SEATS):
         if ps[q, PS_WON]:
             for k in range(N_KINDS):
-                n = np.int64(conc[q, k])
-                if n > 0 and (ps[q, PS_WON_KINDS] >> k) & 1 and ps[q, PS_WIN_KIND] != WK_SELF_DRAW:
-                    n -= 1
-                visible[k] += sign * n
+                visible[k] += sign * np.int64(conc[q, k])
+            t = held_face_up(conc[q], nm[q], ps[q])
+            if t >= 0:
+                visible[t] -= sign
 
 
 @njit(cache=True, inline="always")
