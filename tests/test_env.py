@@ -49,32 +49,38 @@ def test_random_masked_play_always_finishes_and_is_zero_sum_over_all_seats():
         assert sum(totals.values()) == 0
 
 
-def test_the_observation_shows_who_declared_and_what_a_dancer_shows(tmp_path):
-    from simulator.env import OBS_LEN
-
-    (tmp_path / "dance.yaml").write_text("extends: chengdu\nname: dance\ndeclare_ready: dance\n")
-    e = XuezhanEnv(config=str(tmp_path / "dance.yaml"), seats=(None, "value", "value", "value"))
+def agent_views(e, seed: int, hand_ids):
+    """``(typed observation, vector)`` at each decision of the agent of ``e`` over hands ``hand_ids`` of ``seed``;
+    the agent then plays as the greedy bot."""
     bot = agents.GreedyBot()
-    tail = 298  # the declare blocks come after the 298-long layout
-    seen_dancer = 0
-    for hand_id in range(8):
-        e.reset(seed=3, options={"hand_id": hand_id})
+    for hand_id in hand_ids:
+        e.reset(seed=seed, options={"hand_id": hand_id})
         for agent in e.agent_iter():
             obs, _, term, trunc, _ = e.last()
             if term or trunc:
                 e.step(None)
                 continue
             typed = e.observation_object(agent)
-            v = obs["observation"]
-            assert v.shape == (OBS_LEN,)
-            for i in range(4):  # block i is seat (observer + i)
-                q = (typed.seat + i) % 4
-                assert v[tail + 2 * i: tail + 2 * i + 2].tolist() == [typed.declared[q] == 1, typed.declared[q] == 2]
-                shown = np.flatnonzero(v[tail + 8 + 27 * i: tail + 8 + 27 * (i + 1)]).tolist()
-                assert shown == list(typed.shown[q])
-                assert bool(shown) == (typed.declared[q] == 2)  # a dancer shows its waits, nobody else does
-                seen_dancer += typed.declared[q] == 2
+            yield typed, obs["observation"]
             e.step(bot.act(typed))
+
+
+def test_the_observation_shows_who_declared_and_what_a_dancer_shows(tmp_path):
+    from simulator.env import OBS_LEN
+
+    (tmp_path / "dance.yaml").write_text("extends: chengdu\nname: dance\ndeclare_ready: dance\n")
+    e = XuezhanEnv(config=str(tmp_path / "dance.yaml"), seats=(None, "value", "value", "value"))
+    tail = 298  # the declare blocks come after the 298-long layout
+    seen_dancer = 0
+    for typed, v in agent_views(e, 3, range(8)):
+        assert v.shape == (OBS_LEN,)
+        for i in range(4):  # block i is seat (observer + i)
+            q = (typed.seat + i) % 4
+            assert v[tail + 2 * i: tail + 2 * i + 2].tolist() == [typed.declared[q] == 1, typed.declared[q] == 2]
+            shown = np.flatnonzero(v[tail + 8 + 27 * i: tail + 8 + 27 * (i + 1)]).tolist()
+            assert shown == list(typed.shown[q])
+            assert bool(shown) == (typed.declared[q] == 2)  # a dancer shows its waits, nobody else does
+            seen_dancer += typed.declared[q] == 2
     assert seen_dancer > 0  # value seats dance in most hands: the blocks were exercised
 
 
@@ -84,31 +90,21 @@ def test_the_observation_shows_the_winners_public_hands():
     from simulator.env import OBS_LEN
 
     tail = OBS_LEN - 3 * 4 * 27
-    bot = agents.GreedyBot()
+    assert tail == 414
     seen = {"laid": 0, "won_on": 0, "cleared": 0}
     for config in ("chengdu", "xueliu"):
         e = XuezhanEnv(config=config, seats=(None, "greedy", "greedy", "greedy"))
-        for hand_id in range(6):
-            e.reset(seed=5, options={"hand_id": hand_id})
-            for agent in e.agent_iter():
-                obs, _, term, trunc, _ = e.last()
-                if term or trunc:
-                    e.step(None)
-                    continue
-                typed = e.observation_object(agent)
-                v = obs["observation"]
-                assert tail == 414
-                for i in range(4):  # block i is seat (observer + i)
-                    q = (typed.seat + i) % 4
-                    laid = v[tail + 27 * i: tail + 27 * (i + 1)]
-                    assert laid.tolist() == typed.laid_down[q].tolist()
-                    won_on = np.flatnonzero(v[tail + 108 + 27 * i: tail + 108 + 27 * (i + 1)]).tolist()
-                    cleared = np.flatnonzero(v[tail + 216 + 27 * i: tail + 216 + 27 * (i + 1)]).tolist()
-                    assert won_on == list(typed.won_on[q]) and cleared == list(typed.cleared[q])
-                    seen["laid"] += int(laid.sum() > 0)
-                    seen["won_on"] += bool(won_on)
-                    seen["cleared"] += bool(cleared)
-                    if config == "xueliu":
-                        assert not laid.any()  # a 血流 winner's hand stays concealed
-                e.step(bot.act(typed))
+        for typed, v in agent_views(e, 5, range(6)):
+            for i in range(4):  # block i is seat (observer + i)
+                q = (typed.seat + i) % 4
+                laid = v[tail + 27 * i: tail + 27 * (i + 1)]
+                assert laid.tolist() == typed.laid_down[q].tolist()
+                won_on = np.flatnonzero(v[tail + 108 + 27 * i: tail + 108 + 27 * (i + 1)]).tolist()
+                cleared = np.flatnonzero(v[tail + 216 + 27 * i: tail + 216 + 27 * (i + 1)]).tolist()
+                assert won_on == list(typed.won_on[q]) and cleared == list(typed.cleared[q])
+                seen["laid"] += int(laid.sum() > 0)
+                seen["won_on"] += bool(won_on)
+                seen["cleared"] += bool(cleared)
+                if config == "xueliu":
+                    assert not laid.any()  # a 血流 winner's hand stays concealed
     assert min(seen.values()) > 0  # every block was exercised
