@@ -134,7 +134,7 @@ def tiles_left(g) -> int:
     return g[G_TAIL] - g[G_HEAD]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # twice a decision of the expert per winner: no call
 def held_face_up(conc_q, n_melds: int, ps_q) -> int:
     """The kind of the one tile a 血战 winner's concealed counts ``conc_q`` hold that the table has seen face up
     already, or −1. That is the tile of a discard or robbed-kong win, held by its first (or only) winner: 14 tiles,
