@@ -275,6 +275,10 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             from simulator.warmup import lineup_of, warm_up  # compile once here, before workers run (they load it)
 
             warm_up(spec.progress, sorted({lineup_of(v.rules) for v in variants}, reverse=True))  # "simple" first
+            from simulator.tuned import stale_notes  # adapted players tuned on another expert: said, not refused
+
+            for p in plans:
+                p.notes += stale_notes(p.variant.rules)
             opened = True
             plans[0].notes += clean_run(out_dir)
             runs = [open_variant(p, spec) for p in plans]

@@ -38,12 +38,12 @@ import yaml
 from simulator.errors import UserError
 from simulator.files import atomic_write
 from simulator.hands import play_hands
-from simulator.rules import TUNABLE, TUNED_KEY, BotSpec, RuleSet, apply_overrides, validate
+from simulator.rules import TUNABLE, TUNED_KEY, RuleSet
+from simulator.tuned import DEFAULTS, candidate, fingerprint_record, lineup
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 FORMAT = 1  # version of the tuned-parameters file
 PRUNE_AFTER = 5  # finished trials before any is pruned
-DEFAULTS = {k: BotSpec.model_fields[k].default for k in TUNABLE}  # the default expert's values
 
 
 class TuneError(UserError):
@@ -103,17 +103,6 @@ def parse_field(text: str | None) -> list[Any]:
     if not isinstance(data, list) or len(data) != 3:
         raise TuneError(f"--field {text[:60]!r}: expected one seat spec or a list of 3 (seats 1-3)")
     return data
-
-
-def lineup(rules: RuleSet, seat0: dict[str, Any], field: list[Any], source: str = "--field") -> RuleSet:
-    """``rules`` with ``seat0`` in seat 0 and the field in seats 1–3 (validated; one-line error naming
-    ``source``)."""
-    return validate(apply_overrides(rules.resolved(), {"seats": [seat0, *field]}), source)
-
-
-def candidate(params: dict[str, float]) -> dict[str, Any]:
-    """Seat 0's spec: an expert with these tuned values (the other parameters as the default expert's)."""
-    return {"bot": "expert", **params}
 
 
 def seat0_per_wall(rules: RuleSet, first: int, walls: int, seed: int) -> np.ndarray:
@@ -220,11 +209,14 @@ def _r(x: float) -> float:
     return float(round(x, 6))
 
 
-def tuned_document(settings: dict, spec: TuneSpec, best: dict[str, float], search: dict, g: Gain) -> dict:
-    """The tuned-parameters file (plain data, fixed key order; nothing time-dependent)."""
+def tuned_document(settings: dict, spec: TuneSpec, best: dict[str, float], search: dict, g: Gain,
+                   fingerprint: Callable[[dict[str, float]], dict]) -> dict:
+    """The tuned-parameters file (plain data, fixed key order; nothing time-dependent). ``fingerprint(params)``:
+    the play fingerprint of the weights kept (:func:`simulator.tuned.fingerprint_record`)."""
     keep = g.significant
+    params = {k: _r(best[k] if keep else DEFAULTS[k]) for k in TUNABLE}
     return {
-        TUNED_KEY: {k: _r(best[k] if keep else DEFAULTS[k]) for k in TUNABLE},
+        TUNED_KEY: params,
         "verdict": ("tuned: the gain on fresh walls is above noise (95% interval above 0)" if keep else
                     "defaults kept: the gain on fresh walls is within noise (95% interval reaches 0)"),
         "searched": {k: _r(best[k]) for k in TUNABLE},
@@ -236,6 +228,7 @@ def tuned_document(settings: dict, spec: TuneSpec, best: dict[str, float], searc
                    "sampler": "TPE (seeded per trial)", "pruner": "successive halving over wall blocks"},
         "rules": {"name": settings["rules"], "set": settings["set"], "digest": settings["rules_digest"]},
         "field": settings["field"],
+        "fingerprint": fingerprint(params),
         "format": FORMAT,
     }
 
@@ -305,7 +298,7 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
     g = fresh_gain(rules, field, best, spec)
     search = {"trials": len(done), "complete": len(complete), "pruned": len(done) - len(complete),
               "best_trial": best_index}
-    doc = tuned_document(settings, spec, best, search, g)
+    doc = tuned_document(settings, spec, best, search, g, lambda params: fingerprint_record(rules, params, field))
     path = out_dir / f"{name}.yaml"
     command = " ".join([settings["rules"], *(f"--set {x}" for x in settings["set"])])
     header = (f"# xuezhan tune {command}: the expert's parameters for this rule set.\n"

@@ -221,3 +221,45 @@ def test_shipped_tuned_files_resolve_under_configs_and_keep_the_honesty_rule():
         assert {k: getattr(rules.seats[0], k) for k in TUNABLE} == doc["params"]
         tuned = doc["fresh"]["ci95"][0] > 0
         assert doc["params"] == (doc["searched"] if tuned else tn.DEFAULTS) and doc["fresh"]["walls"] >= 1000
+        assert len(doc["fingerprint"]["sha256"]) == 64  # written by the tune command of today's code
+
+
+def _tuned_copy(res, tmp_path, params, **changes):
+    """The reference tune's file with other (non-default) weights, its fingerprint recomputed for them unless
+    ``changes`` alter the document afterwards (a fingerprint or rule-set digest of another expert / rule set)."""
+    from simulator.tuned import fingerprint_record
+
+    doc = yaml.safe_load(res.path.read_text())
+    doc["params"] = params
+    doc["fingerprint"] = fingerprint_record(load_rules("chengdu"), params, doc["field"])
+    for key, value in changes.items():
+        doc[key] = {**doc[key], **value}
+    path = tmp_path / "adapted.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("changes,words", [
+    ({}, None),
+    ({"fingerprint": {"sha256": "0" * 64}}, "tuned on another version of the expert"),
+    ({"rules": {"digest": "0" * 64}}, "the rule set 'chengdu' has changed since it was tuned"),
+])
+def test_a_run_says_when_an_adapted_players_weights_were_tuned_on_another_expert(reference, tmp_path, capsys,
+                                                                                   changes, words):
+    """A tuned file carries the fingerprint of the expert it was tuned on (its seat and field on fixed hands);
+    a run seating it warns, per variant and naming the file, when those hands play differently now (the
+    expert changed: its measured gain may not hold) or the tuned rule set changed — and only then."""
+    _, res = reference
+    doc = yaml.safe_load(res.path.read_text())
+    fp = doc["fingerprint"]
+    assert fp["hands"] == 32 and fp["duplicate"] and len(fp["sha256"]) == 64  # every tune writes one
+    f = _tuned_copy(res, tmp_path, {"defence": 0.9, "ambition": 1.6, "tempo": 0.05}, **changes)
+    seats = f"seats=[{{bot: expert, params_from: {f}}}, expert, expert, expert]"
+    code, _, err = cli_run(["simulate", "chengdu", "--hands", "8", "--jobs", "1", "--set", seats,
+                            "--out", str(tmp_path / "run"), "--quiet"], capsys)
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "params_from" in line]
+    if words is None:
+        assert not warned
+    else:
+        assert len(warned) == 1 and words in warned[0] and str(f) in warned[0] and warned[0].startswith("warning:")
