@@ -307,7 +307,8 @@ def diagnostics_sections(run: Run, baseline: str, findings: list | None = None) 
 
         findings = diagnose(run, baseline)
     text = "\n".join(f"- {f.text()}" for f in findings)
-    return [Section("Check first: variants whose changes did not act", text)] if findings else []
+    return [Section("Check first: variants whose changes did not act or whose adapted players may not fit", text)] \
+        if findings else []
 
 
 def _tests(df: pl.DataFrame) -> int:

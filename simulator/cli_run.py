@@ -14,11 +14,12 @@ from simulator.cli_common import INTERRUPTED, fail, set_bot_timeout
 
 # ---- simulate, study (simulator.runner, simulator.study) ---------------------------------------------------
 
-def _print_summaries(summaries) -> None:
+def _print_summaries(summaries, stale: bool = True) -> None:
     """One line per variant, then the rate. Counts are hands actually played: under ``stop_when_broke`` a
-    session's hand ids after its stop are never played, so hand ids would overstate the work and the rate."""
+    session's hand ids after its stop are never played, so hand ids would overstate the work and the rate.
+    ``stale``: also warn of seated tuned files tuned on another expert (a study reports them as findings)."""
     for s in summaries:
-        for line in s.notes:
+        for line in s.notes + ([st.text() for st in s.stale] if stale else []):
             typer.echo(f"warning: {s.name}: {line}", err=True)
         for line in s.redone:
             typer.echo(f"warning: {s.name}: damaged chunk re-simulated: {line}", err=True)
@@ -93,7 +94,7 @@ def study(
                            progress=not quiet)
     except KeyboardInterrupt:
         raise fail(INTERRUPTED, 130) from None
-    _print_summaries(result.summaries)
+    _print_summaries(result.summaries, stale=False)  # in result.findings
     baseline = result.summaries[0].name
     for variant, (k, n) in result.differing.items():
         typer.echo(f"{variant}: play differs from {baseline} on {k:,} of {n:,} hands ({k / max(n, 1):.1%})")

@@ -278,7 +278,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
             from simulator.tuned import stale_notes  # adapted players tuned on another expert: said, not refused
 
             for p in plans:
-                p.notes += stale_notes(p.variant.rules)
+                p.stale = stale_notes(p.variant.rules)
             opened = True
             plans[0].notes += clean_run(out_dir)
             runs = [open_variant(p, spec) for p in plans]
@@ -300,7 +300,8 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone, r.played_run,
                        None if r.plan.variant.rules.session is None
-                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands, r.plan.notes)
+                       else r.manifest["hands_done"] // r.plan.variant.rules.session.hands, r.plan.notes,
+                       r.plan.stale)
             for r in runs]
 
 

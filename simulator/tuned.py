@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,9 +53,20 @@ def fingerprint_record(rules: RuleSet, params: dict[str, float], field: list[Any
             "sha256": play_fingerprint(lineup(rules, candidate(params), field))}
 
 
-def stale_notes(rules: RuleSet) -> list[str]:
-    """One line per tuned file seated in ``rules`` (``params_from``) whose weights no longer fit: the expert's
-    play or the tuned rule set changed since the file was written. Files keeping the defaults, without a
+class Stale(NamedTuple):
+    """A tuned file whose weights may no longer fit: ``problem`` (naming the file) and ``advice``."""
+
+    ref: str
+    problem: str
+    advice: str
+
+    def text(self) -> str:
+        return f"{self.problem}; {self.advice}"
+
+
+def stale_notes(rules: RuleSet) -> list[Stale]:
+    """One :class:`Stale` per tuned file seated in ``rules`` (``params_from``) whose weights no longer fit: the
+    expert's play or the tuned rule set changed since the file was written. Files keeping the defaults, without a
     fingerprint (written before it existed) or no longer on disk (a recorded rule set) are not checked."""
     refs = sorted({s.params_from for s in rules.seats if s.params_from})
     notes = []
@@ -64,15 +75,15 @@ def stale_notes(rules: RuleSet) -> list[str]:
             path = resolve_tuned_path(ref)
         except RulesError:
             continue
-        note = _stale_note(str(path), path.stat().st_mtime_ns)
-        if note:
-            notes.append(f"params_from {ref}: {note}")
+        found = _stale_note(str(path), path.stat().st_mtime_ns)
+        if found:
+            notes.append(Stale(ref, f"params_from {ref}: {found[0]}", found[1]))
     return notes
 
 
 @functools.lru_cache(maxsize=64)
-def _stale_note(path: str, mtime_ns: int) -> str | None:
-    """What is stale about the tuned file at ``path`` (cached per modification time), or None."""
+def _stale_note(path: str, mtime_ns: int) -> tuple[str, str] | None:
+    """``(problem, advice)`` if the tuned file at ``path`` is stale (cached per modification time), or None."""
     doc = read_yaml_mapping(Path(path), "a tuned-parameters file")
     params, fp, tuned_on = doc.get(TUNED_KEY), doc.get("fingerprint"), doc.get("rules")
     if not isinstance(fp, dict) or not isinstance(params, dict) or params == DEFAULTS:
@@ -81,12 +92,12 @@ def _stale_note(path: str, mtime_ns: int) -> str | None:
         name, overrides, field = tuned_on["name"], tuned_on["set"], doc["field"]
         rules = load_rules(name, list(overrides))
         if lineup(rules, {"bot": "expert"}, field).digest() != tuned_on["digest"]:
-            return (f"the rule set {name!r} has changed since it was tuned, so its measured gain may not hold; "
-                    f"rerun xuezhan tune")
+            return (f"the rule set {name!r} has changed since it was tuned, so its measured gain may not hold",
+                    f"rerun xuezhan tune {name}")
         same = play_fingerprint(lineup(rules, candidate(params), field)) == fp["sha256"]
     except (RulesError, KeyError, TypeError) as e:
-        return f"cannot check that it was tuned on this expert ({e})"
+        return f"cannot check that it was tuned on this expert ({e})", "rerun xuezhan tune to write a checkable file"
     if same:
         return None
-    return (f"tuned on another version of the expert (its check hands play differently now), so its measured "
-            f"gain may not hold; rerun xuezhan tune {name}")
+    return ("tuned on another version of the expert (its check hands play differently now), so its measured "
+            "gain may not hold", f"rerun xuezhan tune {name}")

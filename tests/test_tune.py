@@ -263,3 +263,24 @@ def test_a_run_says_when_an_adapted_players_weights_were_tuned_on_another_expert
         assert not warned
     else:
         assert len(warned) == 1 and words in warned[0] and str(f) in warned[0] and warned[0].startswith("warning:")
+
+
+def test_a_study_reports_an_adapted_player_tuned_on_another_expert(reference, tmp_path):
+    """In a study the same check is a finding: returned by run_study and listed first in the report, naming the
+    variant and the file; the baseline, seating no tuned file, has none."""
+    from xuezhan import run_study
+
+    _, res = reference
+    f = _tuned_copy(res, tmp_path, {"defence": 0.9, "ambition": 1.6, "tempo": 0.05},
+                    fingerprint={"sha256": "0" * 64})
+    study = {"name": "stale", "baseline": {"name": "fixed", "rules": "chengdu"},
+             "variants": [{"name": "adapted", "rules": "chengdu",
+                           "set": {"seats": [{"bot": "expert", "params_from": str(f)}, "expert", "expert", "expert"]}}],
+             "seats": ["expert"] * 4, "hands": 8, "seed": 3}
+    result = run_study(study, out_dir=tmp_path / "study", jobs=1, progress=False)
+    stale = [x for x in result.findings if x.key == "seats"]
+    assert [x.variant for x in stale] == ["adapted"] and str(f) in stale[0].problem
+    assert "rerun xuezhan tune chengdu" in stale[0].advice
+    report = result.report.with_suffix(".md").read_text()
+    first = report.split("\n## ")[1]  # the first section after the title block
+    assert first.startswith("Check first") and "adapted [seats]: params_from" in first

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from analysis.diagnostics import Finding, differing_hands
 from analysis.diagnostics import diagnose as diagnose_run
-from analysis.diagnostics import differing_hands
 from analysis.load import open_run
 from analysis.report import write_report
 from simulator.study import Overrides, StudyRef, StudyResult, simulate_study
@@ -30,13 +30,15 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
     """
     result = simulate_study(ref, out_dir=out_dir, jobs=jobs, hands=hands, seed=seed, overrides=overrides,
                             resume=resume, backend=backend, scheduler=scheduler, progress=progress)
+    # seated tuned files tuned on another expert (simulator.tuned): findings, in the report's diagnostics too
+    stale = [Finding(s.name, "seats", st.problem, st.advice) for s in result.summaries for st in s.stale]
     if not (diagnose or report):
-        return result
+        return dataclasses.replace(result, findings=stale)
     run = open_run(result.out_dir)  # opened (and its files verified) once, for the diagnostics and the report
     baseline = result.summaries[0].name
-    findings, differing = [], {}
+    findings, differing = list(stale), {}
     if diagnose:
-        findings = diagnose_run(run, baseline)
+        findings += diagnose_run(run, baseline)
         differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
-    path = write_report(run, baseline, None, findings=findings if diagnose else None) if report else None
+    path = write_report(run, baseline, None, findings=findings if diagnose or stale else None) if report else None
     return dataclasses.replace(result, report=path, findings=findings, differing=differing)
