@@ -53,14 +53,15 @@ from simulator.engine.loop import (
     win_slots,
 )
 from simulator.engine.setup import declare_voids, exchange_three
-from simulator.engine.turn import discard_turn, own_turn, self_draw_ctx
+from simulator.engine.turn import discard_turn, kong_turn, own_turn, self_draw_ctx
 from simulator.engine.wins import locked_kongs, play_on, record_win, settle_ron, settle_self_draw, takes_win
 
 __all__ = [
     "EVENTS_PER_HAND", "HOW_DEALER_FIRST", "HOW_DREW", "HOW_TAIL", "MAX_STEPS", "SNAPSHOT_FIELDS", "alloc",
     "alloc_io", "batch_out", "copy_state", "deal_seeds", "declare_voids", "discard_turn", "empty_raw",
-    "exchange_three", "finish", "grow_wins", "keeps_waits", "lineup_params", "locked", "locked_kong_options",
-    "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_on", "record_win", "refresh_waits", "run_hand",
+    "exchange_three", "finish", "grow_wins", "keeps_waits", "kong_turn", "lineup_params", "locked",
+    "locked_kong_options", "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_on", "record_win",
+    "refresh_waits", "run_hand",
     "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw", "split_ids", "start_hand", "takes_win",
     "trim_raw", "win_rows_per_hand", "win_slots", "write_outputs", "write_player"
 ]

@@ -174,14 +174,24 @@ def first_held(conc, p, prefer) -> int:
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)
 def own_kong(game, st, bpar, cur, drawn, pv):
-    """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). A 加杠 may be robbed
-    (抢杠胡) before it pays anything. Returns ``(outcome, next seat)``."""
-    table, params, io = game.table, game.params, game.io
-    g, ps, conc, mk, mt, nm, visible, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible, st.winners
-    strict = strict_void(params)
+    """Offer ``cur`` a 暗杠/加杠 (every kong needs a replacement tile left in the wall). Returns ``(outcome,
+    next seat)``: the kong itself, on the few turns that have one to offer, is a call (:func:`kong_turn`)."""
+    g, ps, conc, mk, mt, nm = st.g, st.ps, st.conc, st.mk, st.mt, st.nm
     if tiles_left(g) == 0:
         return GO_DISCARD, cur
-    opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict)
+    opts = self_kong_options(conc[cur], mk[cur], mt[cur], nm[cur], ps[cur, PS_VOID], strict_void(game.params))
+    if opts == 0:
+        return GO_DISCARD, cur
+    return kong_turn(game, st, bpar, cur, drawn, pv, opts)
+
+
+@njit(cache=True)
+def kong_turn(game, st, bpar, cur: int, drawn: int, pv: int, opts: int):
+    """The kong options ``opts`` (a kind mask, not empty) offered to ``cur``: narrowed for a locked or declared
+    hand, asked or decided by its bot, made. A 加杠 may be robbed (抢杠胡) before it pays anything. Returns
+    ``(outcome, next seat)``."""
+    table, params, io = game.table, game.params, game.io
+    g, ps, conc, mk, mt, nm, visible, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible, st.winners
     if opts and ps[cur, PS_DECLARED] != 0:
         opts = locked_kong_options(table, st, cur, drawn, opts)
     elif opts and locked(params, ps, cur):
