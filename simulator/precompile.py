@@ -105,8 +105,8 @@ def _core_bots(simple: bool):
 # halves call) first, then the own turn's and the discard turn's callees (self-draw settlement, kongs, the deal,
 # 换三张, ``takes_win``, the kong itself) and the claim and kong decisions; the second process meanwhile compiles
 # the 定缺 choice and the discard decision (in the full copy most of the expert: its hand values, which the
-# parent's claim and kong decisions then load from the cache) and the 定缺 step, then loads the pinned functions the parent has cached by
-# then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
+# parent's claim and kong decisions then load from the cache) and the 定缺 step, then loads the pinned functions
+# the parent has cached by then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
 # batch (:func:`precompile_batch`: the hand loop ``run_hand``, both turns inlined into it, and the batch that calls
 # it) while the second process compiles what runs outside the batch: the log columns and the seeds
 # (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM):
