@@ -101,19 +101,19 @@ def _core_bots(simple: bool):
     return _bots((bot_claim,) if simple else (param_claim, param_self_kong), simple)
 
 
-# The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both
-# halves call) first, then the own turn's and the discard turn's callees (self-draw settlement, kongs, the deal,
-# 换三张, ``takes_win``, the kong itself) and the claim and kong decisions; the second process meanwhile compiles
-# the 定缺 choice and the discard decision (in the full copy most of the expert: its hand values, which the
-# parent's claim and kong decisions then load from the cache) and the 定缺 step, then loads the pinned functions
-# the parent has cached by then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
+# The two halves, in compile order. The parent pins (:data:`PINNED`: settlement and hand evaluation, which both halves
+# call) first, then the own turn's and the discard turn's callees (self-draw settlement, kongs, the deal, 换三张,
+# ``takes_win``, the kong itself) and the claim and kong decisions; the second process meanwhile compiles the 定缺
+# choice and the discard decision (in the full copy most of the expert: its hand values, which the parent's claim and
+# kong decisions then load from the cache) and the 定缺 step, then loads the pinned functions the parent has cached by
+# then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
 # batch (:func:`precompile_batch`: the hand loop ``run_hand``, both turns inlined into it, and the batch that calls
-# it) while the second process compiles what runs outside the batch: the log columns and the seeds
-# (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM):
-# full copy 38 and 41 s of compile CPU in the two processes (2 s of it on the same functions), the batch 25 s after
-# them, 66 s wall (94 s with the expert's decisions all in the second process and the loop inlined into the batch);
-# simple copy 37 s wall (docs/internals.md, "Inlined turns"). Since the kong itself became a call compiled by the
-# parent (engine.kong_turn, 2026-12-05): full copy 35–37 s per process, the batch 17.5 s, 53–56 s wall.
+# it) while the second process compiles what runs outside the batch: the log columns and the seeds (simulator.records,
+# simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM): full copy 38 and 41 s
+# of compile CPU in the two processes (2 s of it on the same functions), the batch 25 s after them, 66 s wall (94 s
+# with the expert's decisions all in the second process and the loop inlined into the batch); simple copy 37 s wall
+# (docs/internals.md, "Inlined turns"). Since the kong itself became a call compiled by the parent (engine.kong_turn,
+# 2026-12-05): full copy 35–37 s per process, the batch 17.5 s, 53–56 s wall.
 _SIDE_FIRST = (engine.declare_voids,)
 _SIDE_THEN = (engine.finish,)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
