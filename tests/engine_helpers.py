@@ -28,6 +28,22 @@ def play(rules: RuleSet, n: int, seed: int = 1, *, record: bool = False, start: 
     return raw, cols
 
 
+def finished_hands(rules: RuleSet, n: int, seed: int):
+    """The state record (:class:`simulator.state.HandState`, one reused per hand) at the end of each of hands
+    ``0..n-1`` of ``seed``, played by the compiled bots through the step API (which runs the batch's compiled hand
+    loop: calling engine internals from Python here would compile extra copies of them into the disk cache)."""
+    from simulator.compiled_rules import CompiledTable
+    from simulator.game import Hand
+
+    hand = Hand(CompiledTable.of(rules), external=[], record=False)
+    ids = np.arange(n, dtype=np.int64)
+    walls, bseeds = engine.deal_seeds(seed, ids)
+    for i in ids:
+        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
+        assert hand.advance() is None  # no external seat: the hand plays to its end
+        yield hand.st
+
+
 def differing(a: dict, b: dict) -> dict[str, set[str]]:
     """Per table, the columns whose values differ between two results of the same hands."""
     out = {}

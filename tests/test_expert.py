@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from engine_helpers import play, rules_of
+from engine_helpers import finished_hands, play, rules_of
 
-from simulator import engine
 from simulator import state as S
 from simulator.bots import laid_down, own_ckongs
 from simulator.bots.common import legal_discard_mask, plan_void
@@ -29,8 +28,6 @@ from simulator.bots.expert import (
 from simulator.bots.expert_hand import kong_potential
 from simulator.bots.expert_turn import Outlook
 from simulator.bots.view import SeatView
-from simulator.compiled_rules import CompiledTable
-from simulator.game import Hand
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
 from simulator.shape import MELD_CKONG, HandTiles, shanten
@@ -61,18 +58,9 @@ def fresh_table_state(tiles_left=40):
 def test_a_concealed_kong_is_not_counted_as_seen():
     """All four copies of a 暗杠 kind are in the kong, face down: nobody can have seen one, so the shared
     ``visible`` count of that kind stays 0 for the whole hand (it used to become 4)."""
-    rules = load_rules("chengdu")
-    # the step API runs the batch's compiled hand loop (calling engine internals from Python here would compile
-    # extra copies of them into the shared disk cache)
-    hand = Hand(CompiledTable.of(rules), external=[], record=False)
-    visible = hand.st.visible
-    mk, mt, nm = hand.st.mk, hand.st.mt, hand.st.nm
-    ids = np.arange(600, dtype=np.int64)
-    walls, bseeds = engine.deal_seeds(5, ids)
     seen = 0
-    for i in ids:
-        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
-        assert hand.advance() is None  # no external seat: the hand plays to its end
+    for st in finished_hands(load_rules("chengdu"), 600, 5):
+        visible, mk, mt, nm = st.visible, st.mk, st.mt, st.nm
         for s in range(4):
             for j in range(nm[s]):
                 if mk[s, j] == MELD_CKONG:
@@ -87,15 +75,8 @@ def test_the_expert_counts_the_hands_blood_battle_winners_laid_down_once():
     (it is seen face up already) and without leaving out a 一炮多响 partner's copy of the kind (its hand lacks
     the physical tile): at the end of every hand each kind's four copies are exactly the seen ones, the tiles
     still concealed in the other hands or in 暗杠, and the wall's; removing them restores ``visible`` exactly."""
-    rules = load_rules("chengdu")
-    hand = Hand(CompiledTable.of(rules), external=[], record=False)
-    st = hand.st
-    ids = np.arange(300, dtype=np.int64)
-    walls, bseeds = engine.deal_seeds(6, ids)
     added = multi = 0
-    for i in ids:
-        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
-        assert hand.advance() is None
+    for i, st in enumerate(finished_hands(load_rules("chengdu"), 300, 6)):
         before = st.visible.copy()
         laid_down(st.visible, st, np.int64(1))
         added += int(st.visible.sum() - before.sum())

@@ -4,15 +4,13 @@ from the threats on the table (public signals only), not flat."""
 from __future__ import annotations
 
 import numpy as np
+from engine_helpers import finished_hands
 from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
-from simulator import engine
 from simulator import state as S
 from simulator.bots.danger import LOCKED_HIT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.view import SeatView
-from simulator.compiled_rules import CompiledTable
-from simulator.game import Hand
 from simulator.rules import load_rules
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, HandTiles
@@ -111,14 +109,9 @@ def test_a_xueliu_winner_waits_on_what_it_won_on_and_not_on_what_it_let_pass():
 def test_the_engine_records_a_xueliu_winners_won_kinds_and_passes_as_its_waits_say():
     """The public masks the bots read (``PS_WON_KINDS``, ``PS_CLEARED``) agree with the engine's private waits of
     every 血流 winner at the end of the hand: it waits on every kind it won on and on none it let pass."""
-    hand = Hand(CompiledTable.of(load_rules("xueliu")), external=[], record=False)
-    ps = hand.st.ps
-    ids = np.arange(300, dtype=np.int64)
-    walls, bseeds = engine.deal_seeds(9, ids)
     winners = cleared = 0
-    for i in ids:
-        hand.deal(int(walls[i]), int(bseeds[i]), int(i % 4))
-        assert hand.advance() is None
+    for st in finished_hands(load_rules("xueliu"), 300, 9):
+        ps = st.ps
         for s in range(4):
             if ps[s, S.PS_NWINS] == 0:
                 assert ps[s, S.PS_WON_KINDS] == 0 and ps[s, S.PS_CLEARED] == 0
