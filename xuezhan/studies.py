@@ -40,5 +40,7 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
     if diagnose:
         findings += diagnose_run(run, baseline)
         differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
-    path = write_report(run, baseline, None, findings=findings if diagnose or stale else None) if report else None
+    # without `diagnose` the report still checks the run itself, as it does when given no findings
+    shown = findings if diagnose else [*stale, *diagnose_run(run, baseline)]
+    path = write_report(run, baseline, None, findings=shown) if report else None
     return dataclasses.replace(result, report=path, findings=findings, differing=differing)

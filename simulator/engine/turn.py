@@ -192,9 +192,9 @@ def kong_turn(game, st, bpar, cur: int, drawn: int, pv: int, opts: int):
     ``(outcome, next seat)``."""
     table, params, io = game.table, game.params, game.io
     g, ps, conc, mk, mt, nm, visible, winners = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.visible, st.winners
-    if opts and ps[cur, PS_DECLARED] != 0:
+    if ps[cur, PS_DECLARED] != 0:
         opts = locked_kong_options(table, st, cur, drawn, opts)
-    elif opts and locked(params, ps, cur):
+    elif locked(params, ps, cur):
         opts = locked_kongs(table, st, cur, drawn, opts)
     if io[IO_EXT + cur]:
         k = -1
