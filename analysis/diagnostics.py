@@ -1,7 +1,10 @@
 """Does a comparison compare anything? Flags variants that played exactly like the baseline, or whose changed
 rule never had a chance to act, with the reason and what to change (reads the logs only).
 
-Two checks per variant, against the baseline, on the hands both logged:
+First, for every variant, the baseline included: **adapted players that may not fit** — a seated tuned file
+(``params_from``) whose weights were tuned on another version of the expert or of the rule set, as the run's own
+check recorded it in the manifest (``stale``; key ``seats``: :func:`stale_findings`). Then two checks per variant,
+against the baseline, on the hands both logged:
 
 - **identical play**: the ``hands``, ``players`` and ``wins`` rows of every hand equal the baseline's (every
   decision and every amount the same), so every paired difference is exactly zero by construction;
@@ -376,14 +379,20 @@ def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Findin
     return "make the changed rule reachable (other seats, other rules) or " + _MORE_HANDS
 
 
+def stale_findings(variant: str, stale: list) -> list[Finding]:
+    """One finding (key ``seats``) per :class:`simulator.manifest.Stale` of ``variant``."""
+    return [Finding(variant, "seats", st.problem, st.advice) for st in stale]
+
+
 def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding]:
     """Every problem of every variant's comparison with the baseline (default: the run's baseline).
 
-    A variant with the baseline's rules, or whose every hand played out exactly as the baseline's, gets a
-    finding of its own (``key`` None); each changed rule that never acted gets one (see the module docstring)."""
+    First the seated tuned files that may not fit (:func:`stale_findings`, every variant). A variant with the
+    baseline's rules, or whose every hand played out exactly as the baseline's, gets a finding of its own (``key``
+    None); each changed rule that never acted gets one (see the module docstring)."""
     run = as_run(run)
     base = run.check(baseline) if baseline is not None else run.baseline
-    findings: list[Finding] = []
+    findings = [f for v in run.variants for f in stale_findings(v, run.stale(v))]
     for v in run.variants:
         if v == base:
             continue

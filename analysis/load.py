@@ -108,6 +108,11 @@ class Run:
         eco = self.manifests[self.check(variant)].get("economy") or self.rules(variant).get("economy") or {}
         return {"room_factor": float(eco.get("room_factor", 1.0)), "rake": float(eco.get("rake", 0.0))}
 
+    def stale(self, variant: str) -> list[mf.Stale]:
+        """The tuned files the variant seated whose weights were tuned on another version of the expert or rule
+        set, as the run's own check found them (manifest ``stale``; ``[]`` when there were none)."""
+        return [mf.Stale(**e) for e in self.manifests[self.check(variant)].get("stale", [])]
+
     def digest(self, variant: str) -> str:
         """SHA-256 digest of the variant's rules: the manifest's, else recomputed from the resolved rule set."""
         man = self.manifests[self.check(variant)]

@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from simulator import layout
 from simulator.errors import UserError
@@ -111,6 +111,23 @@ def manifest_bytes(manifest: dict[str, Any]) -> bytes:
 # ---------------------------------------------------------------------------------------------------------
 # Reading: every field type-checked, totals re-derived, so a garbled manifest is an error, never a default.
 
+class Stale(NamedTuple):
+    """A seated tuned file whose weights may no longer fit (:func:`simulator.tuned.stale_notes`): ``ref`` as the
+    rule set gives it (``params_from``), ``problem`` (naming the file) and ``advice``. A manifest records each as
+    a mapping of these fields (``stale``)."""
+
+    ref: str
+    problem: str
+    advice: str
+
+    def text(self) -> str:
+        return f"{self.problem}; {self.advice}"
+
+
+# Keys a manifest has only when they say something: `economy` (room factor and rake, when set at the top level),
+# `stale` (the tuned files seated whose weights were tuned on another version of the expert or rule set, as the
+# run's check found them after its warm-up: Stale as mappings; absent when there are none).
+OPTIONAL = ("economy", "stale")
 _HEAD_TYPES: dict[str, type | tuple[type, ...]] = {
     "format": int, "package": str, "version": str, "variant": str, "source": dict, "digest": str, "rules": dict,
     "seed": int, "duplicate": bool, "hands": int, "chunk_size": int, "complete": bool, "hands_done": int,
@@ -213,8 +230,18 @@ def read_file(path: Path, vdir: Path) -> dict[str, Any]:
     if vdir.name != f"variant={data['variant']}":
         raise _bad(path, f"it is the manifest of variant {data['variant'][:60]!r}, found in {vdir.name} (a swapped "
                          "or renamed directory?)")
-    check_checksum(data, path, set(_HEAD_TYPES) | {"economy"})
+    _check_stale(data, path)
+    check_checksum(data, path, set(_HEAD_TYPES) | set(OPTIONAL))
     return data
+
+
+def _check_stale(data: dict[str, Any], path: Path) -> None:
+    """``stale``, when present: a list of ``{ref, problem, advice}`` strings (see :data:`OPTIONAL`)."""
+    stale = data.get("stale", [])
+    if not isinstance(stale, list) or not all(
+            isinstance(e, dict) and set(e) == set(Stale._fields) and all(isinstance(v, str) for v in e.values())
+            for e in stale):
+        raise _bad(path, f"'stale' must be a list of {{{', '.join(Stale._fields)}}} strings")
 
 
 def _check_rules(data: dict[str, Any], path: Path) -> None:

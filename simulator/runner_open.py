@@ -80,6 +80,8 @@ def open_variant(plan: Plan, spec: RunSpec) -> OpenRun:
     manifest = new_manifest(plan.variant, spec, plan.chunk_size)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
+    if plan.stale:  # what this run's check found (the latest, on a resume); absent when nothing is stale
+        manifest["stale"] = [st._asdict() for st in plan.stale]
     manifest["chunks"] = list(plan.done)
     done = {c["first"] for c in plan.done}
     pending = (c for c in iter_chunks(spec.hands, plan.chunk_size) if c[0] not in done)

@@ -92,7 +92,7 @@ class RunSummary:
     played_run: int = 0  # hands actually played now (fewer than hands_run when sessions stop early)
     sessions: int | None = None  # whole sessions done, None without a session block
     notes: list[str] = field(default_factory=list)  # manifest restored from its backup, entries quarantined
-    stale: list = field(default_factory=list)  # simulator.tuned.Stale: seated tuned files tuned on another expert
+    stale: list = field(default_factory=list)  # simulator.manifest.Stale: seated tuned files tuned on another expert
 
 
 def variant_dir(out_dir: Path, name: str) -> Path:
@@ -216,7 +216,7 @@ class Plan:
     done: list[dict]                       # entries of finished chunks kept, verified, in hand-id order
     redone: list[str] = field(default_factory=list)  # damaged chunk files that will be re-simulated
     notes: list[str] = field(default_factory=list)   # manifest restored from its backup, entries quarantined
-    stale: list = field(default_factory=list)  # simulator.tuned.Stale of the variant's seats (after the warm-up)
+    stale: list = field(default_factory=list)  # simulator.manifest.Stale of the variant's seats (after the warm-up)
 
 
 def is_debris(p: Path) -> bool:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from simulator.hands import play_hands
+from simulator.manifest import Stale
 from simulator.rules import TUNABLE, TUNED_KEY, BotSpec, RulesError, RuleSet, apply_overrides, load_rules, validate
 from simulator.rules_seats import resolve_tuned_path
 from simulator.rules_yaml import read_yaml_mapping
@@ -51,17 +52,6 @@ def fingerprint_record(rules: RuleSet, params: dict[str, float], field: list[Any
     """The tuned file's ``fingerprint`` entry for weights ``params`` seated against ``field`` under ``rules``."""
     return {"hands": FINGERPRINT_HANDS, "seed": 0, "duplicate": True,
             "sha256": play_fingerprint(lineup(rules, candidate(params), field))}
-
-
-class Stale(NamedTuple):
-    """A tuned file whose weights may no longer fit: ``problem`` (naming the file) and ``advice``."""
-
-    ref: str
-    problem: str
-    advice: str
-
-    def text(self) -> str:
-        return f"{self.problem}; {self.advice}"
 
 
 def stale_notes(rules: RuleSet) -> list[Stale]:

@@ -164,6 +164,8 @@ def test_any_corruption_of_any_chunk_file_is_detected_or_harmless(reference: Pat
     (lambda m: m["chunks"][0]["sha256"].update(hands="x"), "64 lowercase hex"),
     (lambda m: m.update(hands_done=30), "totals"),
     (lambda m: m["rules"]["scoring"].update(base="x"), "scoring.base"),
+    (lambda m: m.update(stale=[{"ref": "t.yaml", "problem": 3, "advice": "a"}]), "'stale' must be a list of"),
+    (lambda m: m.update(stale={"ref": "t.yaml"}), "'stale' must be a list of"),
 ])
 def test_wrong_typed_manifest_fields_are_one_error_line(copy: Path, capsys, edit, words):
     path = copy / VDIR / mf.MANIFEST

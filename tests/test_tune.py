@@ -7,6 +7,8 @@ score is the candidate's own, the gain is measured on fresh walls — not the tu
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import yaml
@@ -263,6 +265,17 @@ def test_a_run_says_when_an_adapted_players_weights_were_tuned_on_another_expert
         assert not warned
     else:
         assert len(warned) == 1 and words in warned[0] and str(f) in warned[0] and warned[0].startswith("warning:")
+    # the run keeps what it found: its manifest records it, and a report written later lists it first
+    manifest = json.loads((tmp_path / "run" / "_variants" / "variant=chengdu" / "_manifest.json").read_text())
+    assert [e["ref"] for e in manifest.get("stale", [])] == ([] if words is None else [str(f)])
+    assert ("stale" in manifest) == (words is not None)  # absent, not empty, when nothing is stale
+    code, _, err = cli_run(["report", str(tmp_path / "run"), "--boot", "0"], capsys)
+    assert code == 0, err
+    first = (tmp_path / "run" / "report.md").read_text().split("\n## ")[1]
+    if words is None:
+        assert not first.startswith("Check first")
+    else:
+        assert first.startswith("Check first") and words in first and str(f) in first
 
 
 def test_a_study_reports_an_adapted_player_tuned_on_another_expert(reference, tmp_path):

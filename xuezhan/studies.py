@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from analysis.diagnostics import Finding, differing_hands
 from analysis.diagnostics import diagnose as diagnose_run
+from analysis.diagnostics import differing_hands, stale_findings
 from analysis.load import open_run
 from analysis.report import write_report
 from simulator.study import Overrides, StudyRef, StudyResult, simulate_study
@@ -30,17 +30,14 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
     """
     result = simulate_study(ref, out_dir=out_dir, jobs=jobs, hands=hands, seed=seed, overrides=overrides,
                             resume=resume, backend=backend, scheduler=scheduler, progress=progress)
-    # seated tuned files tuned on another expert (simulator.tuned): findings, in the report's diagnostics too
-    stale = [Finding(s.name, "seats", st.problem, st.advice) for s in result.summaries for st in s.stale]
-    if not (diagnose or report):
+    if not (diagnose or report):  # seated tuned files tuned on another expert (simulator.tuned), as the run found
+        stale = [f for s in result.summaries for f in stale_findings(s.name, s.stale)]
         return dataclasses.replace(result, findings=stale)
     run = open_run(result.out_dir)  # opened (and its files verified) once, for the diagnostics and the report
     baseline = result.summaries[0].name
-    findings, differing = list(stale), {}
-    if diagnose:
-        findings += diagnose_run(run, baseline)
-        differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
-    # without `diagnose` the report still checks the run itself, as it does when given no findings
-    shown = findings if diagnose else [*stale, *diagnose_run(run, baseline)]
-    path = write_report(run, baseline, None, findings=shown) if report else None
+    findings = diagnose_run(run, baseline)  # the stale seats first, read back from the manifests (as `report` does)
+    path = write_report(run, baseline, None, findings=findings) if report else None
+    if not diagnose:  # the result's findings are then the stale seats only; the report still checked the run
+        return dataclasses.replace(result, report=path, findings=[f for f in findings if f.key == "seats"])
+    differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
     return dataclasses.replace(result, report=path, findings=findings, differing=differing)
