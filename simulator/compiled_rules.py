@@ -52,6 +52,6 @@ class CompiledTable:
         return state.Game(suit_table(), self.params, ids, engine.alloc_io())
 
     def lineup(self):
-        """``(bot_par, bpar)`` for :func:`simulator.engine.play_batch` (see :func:`simulator.engine.lineup_params`):
+        """``(bot_par, bpar)`` for :func:`simulator.engine.play`'s batch (see :func:`simulator.engine.lineup_params`):
         ``(None, (None,) * 4)`` for a simple line-up."""
         return engine.lineup_params(self.bot_ids, self.bot_par)

@@ -1,7 +1,7 @@
 """Hands played step by step: the compiled engine paused at the decisions of seats played from Python.
 
-This is the same compiled hand loop as the batch path (:func:`simulator.engine.run_hand`); seats marked external
-are asked through the step interface of :mod:`simulator.state` instead of a compiled bot. :class:`Hand` is one
+This is the same compiled hand loop as the batch path (:func:`simulator.engine.play`, its step path); seats marked
+external are asked through the step interface of :mod:`simulator.state` instead of a compiled bot. :class:`Hand` is one
 hand (``advance`` → decision point, ``apply`` → action); :func:`play_hands` plays a batch with some seats played
 by Python agents (:mod:`simulator.agents`) and returns the same raw arrays as :func:`simulator.hands.run_batch`.
 """
@@ -96,7 +96,7 @@ class Hand:
         """Run compiled play until an external seat must decide (returned) or the hand is over (None)."""
         if self.pending is not None:
             return self.pending
-        done = engine.run_hand(self.game, self.st, self.bpar, self.snap)
+        done = engine.play(self.game, self.st, self.bpar, self.snap, None)[0]
         if done:
             return None
         dp = self.game.io

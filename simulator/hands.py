@@ -18,12 +18,12 @@ from simulator.engine import (
     deal_seeds,
     empty_raw,
     grow_wins,
-    play_batch,
+    play,
     split_ids,
     trim_raw,
 )
 from simulator.rules import RuleSet
-from simulator.state import H_EV_OVERFLOW, BatchResult, Deals
+from simulator.state import H_EV_OVERFLOW, Batch, BatchResult, Deals
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
@@ -52,8 +52,8 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     played = table.game()
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
-        nw, ne = play_batch(played, alloc(record, table.win_slots), table.bot_ids, bot_par, bpar, deals, record,
-                            batch_out(raw, events))
+        batch = Batch(table.bot_ids, bot_par, deals, record, batch_out(raw, events))
+        _, nw, ne = play(played, alloc(record, table.win_slots), bpar, None, batch)
         if ne <= cap and nw <= raw.w.shape[0]:
             break
         cap = max(cap, ne)  # rare: replay with buffers that fit (the hands are deterministic)

@@ -6,11 +6,11 @@ forever, and the pool's manager thread blocks reading the dead worker's half-sen
 the death and joblib waits forever (a known limitation: a semaphore has no owner to release it). In the
 integrity test (a worker killed at a random moment) this happened in about one run in eight.
 
-:class:`PoolWatch` is a thread that polls the pool's worker processes. When one has died by a signal or crashed
-and loky has not reported it within ``grace`` seconds, the watch kills the remaining workers and closes this
-process's copy of the result pipe's write end: the manager thread's read then ends (end of file), loky marks the
-pool broken, and joblib raises its usual lost-worker error, which the runner turns into its one-line message.
-It touches loky's private attributes, guarded: if they are not there (another joblib), it watches nothing.
+:class:`PoolWatch` is a thread that polls the pool's worker processes. When one has died by a signal or crashed and
+loky has not reported it within ``grace`` seconds, the watch kills the remaining workers and closes this process's
+copy of the result pipe's write end (:func:`_close_for_good`): the manager thread's read then ends (end of file),
+loky marks the pool broken, and joblib raises its usual lost-worker error, which the runner turns into its one-line
+message. It touches loky's private attributes, guarded: if they are not there (another joblib), it watches nothing.
 """
 
 from __future__ import annotations
@@ -68,9 +68,19 @@ class PoolWatch(threading.Thread):
     def _break(self, ex: Any) -> None:
         self.broke = True
         kill_workers()
-        writer = getattr(getattr(ex, "_result_queue", None), "_writer", None)
-        if writer is not None:
-            writer.close()
+        _close_for_good(getattr(getattr(ex, "_result_queue", None), "_writer", None))
+
+
+def _close_for_good(conn: Any) -> None:
+    """Close a ``multiprocessing`` connection's descriptor so that its later ``close()`` (loky's manager thread, once
+    the read has ended) finds it closed. ``conn.close()`` here raced with that thread: both closed the descriptor,
+    and the second close failed with a bad file descriptor (a traceback on stderr), or could have closed a file
+    opened in between under the same number."""
+    fd = getattr(conn, "_handle", None)
+    if not isinstance(fd, int):
+        return
+    conn._handle = None  # before the close: the reader wakes only once no write end is left
+    os.close(fd)
 
 
 def kill_workers() -> None:

@@ -45,17 +45,19 @@ def _lineup(simple: bool):
 
 
 def arg_types(simple: bool) -> dict:
-    """numba type of every engine argument name, as :func:`simulator.engine.play_batch` passes it for a simple
-    line-up (``None`` parameter rows) or a full one (see :func:`simulator.engine.lineup_params`)."""
+    """numba type of every engine argument name, as the batch path of :func:`simulator.engine.play` passes it for a
+    simple line-up (``None`` parameter rows) or a full one (see :func:`simulator.engine.lineup_params`)."""
     one = np.zeros(1, np.int64)
     table, params = np.zeros((1, 10), np.uint8), np.zeros(N_PARAMS, np.int64)
     bot_par, bpar = _lineup(simple)
     arrays = dict(st=engine.alloc.py_func(True), table=table, params=params, io=engine.alloc_io.py_func(),
                   game=state.Game(table, params, np.zeros(N_SEATS, np.int64), engine.alloc_io.py_func()),
                   bpar=bpar, bot_par=bot_par,
-                  # play_batch's own arguments (run_batch)
-                  bot_ids=np.zeros(N_SEATS, np.int64), out=engine.batch_out(engine.empty_raw(one, one, one)),
+                  # the batch's own (run_batch)
+                  bot_ids=np.zeros(N_SEATS, np.int64), bots=np.zeros(N_SEATS, np.int64),
+                  out=engine.batch_out(engine.empty_raw(one, one, one)),
                   deals=state.Deals(np.zeros(1, np.uint64), np.zeros(1, np.uint64), one, one))
+    arrays["batch"] = state.Batch(arrays["bot_ids"], bot_par, arrays["deals"], True, arrays["out"])
     types = {name: typeof(a) for name, a in arrays.items()}
     types.update({f: typeof(getattr(arrays["st"], f)) for f in ("events", "g")})  # state._append_event's arrays
     types.update(wall_seed=nt.uint64, bot_seed=nt.uint64, res=state.WIN_RESULT, win=state.WIN_AT)
@@ -107,18 +109,19 @@ def _core_bots(simple: bool):
 # choice and the discard decision (in the full copy most of the expert: its hand values, which the parent's claim and
 # kong decisions then load from the cache) and the 定缺 step, then loads the pinned functions the parent has cached by
 # then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
-# batch (:func:`precompile_batch`: the hand loop ``run_hand``, both turns inlined into it, and the batch that calls
-# it) while the second process compiles what runs outside the batch: the log columns and the seeds (simulator.records,
-# simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04, two-core VM): full copy 38 and 41 s
-# of compile CPU in the two processes (2 s of it on the same functions), the batch 25 s after them, 66 s wall (94 s
-# with the expert's decisions all in the second process and the loop inlined into the batch); simple copy 37 s wall
-# (docs/internals.md, "Inlined turns"). Since the kong itself became a call compiled by the parent (engine.kong_turn,
-# 2026-12-05): full copy 35–37 s per process, the batch 17.5 s, 53–56 s wall.
+# batch (:func:`precompile_batch`: ``engine.play``, the batch's loop over hands and the hand's loop over turns in one
+# function, both turns inlined into it) while the second process compiles what runs outside the batch: the log columns
+# and the seeds (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04,
+# two-core VM): full copy 38 and 41 s of compile CPU in the two processes (2 s of it on the same functions), the batch
+# 25 s after them, 66 s wall (94 s with the expert's decisions all in the second process and the loop inlined into the
+# batch); simple copy 37 s wall (docs/internals.md, "Inlined turns"). Since the kong itself became a call compiled by
+# the parent (engine.kong_turn, 2026-12-05): full copy 35–37 s per process, the batch 17.5 s, 53–56 s wall; since the
+# batch and the hand loop became one function (engine.play, the same day): the batch 13 s, 50–51 s wall.
 _SIDE_FIRST = (engine.declare_voids,)
 _SIDE_THEN = (engine.finish,)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
-         engine.start_hand, engine.write_outputs, engine.offer_declare, engine.alloc_io, engine.exchange_three,
-         engine.takes_win, engine.kong_turn)
+         engine.start_hand, engine.seat_hand, engine.end_hand, engine.offer_declare, engine.alloc_io,
+         engine.exchange_three, engine.takes_win, engine.kong_turn)
 READY = "precompile: the loop's callees are cached"
 
 
@@ -173,16 +176,18 @@ def precompile_core(simple: bool = True) -> None:
 
 
 def batch_plan(simple: bool = True):
-    """``(function, argument types)`` of the batch itself (:func:`simulator.engine.play_batch`, as run_batch calls
-    it), which the parent compiles once both halves are cached."""
-    return _plan((engine.play_batch,), simple)
+    """``(function, argument types)`` of the batch itself (the batch path of :func:`simulator.engine.play`, as
+    run_batch calls it: no snapshot, a :class:`~simulator.state.Batch`), which the parent compiles once both halves
+    are cached."""
+    types = arg_types(simple)
+    return ((engine.play, signature(engine.play, {**types, "snap": nt.none})),)
 
 
 def step_plan():
-    """``(function, argument types)`` of the step path's hand loop (:class:`simulator.game.Hand`: the engine's
-    parameter rows, a snapshot to roll back to)."""
+    """``(function, argument types)`` of the step path's hand loop (:func:`simulator.engine.play` as
+    :class:`simulator.game.Hand` calls it: the engine's parameter rows, a snapshot to roll back to, no batch)."""
     types = arg_types(False)
-    return engine.run_hand, signature(engine.run_hand, {**types, "snap": types["st"]})
+    return engine.play, signature(engine.play, {**types, "snap": types["st"], "batch": nt.none})
 
 
 def precompile_batch(simple: bool = True) -> None:

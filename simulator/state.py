@@ -195,10 +195,10 @@ class Game(NamedTuple):
 
 
 class BatchOut(NamedTuple):
-    """The outputs a batch of n hands is played into (``engine.play_batch``): ``h int64[n, H_N]``, ``p int64[4n,
-    PL_N]``, ``dealt uint8[4n, 27]``, the win rows ``w int64[rows, W_N]`` with ``w_hand int64[rows]`` (row of the
-    hand) and the winning hands ``wconc uint8[rows, 27]``, ``wmk, wmt int8[rows, 4]``, and ``events int32[cap, 1 +
-    EV_W]`` (column 0 = row of the hand; one row when not recording)."""
+    """The outputs a batch of n hands is played into (``engine.play``, :class:`Batch`): ``h int64[n, H_N]``,
+    ``p int64[4n, PL_N]``, ``dealt uint8[4n, 27]``, the win rows ``w int64[rows, W_N]`` with ``w_hand int64[rows]``
+    (row of the hand) and the winning hands ``wconc uint8[rows, 27]``, ``wmk, wmt int8[rows, 4]``, and ``events
+    int32[cap, 1 + EV_W]`` (column 0 = row of the hand; one row when not recording)."""
 
     h: np.ndarray
     p: np.ndarray
@@ -258,6 +258,19 @@ class Deals(NamedTuple):
     bot_seeds: np.ndarray
     dealers: np.ndarray
     rotations: np.ndarray
+
+
+class Batch(NamedTuple):
+    """What the batch path of ``engine.play`` plays and where it writes: seat ``s`` of hand ``i`` of ``deals``
+    (:class:`Deals`) is played by bot spec ``(s + deals.rotations[i]) % 4``, ``bot_ids int64[specs]`` and its
+    parameter rows ``bot_par int64[specs, N_BOT_PARAMS]`` (``None`` for a line-up without parameterised bots,
+    ``engine.lineup_params``); ``record``: copy each hand's events to ``out.events``; ``out``: :class:`BatchOut`."""
+
+    bot_ids: np.ndarray
+    bot_par: np.ndarray | None
+    deals: Deals
+    record: bool
+    out: BatchOut
 
 
 @intrinsic

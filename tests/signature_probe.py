@@ -9,7 +9,7 @@ prints one JSON line per line-up: ``{"lineup", "typed", "mismatch": {function: [
 than the planned ones, and every function the loop reaches with more than one signature (numba compiles one copy
 per signature: a literal constant argument, typed ``Literal[int](0)``, costs a whole extra copy).
 
-Typing starts at the batch (``engine.play_batch`` with its planned types) and follows every call into the
+Typing starts at the batch (``engine.play`` with the batch plan's types) and follows every call into the
 package's compiled functions, each typed for the types its caller passes (``inline="always"`` callees are
 inlined into their callers first, as in a real compile). Callees' own copies are loaded from the cache where
 they are there (or compiled in memory: slower, same answer).

@@ -14,14 +14,15 @@ a winner sets its winning tile aside and plays on with its hand locked (:func:`l
 Modules, each importing only those before it: :mod:`~simulator.engine.common` (rule indices, cached waits, small
 predicates) < :mod:`~simulator.engine.setup` (deal, 换三张, 定缺), :mod:`~simulator.engine.wins` (who wins on a
 tile, recording and paying wins), :mod:`~simulator.engine.declare` (唱歌/跳舞) < :mod:`~simulator.engine.turn`
-(draw, own turn, discard, claims) < :mod:`~simulator.engine.loop` (one hand, pausable; the state's allocation)
-< :mod:`~simulator.engine.batch` (many hands into preallocated outputs) < :mod:`~simulator.engine.buffers` (the
+(draw, own turn, discard, claims) < :mod:`~simulator.engine.batch` (a batch's hands seated from their bot specs and
+written into preallocated outputs) < :mod:`~simulator.engine.loop` (:func:`play`, the one compiled entry: a batch
+of hands, or one hand pausable at external seats; the state's allocation) < :mod:`~simulator.engine.buffers` (the
 Python side: seeds, output buffers). This package re-exports the names other modules and tests use. Playing hands
 from Python (:func:`simulator.hands.run_batch`, :func:`simulator.hands.play_hands`) sits above it, the compile plan
 (:mod:`simulator.precompile`) and the step path (:mod:`simulator.game`).
 """
 
-from simulator.engine.batch import lineup_params, play_batch, seat_params, write_outputs, write_player
+from simulator.engine.batch import end_hand, lineup_params, seat_hand, seat_params, write_outputs, write_player
 from simulator.engine.buffers import (
     EVENTS_PER_HAND,
     batch_out,
@@ -48,7 +49,7 @@ from simulator.engine.loop import (
     alloc_io,
     copy_state,
     finish,
-    run_hand,
+    play,
     start_hand,
     win_slots,
 )
@@ -58,10 +59,9 @@ from simulator.engine.wins import locked_kongs, play_on, record_win, settle_ron,
 
 __all__ = [
     "EVENTS_PER_HAND", "HOW_DEALER_FIRST", "HOW_DREW", "HOW_TAIL", "MAX_STEPS", "SNAPSHOT_FIELDS", "alloc",
-    "alloc_io", "batch_out", "copy_state", "deal_seeds", "declare_voids", "discard_turn", "empty_raw",
+    "alloc_io", "batch_out", "copy_state", "deal_seeds", "declare_voids", "discard_turn", "empty_raw", "end_hand",
     "exchange_three", "finish", "grow_wins", "keeps_waits", "kong_turn", "lineup_params", "locked",
-    "locked_kong_options", "locked_kongs", "offer_declare", "own_turn", "play_batch", "play_on", "record_win",
-    "refresh_waits", "run_hand",
-    "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw", "split_ids", "start_hand", "takes_win",
-    "trim_raw", "win_rows_per_hand", "win_slots", "write_outputs", "write_player"
+    "locked_kong_options", "locked_kongs", "offer_declare", "own_turn", "play", "play_on", "record_win",
+    "refresh_waits", "seat_hand", "seat_params", "self_draw_ctx", "settle_ron", "settle_self_draw", "split_ids",
+    "start_hand", "takes_win", "trim_raw", "win_rows_per_hand", "win_slots", "write_outputs", "write_player"
 ]

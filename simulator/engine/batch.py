@@ -1,4 +1,6 @@
-"""Batches: many hands in one compiled call, written into preallocated outputs (:class:`~simulator.state.BatchOut`)."""
+"""A batch's hands: each seated from its bot specs and written into the preallocated outputs
+(:class:`~simulator.state.BatchOut`) by the batch path of :func:`simulator.engine.play`
+(:mod:`~simulator.engine.loop`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from simulator import state
 from simulator.bots import (
     simple_lineup,
 )
-from simulator.engine.loop import run_hand, start_hand
 from simulator.state import (
     G_DEALER,
     G_EXCHANGE,
@@ -64,43 +65,34 @@ from simulator.state import (
     W_FLAGS,
     W_GEN,
     W_HAND_TYPE,
-    borrowed,
     tiles_left,
 )
 
 
 @njit(cache=True)
-def play_batch(game, st, bot_ids, bot_par, bpar, deals, record: bool, out):
-    """Play ``len(deals.wall_seeds)`` hands (:class:`~simulator.state.Deals`) under ``game`` (its ``bots`` are set
-    per hand) on the hand state ``st`` (:func:`~simulator.engine.alloc`, with ``record``'s event log and
-    :func:`win_slots` win records) into the preallocated ``out`` (:class:`~simulator.state.BatchOut`); returns
-    ``(win rows, event rows)`` written. The caller owns ``game``, ``st`` and ``bpar``: the hands run on borrowed
-    views of them (:func:`~simulator.state.borrowed`).
+def seat_hand(bots, bpar, bot_ids, bot_par, rotation: int) -> None:
+    """Seat a hand of a batch (:class:`~simulator.state.Batch`): seat ``s`` is played by bot spec ``(s + rotation) %
+    4``, whose id goes to ``bots`` (``game.bots``) and whose parameter row to ``bpar`` (none for a simple line-up)."""
+    for s in range(N_SEATS):
+        b = (s + rotation) % N_SEATS
+        bots[s] = bot_ids[b]
+        seat_params(bot_par, bpar, s, b)
 
-    Seat s of hand i is played by bot spec ``(s + deals.rotations[i]) % 4``; ``bot_par`` holds the specs'
-    parameter rows and ``bpar`` is the per-hand buffer of the seats' rows (``int64[4, N_BOT_PARAMS]``), or both are
-    ``None`` for a line-up without parameterised bots (see :func:`lineup_params`). With ``record`` the events go to
-    ``out.events``. The win or event row count returned may exceed the rows of ``out.w`` or ``out.events`` (血流
-    hands have many wins), in which case the caller retries with larger buffers."""
-    game, st, bpar = borrowed(game), borrowed(st), borrowed(bpar)  # the caller owns them (state.borrowed)
-    bots, g, events, ev_out = game.bots, st.g, st.events, out.events
-    nw = np.int64(0)  # not a literal 0: write_outputs would be compiled once more for it
-    ne = 0
-    for i in range(deals.wall_seeds.shape[0]):
-        for s in range(N_SEATS):
-            b = (s + deals.rotations[i]) % N_SEATS
-            bots[s] = bot_ids[b]
-            seat_params(bot_par, bpar, s, b)
-        start_hand(game, st, deals.wall_seeds[i], deals.bot_seeds[i], deals.dealers[i])
-        run_hand(game, st, bpar, None)
-        nw = write_outputs(i, nw, st, out)
-        if record:
-            for j in range(g[state.G_NEV]):
-                if ne < ev_out.shape[0]:
-                    ev_out[ne, 0] = i
-                    for c in range(state.EV_W):  # not a slice copy (a compiled shape check)
-                        ev_out[ne, 1 + c] = events[j, c]
-                ne += 1
+
+@njit(cache=True)
+def end_hand(st, out, record: bool, i: int, nw: int, ne: int):
+    """Write finished hand ``i`` into ``out`` (:func:`write_outputs`; its win records from row ``nw``, with
+    ``record`` its events from row ``ne``); returns the next free ``(win row, event row)``, counting rows that did
+    not fit (the caller then regrows the buffers and replays the batch)."""
+    g, events, ev_out = st.g, st.events, out.events
+    nw = write_outputs(i, nw, st, out)
+    if record:
+        for j in range(g[state.G_NEV]):
+            if ne < ev_out.shape[0]:
+                ev_out[ne, 0] = i
+                for c in range(state.EV_W):  # not a slice copy (a compiled shape check)
+                    ev_out[ne, 1 + c] = events[j, c]
+            ne += 1
     return nw, ne
 
 
@@ -114,9 +106,9 @@ def seat_params(bot_par, bpar, s, b) -> None:
 
 
 def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
-    """``(bot_par, bpar)`` for :func:`play_batch`: ``(None, (None,) * 4)`` when every seat is ``random`` or
-    ``greedy`` (the engine is then compiled and run without the parameterised bots, see simulator.bots), else the
-    int64 parameter rows and a per-hand buffer for them."""
+    """``(bot_par, bpar)`` for :func:`simulator.engine.play` (:class:`~simulator.state.Batch`): ``(None, (None,) *
+    4)`` when every seat is ``random`` or ``greedy`` (the engine is then compiled and run without the parameterised
+    bots, see simulator.bots), else the int64 parameter rows and a per-hand buffer for them."""
     if simple_lineup(bot_ids):
         return None, (None,) * N_SEATS
     bot_par = np.ascontiguousarray(bot_par, dtype=np.int64)
@@ -125,8 +117,8 @@ def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
 
 @njit(cache=True)
 def write_outputs(i: int, nw: int, st, out) -> int:
-    """Write the finished hand as row ``i`` of the batch outputs ``out`` (see :func:`play_batch`); its win records
-    go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
+    """Write the finished hand as row ``i`` of the batch outputs ``out`` (:class:`~simulator.state.BatchOut`); its
+    win records go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
     g, wins, wconc, wmk, wmt, dealt = st.g, st.wins, st.wconc, st.wmk, st.wmt, st.dealt
     dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out = out.dealt, out.w, out.w_hand, out.wconc, out.wmk, out.wmt
     write_hand(i, g, out.h)

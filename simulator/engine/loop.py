@@ -1,5 +1,6 @@
-"""The hand loop: one hand from its seeds to its end, pausable at external seats (the step path), and the hand
-state it plays on (:class:`~simulator.state.HandState`, allocated by :func:`alloc`)."""
+"""The hand loop (:func:`play`): a batch of hands from their seeds to their ends, or one hand pausable at external
+seats (the step path), and the hand state it plays on (:class:`~simulator.state.HandState`, allocated by
+:func:`alloc`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from simulator import state
 from simulator.bots import (
     planning_void,
 )
+from simulator.engine.batch import end_hand, seat_hand
 from simulator.engine.common import (
     GO_DISCARD,
     HAND_OVER,
@@ -125,92 +127,117 @@ def copy_state(source, target) -> None:
 SNAPSHOT_FIELDS = ("conc", "mk", "mt", "nm", "g", "ps", "score", "kl", "wins", "wconc", "wmk", "wmt", "visible", "rngs")
 
 
-def _run_hand(game, st, bpar, snap) -> bool:
-    """Play the hand from where ``pc`` says until it ends (True) or an external seat (``io[IO_EXT + s] = 1``)
-    must decide (False; ``io`` holds the decision point, the state shows its moment, and the next call first
-    rolls back to ``snap``, the start of the step, and replays it with the queued answers: see simulator.state).
-    With no external seat this runs the whole hand without ever copying the state: the batch path, which passes
-    ``snap=None`` (it never pauses)."""
+def _play(game, st, bpar, snap, batch):
+    """Play hands on the state ``st``; returns ``(done, win rows, event rows)``.
+
+    - **Batch path** (``batch`` a :class:`~simulator.state.Batch`, ``snap`` None): every hand of ``batch.deals``,
+      each seated (:func:`~simulator.engine.batch.seat_hand`), dealt (:func:`start_hand`), played to its end and
+      written into ``batch.out`` (:func:`~simulator.engine.batch.end_hand`); returns ``(True, win rows, event
+      rows)`` written (possibly more than ``batch.out`` holds: 血流 hands have many wins; the caller then retries
+      with larger buffers). Nothing pauses and nothing is copied.
+    - **Step path** (``batch`` None): the hand ``st`` holds, from where ``pc`` says until it ends (``done``) or an
+      external seat (``io[IO_EXT + s] = 1``) must decide (not ``done``; ``io`` holds the decision point, the state
+      shows its moment, and the next call first rolls back to ``snap``, the start of the step, and replays it with
+      the queued answers: see simulator.state). The row counts are 0.
+
+    One compiled function for both, and the batch's loop over hands in the same function as the hand's loop over
+    turns: numba re-optimises every compiled callee inside each caller, so a batch calling a separately compiled
+    hand loop cost a second pass over the whole linked engine on a cold start (~5 s of CPU, docs/internals.md).
+    numba prunes the branches on ``batch is None`` per copy. The caller owns ``game``, ``st``, ``bpar`` and
+    ``snap``: they are played on borrowed views (:func:`~simulator.state.borrowed`)."""
     game, st, bpar, snap = borrowed(game), borrowed(st), borrowed(bpar), borrowed(snap)  # the caller owns them
     table, params, io = game.table, game.params, game.io
     pc, g, ps, conc, mk, mt, nm = st.pc, st.g, st.ps, st.conc, st.mk, st.mt, st.nm
+    n = np.int64(1)
+    if batch is not None:  # borrowed too: live through the hand loop, the batch's arrays would be counted at its exits
+        bot_ids, bot_par, deals, record, out = batch
+        bot_ids, bot_par, deals, out = borrowed(bot_ids), borrowed(bot_par), borrowed(deals), borrowed(out)
+        n = deals.wall_seeds.shape[0]
+    nw = np.int64(0)  # not a literal 0: end_hand would be compiled once more for it
+    ne = np.int64(0)
     stepping = False
     for s in range(N_SEATS):
         if io[IO_EXT + s]:
             stepping = True
-    io[DP_STATUS] = 0
-    io[ANS_USED] = 0
-    if pc[PC_PAUSED]:
-        restore_snapshot(snap, st)
-        pc[PC_PAUSED] = 0
-    if pc[PC_STAGE] == STAGE_SETUP:
-        if stepping:
-            save_snapshot(st, snap)
-        exchange_three(game, st)
-        if not io[DP_STATUS]:
-            declare_voids(game, st, bpar)
-        if io[DP_STATUS]:
-            pc[PC_PAUSED] = 1
-            return False
-        io[ANS_COUNT] = 0
-        pc[PC_STAGE] = STAGE_TURNS
-        pc[PC_CUR] = g[G_DEALER]
-        pc[PC_OUTCOME] = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
-        pc[PC_DREW] = 0
-        pc[PC_FROM_TAIL] = 0
-        pc[PC_DEALER_FIRST] = 1
-    cur = pc[PC_CUR]
-    outcome = pc[PC_OUTCOME]
-    # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
-    drew = np.bool_(pc[PC_DREW] != 0)
-    from_tail = np.bool_(pc[PC_FROM_TAIL] != 0)
-    dealer_first = np.bool_(pc[PC_DEALER_FIRST] != 0)
-    while True:
-        pc[PC_STEPS] += 1
-        if pc[PC_STEPS] > MAX_STEPS:
-            raise RuntimeError("engine: the turn loop did not end (a bug)")
-        if stepping:
-            save_snapshot(st, snap)
-            pc[PC_CUR] = cur
-            pc[PC_OUTCOME] = outcome
-            pc[PC_DREW] = drew
-            pc[PC_FROM_TAIL] = from_tail
-            pc[PC_DEALER_FIRST] = dealer_first
-        drawn = np.int64(-1)
-        if drew:
-            if tiles_left(g) == 0:
-                g[G_EXHAUSTIVE] = 1
-                break
-            drawn = draw_tile(st, cur, from_tail)
-        pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
-        if outcome != PUNG_DISCARD:
-            how = (HOW_DREW if drew else 0) | (HOW_TAIL if from_tail else 0) | (HOW_DEALER_FIRST if dealer_first else 0)
-            outcome, nxt = own_turn(game, st, bpar, cur, drawn, np.int64(how), pv)
-        if outcome in (GO_DISCARD, PUNG_DISCARD) and not io[DP_STATUS]:
-            outcome, nxt = discard_turn(game, st, bpar, cur, drawn, pv)
-        if io[DP_STATUS]:
-            pc[PC_PAUSED] = 1
-            pc[PC_STEPS] -= 1
-            return False
-        io[ANS_COUNT] = 0
+    for i in range(n):
+        if batch is not None:
+            seat_hand(game.bots, bpar, bot_ids, bot_par, deals.rotations[i])
+            start_hand(game, st, deals.wall_seeds[i], deals.bot_seeds[i], deals.dealers[i])
+        io[DP_STATUS] = 0
         io[ANS_USED] = 0
-        if outcome == HAND_OVER:
-            break
-        cur = nxt
-        drew = outcome != PUNG_DISCARD
-        from_tail = outcome == KONG_DRAW
-        dealer_first = np.bool_(False)
-    finish(table, params, st)
-    pc[PC_STAGE] = STAGE_DONE
-    return True
+        if pc[PC_PAUSED]:
+            restore_snapshot(snap, st)
+            pc[PC_PAUSED] = 0
+        if pc[PC_STAGE] == STAGE_SETUP:
+            if stepping:
+                save_snapshot(st, snap)
+            exchange_three(game, st)
+            if not io[DP_STATUS]:
+                declare_voids(game, st, bpar)
+            if io[DP_STATUS]:
+                pc[PC_PAUSED] = 1
+                return False, nw, ne
+            io[ANS_COUNT] = 0
+            pc[PC_STAGE] = STAGE_TURNS
+            pc[PC_CUR] = g[G_DEALER]
+            pc[PC_OUTCOME] = GO_DISCARD  # the dealer's first turn: no draw, then its own turn as after a draw
+            pc[PC_DREW] = 0
+            pc[PC_FROM_TAIL] = 0
+            pc[PC_DEALER_FIRST] = 1
+        cur = pc[PC_CUR]
+        outcome = pc[PC_OUTCOME]
+        # np.bool_/np.int64, not literals: numba would also compile the callees for the first iteration's constants
+        drew = np.bool_(pc[PC_DREW] != 0)
+        from_tail = np.bool_(pc[PC_FROM_TAIL] != 0)
+        dealer_first = np.bool_(pc[PC_DEALER_FIRST] != 0)
+        while True:
+            pc[PC_STEPS] += 1
+            if pc[PC_STEPS] > MAX_STEPS:
+                raise RuntimeError("engine: the turn loop did not end (a bug)")
+            if stepping:
+                save_snapshot(st, snap)
+                pc[PC_CUR] = cur
+                pc[PC_OUTCOME] = outcome
+                pc[PC_DREW] = drew
+                pc[PC_FROM_TAIL] = from_tail
+                pc[PC_DEALER_FIRST] = dealer_first
+            drawn = np.int64(-1)
+            if drew:
+                if tiles_left(g) == 0:
+                    g[G_EXHAUSTIVE] = 1
+                    break
+                drawn = draw_tile(st, cur, from_tail)
+            pv = planning_void(params, ps[cur, PS_VOID], table, conc[cur], mk[cur], mt[cur], nm[cur])
+            if outcome != PUNG_DISCARD:
+                how = (HOW_DREW if drew else 0) | (HOW_TAIL if from_tail else 0) | \
+                    (HOW_DEALER_FIRST if dealer_first else 0)
+                outcome, nxt = own_turn(game, st, bpar, cur, drawn, np.int64(how), pv)
+            if outcome in (GO_DISCARD, PUNG_DISCARD) and not io[DP_STATUS]:
+                outcome, nxt = discard_turn(game, st, bpar, cur, drawn, pv)
+            if io[DP_STATUS]:
+                pc[PC_PAUSED] = 1
+                pc[PC_STEPS] -= 1
+                return False, nw, ne
+            io[ANS_COUNT] = 0
+            io[ANS_USED] = 0
+            if outcome == HAND_OVER:
+                break
+            cur = nxt
+            drew = outcome != PUNG_DISCARD
+            from_tail = outcome == KONG_DRAW
+            dealer_first = np.bool_(False)
+        finish(table, params, st)
+        pc[PC_STAGE] = STAGE_DONE
+        if batch is not None:
+            nw, ne = end_hand(st, out, record, i, nw, ne)
+    return True, nw, ne
 
 
-# One compiled hand loop for the batch (``snap`` None) and the step path. The batch calls it once per hand (a call,
-# not inlined: numba's inliner deep-copies the callee's IR block by block, each block with the whole variable
-# scope, so inlining this loop, with both turns already inlined into it, took 12.7 s of the batch's 28 s compile
-# (full copy; measured 2026-12-04). As a call, the batch's compile re-optimises the linked loop once more (6 s),
-# and the cold warm-up is 11 s shorter; hands/s unchanged (greedy×4 1.09, 1.04, 1.00×; expert×4 0.96, 1.22, 1.02×).
-run_hand = njit(cache=True)(_run_hand)
+# The engine's one compiled entry: the batch path and the step path are its two copies (see _play). Its turns are
+# inlined into it (engine.turn); the hand loop is not a function of its own: a batch calling it as one (a call,
+# since numba's inliner deep-copies the callee's IR block by block, each block with the whole variable scope: 12.7
+# of 28 s of compile, measured 2026-12-04) re-optimised the whole linked engine twice on a cold start.
+play = njit(cache=True)(_play)
 
 
 @njit(cache=True)
