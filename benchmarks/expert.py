@@ -38,13 +38,15 @@ def columns(config: str, seats: list[str], ids: np.ndarray, seed: int, *, duplic
 def strength(config: str, opponent: str, walls: int, seed: int, me: str = "expert", save: str | None = None,
              paired: str | None = None) -> None:
     """Print the expert's mean score per player-hand (SE clustered by wall) and its deal-ins per player-hand
-    against the opponents'. ``save``: write the per-wall figures (``.npz``: ``score``, the expert's mean per
-    player-hand, and ``deal_in``, its deal-ins per player-hand, float64[walls]) to compare code versions;
+    against the opponents' at the same tables and against the opponent's bot in the same seats on the same walls
+    (a table of four of them; paired by wall). ``save``: write the per-wall figures (``.npz``: ``score``, the
+    expert's mean per player-hand, and ``deal_in``, its deal-ins per player-hand, float64[walls]) to compare code
+    versions;
     ``paired``: such a file from another version on the same walls and seed, whose per-wall difference (this run
     minus it) is printed with its SE."""
     ids = np.arange(4 * walls, dtype=np.int64)
     cols = columns(config, [me, opponent, opponent, opponent], ids, seed, duplicate=True)
-    p, w = cols["players"], cols["wins"]
+    p = cols["players"]
     score = np.asarray(p["score_total"], dtype=np.float64)
     deal = np.asarray(p["deal_id"])
     # the seat played by the first spec (hand_id = 4·deal_id + rotation; spec = (seat + rotation) % 4), which
@@ -53,24 +55,16 @@ def strength(config: str, opponent: str, walls: int, seed: int, me: str = "exper
     per_wall = np.bincount(deal[mine], weights=score[mine], minlength=walls) / 4.0
     mean = per_wall.mean()
     se = per_wall.std(ddof=1) / np.sqrt(walls)
-    # deal-ins: discard wins by payer seat; the expert's seat of each hand from the players table
-    hid = np.asarray(p["hand_id"])
-    seat_of = np.full(int(hid.max()) + 1, -1, np.int64)
-    seat_of[hid[mine]] = np.asarray(p["seat"])[mine]
-    wh = np.asarray(w["hand_id"])
-    payer = np.asarray(w["payer"])
-    discard = np.asarray(w["kind"]).astype(str) == "discard"
-    es = seat_of[wh]
-    mine_in = discard & (payer == es)
-    others_in = discard & (payer != es) & (payer >= 0)
-    hand_deal = np.asarray(p["deal_id"])[mine]
-    deal_of = np.zeros_like(seat_of)
-    deal_of[hid[mine]] = hand_deal
-    d_wall = np.bincount(deal_of[wh[mine_in]], minlength=walls) / 4.0
+    d_wall, others = seat_deal_ins(cols["wins"], walls)
+    # the same seats on the same walls with the opponent's bot in them (a table of four opponents): the duplicate
+    # reference for deal-ins, untouched by how the first spec changes the others' game
+    ref, _ = seat_deal_ins(columns(config, [opponent] * 4, ids, seed, duplicate=True)["wins"], walls)
+    dd = d_wall - ref
     print(f"  {config:16s} expert vs 3 {opponent:9s}: {mean:+.3f} ± {se:.3f} base units per player-hand "
           f"(SE clustered by wall; {walls:,} walls × 4 seatings); deal-ins per player-hand: expert "
-          f"{d_wall.mean():.3f} ± {d_wall.std(ddof=1) / np.sqrt(walls):.3f}, {opponent} "
-          f"{others_in.sum() / (3 * mine.sum()):.3f}")
+          f"{d_wall.mean():.3f} ± {d_wall.std(ddof=1) / np.sqrt(walls):.3f}, {opponent} {others:.3f} at the same "
+          f"tables, {ref.mean():.3f} in the expert's seats with {opponent} in them (paired {dd.mean():+.4f} ± "
+          f"{dd.std(ddof=1) / np.sqrt(walls):.4f})")
     if save:
         np.savez(save, score=per_wall, deal_in=d_wall)
     if paired:
@@ -79,6 +73,18 @@ def strength(config: str, opponent: str, walls: int, seed: int, me: str = "exper
             d = now - before[name]
             print(f"    paired against {paired}: {name} {d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(walls):.4f} "
                   f"({np.count_nonzero(d):,} of {walls:,} walls differ)")
+
+
+def seat_deal_ins(w: dict, walls: int) -> tuple[np.ndarray, float]:
+    """Deal-ins (discard wins paid) per player-hand of the first spec's seat, per wall (float64[walls]), and the
+    other seats' per player-hand, from the wins table of a duplicate run of ``4 · walls`` hands: in hand_id h the
+    first spec sits in seat ``(4 − h % 4) % 4`` (spec = (seat + rotation) % 4)."""
+    wh = np.asarray(w["hand_id"])
+    payer = np.asarray(w["payer"])
+    discard = np.asarray(w["kind"]).astype(str) == "discard"
+    first = discard & (payer == (4 - wh % 4) % 4)
+    others = discard & ~first & (payer >= 0)
+    return np.bincount(wh[first] // 4, minlength=walls) / 4.0, others.sum() / (3 * 4 * walls)
 
 
 def breakdown(config: str, walls: int, seed: int, me: str = "expert") -> None:
