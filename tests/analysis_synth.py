@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -22,6 +23,7 @@ from simulator.rules import FLAGS, load_rules
 from simulator.schema import SCORE_COMPONENTS
 from simulator.schema import tables as schema_tables
 
+Z = 1.959963984540054  # the standard normal quantile of a two-sided 95% interval
 SESSION_KEYS = ("session_id", "hand_in_session")  # of a hand of a session run (its players add ``bankroll``)
 
 
@@ -169,3 +171,10 @@ def example_run(root: Path, **kw: Any) -> Path:
                      overrides={"base": {"void_suit": "none"},
                                 "alt": {"void_suit": "none", "settlement": {"huazhu_penalty": 8},
                                         "economy": {"room_factor": 2, "rake": 1}}}, **kw)
+
+
+def row(df: pl.DataFrame, **where) -> dict:
+    """The one row of ``df`` matching ``where`` (column == value), as a dict; fails unless exactly one matches."""
+    sub = df.filter(*[pl.col(k) == v for k, v in where.items()])
+    assert sub.height == 1, (where, sub)
+    return sub.row(0, named=True)

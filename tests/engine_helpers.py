@@ -13,6 +13,11 @@ from simulator.tables import suit_table
 
 CONFIGS = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
 
+RULE_HANDS = 3000  # hands per variant in the rule-key tests (tests/test_engine_rules*.py)
+# 花猪 needs players who do not clear a third suit: random seats under void_suit: none
+HUAZHU_SEATS = ["greedy", "random", "greedy", "random"]
+DECLINERS = [{"bot": "value", "decline_below": 3, "decline_wall": 0}] * 4  # decline every cheap discard win
+
 
 def rules_of(base: str = "chengdu", **overrides) -> RuleSet:
     """A rule set with nested overrides, e.g. ``rules_of(kongs={"added_kong": {"each": 0}})``."""
@@ -26,6 +31,11 @@ def play(rules: RuleSet, n: int, seed: int = 1, *, record: bool = False, start: 
     if record:
         cols["events"] = records.event_columns(raw)
     return raw, cols
+
+
+def rule_logs(n: int = RULE_HANDS, record: bool = False, **over) -> dict:
+    """The log columns of ``n`` hands (seed 1) under chengdu with the rule overrides ``over``."""
+    return play(rules_of(**over), n, record=record)[1]
 
 
 def finished_hands(rules: RuleSet, n: int, seed: int):
