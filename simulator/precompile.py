@@ -8,7 +8,7 @@ passes, into the disk cache; then the parent compiles the batch itself, which lo
 The engine's functions name their arguments consistently (``table``, ``params``, ``g``, ``ps``, ``conc`` …), so
 the argument types are read, by parameter name, off the arrays the batch really allocates
 (:func:`arg_types`): a signature cannot drift from the loop's calls without a test noticing
-(tests/test_engine.py). The bots' dispatchers take one seat's slices under the same names (:func:`_bots`).
+(tests/test_warmup.py). The bots' dispatchers take one seat's slices under the same names (:func:`_bots`).
 """
 
 from __future__ import annotations

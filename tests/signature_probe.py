@@ -1,6 +1,6 @@
 """The argument types the hand loop really passes to each compiled engine function, found by numba's type
 inference alone (no machine code is generated, nothing is written to the disk cache), so the answer does not
-depend on what the cache holds — only on the code. Run as a script (tests/test_engine.py does, in a child):
+depend on what the cache holds — only on the code. Run as a script (tests/test_warmup.py does, in a child):
 
     python tests/signature_probe.py simple full
 
