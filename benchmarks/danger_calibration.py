@@ -22,7 +22,7 @@ import argparse
 
 import numpy as np
 import polars as pl
-from table_states import discards, recorded_hands
+from table_states import deal_ins, discards, recorded_hands
 
 from simulator import state as S
 from simulator.bots.danger import WAIT_PER_WEIGHT, opponent_threats, tile_risk
@@ -30,18 +30,6 @@ from simulator.bots.view import SeatView
 from simulator.rules import load_rules
 from simulator.shape import shanten, wait_mask
 from simulator.tables import suit_table
-
-
-def deal_ins(events: list[tuple[int, ...]]) -> dict[int, dict[int, int]]:
-    """``{discard event index: {winner: points paid}}`` for the discards won on."""
-    won: dict[int, dict[int, int]] = {}
-    last = -1
-    for i, ev in enumerate(events):
-        if ev[0] == S.EV_DISCARD:
-            last = i
-        elif ev[0] == S.EV_WIN and ev[4] == S.WK_DISCARD:
-            won.setdefault(last, {})[ev[1]] = ev[3]
-    return won
 
 
 def pairs(seats: str, hands: int, seed: int) -> pl.DataFrame:

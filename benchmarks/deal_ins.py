@@ -15,7 +15,7 @@ import argparse
 import collections
 
 import numpy as np
-from table_states import discards, recorded_hands
+from table_states import deal_ins, discards, recorded_hands
 
 from simulator import state as S
 from simulator.rules import load_rules
@@ -23,17 +23,6 @@ from simulator.shape import shanten
 from simulator.tables import suit_table
 
 LATE = 20  # tiles left at or below which a discard counts as late
-
-
-def won_on(events: list[tuple[int, ...]]) -> set[int]:
-    """Indices of the discard events that a discard win followed (deal-ins)."""
-    found, last = set(), -1
-    for i, ev in enumerate(events):
-        if ev[0] == S.EV_DISCARD:
-            last = i
-        elif ev[0] == S.EV_WIN and ev[4] == S.WK_DISCARD:
-            found.add(last)
-    return found
 
 
 def tally(config: str, bot: str, hands: int, seed: int) -> tuple[collections.Counter, collections.Counter, int]:
@@ -44,7 +33,7 @@ def tally(config: str, bot: str, hands: int, seed: int) -> tuple[collections.Cou
     n = 0
     for _hid, dealt, events, _players in recorded_hands(rules, hands, seed):
         n += 1
-        hits = won_on(events)
+        hits = deal_ins(events)
         first_decline = {}
         for j, ev in enumerate(events):
             if ev[0] == S.EV_DECLINE:

@@ -49,9 +49,7 @@ def strength(config: str, opponent: str, walls: int, seed: int, me: str = "exper
     p = cols["players"]
     score = np.asarray(p["score_total"], dtype=np.float64)
     deal = np.asarray(p["deal_id"])
-    # the seat played by the first spec (hand_id = 4·deal_id + rotation; spec = (seat + rotation) % 4), which
-    # also tells it apart from opponents of the same bot
-    mine = (np.asarray(p["seat"]) + np.asarray(p["hand_id"]) % 4) % 4 == 0
+    mine = np.asarray(p["seat"]) == first_seat(np.asarray(p["hand_id"]))  # also apart from opponents of its bot
     per_wall = np.bincount(deal[mine], weights=score[mine], minlength=walls) / 4.0
     mean = per_wall.mean()
     se = per_wall.std(ddof=1) / np.sqrt(walls)
@@ -75,14 +73,20 @@ def strength(config: str, opponent: str, walls: int, seed: int, me: str = "exper
                   f"({np.count_nonzero(d):,} of {walls:,} walls differ)")
 
 
+def first_seat(hand_id: np.ndarray) -> np.ndarray:
+    """The seat the first spec plays in duplicate hands ``hand_id`` (= 4·deal_id + rotation; spec = (seat +
+    rotation) % 4)."""
+    return (4 - hand_id % 4) % 4
+
+
 def seat_deal_ins(w: dict, walls: int) -> tuple[np.ndarray, float]:
-    """Deal-ins (discard wins paid) per player-hand of the first spec's seat, per wall (float64[walls]), and the
-    other seats' per player-hand, from the wins table of a duplicate run of ``4 · walls`` hands: in hand_id h the
-    first spec sits in seat ``(4 − h % 4) % 4`` (spec = (seat + rotation) % 4)."""
+    """Deal-ins (discard wins paid) per player-hand of the first spec's seat (:func:`first_seat`), per wall
+    (float64[walls]), and the other seats' per player-hand, from the wins table of a duplicate run of ``4 · walls``
+    hands."""
     wh = np.asarray(w["hand_id"])
     payer = np.asarray(w["payer"])
     discard = np.asarray(w["kind"]).astype(str) == "discard"
-    first = discard & (payer == (4 - wh % 4) % 4)
+    first = discard & (payer == first_seat(wh))
     others = discard & ~first & (payer >= 0)
     return np.bincount(wh[first] // 4, minlength=walls) / 4.0, others.sum() / (3 * 4 * walls)
 

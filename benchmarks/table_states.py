@@ -4,7 +4,7 @@ The engine's event log replays a hand with every player's concealed tiles, so a 
 what the discarding player saw (public information plus its own tiles) and what the others really held.
 :func:`recorded_hands` plays hands with the log on; :func:`discards` walks one hand's events and yields the
 state just before each discard is applied (its arrays are updated in place as the walk goes on: use them
-before asking for the next discard).
+before asking for the next discard); :func:`deal_ins` says which discards were won on, by whom, for how much.
 """
 
 from __future__ import annotations
@@ -99,6 +99,19 @@ def discards(params: np.ndarray, dealt: list[str], events: list[tuple[int, ...]]
             st.visible[tile] += 1
         elif typ == S.EV_WIN:  # a discard won on stays in visible: a tile seen face up stays seen
             st.ps[seat, S.PS_WON] = 1
+
+
+def deal_ins(events: list[tuple[int, ...]]) -> dict[int, dict[int, int]]:
+    """``{index of a discard event won on: {winner: points paid}}`` for one recorded hand (a 一炮多响 discard has
+    several winners)."""
+    won: dict[int, dict[int, int]] = {}
+    last = -1
+    for i, ev in enumerate(events):
+        if ev[0] == S.EV_DISCARD:
+            last = i
+        elif ev[0] == S.EV_WIN and ev[4] == S.WK_DISCARD:
+            won.setdefault(last, {})[ev[1]] = ev[3]
+    return won
 
 
 def _meld(st: TableState, seat: int, tile: int, kind: int, taken: int, shown: int) -> None:

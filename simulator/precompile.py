@@ -111,12 +111,8 @@ def _core_bots(simple: bool):
 # then and compiles the end of the hand. It then tells the parent (:data:`READY` on its stdout), which compiles the
 # batch (:func:`precompile_batch`: ``engine.play``, the batch's loop over hands and the hand's loop over turns in one
 # function, both turns inlined into it) while the second process compiles what runs outside the batch: the log columns
-# and the seeds (simulator.records, simulator.rng). Measured (benchmarks/engine.py --compile --warm-up, 2026-12-04,
-# two-core VM): full copy 38 and 41 s of compile CPU in the two processes (2 s of it on the same functions), the batch
-# 25 s after them, 66 s wall (94 s with the expert's decisions all in the second process and the loop inlined into the
-# batch); simple copy 37 s wall (docs/internals.md, "Inlined turns"). Since the kong itself became a call compiled by
-# the parent (engine.kong_turn, 2026-12-05): full copy 35–37 s per process, the batch 17.5 s, 53–56 s wall; since the
-# batch and the hand loop became one function (engine.play, the same day): the batch 13 s, 50–51 s wall.
+# and the seeds (simulator.records, simulator.rng). The measured times of each step (benchmarks/engine.py --compile
+# --warm-up) are in docs/internals.md, "Inlined turns" and "The batch and the hand loop as one function".
 _SIDE_FIRST = (engine.declare_voids,)
 _SIDE_THEN = (engine.finish,)
 _CORE = (engine.settle_self_draw, engine.alloc, engine.locked_kongs, engine.locked_kong_options,
