@@ -60,7 +60,8 @@ class BotSpec(FrozenModel):
     - ``defend_wall`` (defensive): start defending once the wall is this short, or as soon as anyone has won.
     - ``steer_shanten`` (value): steer toward 清一色/对对胡/七对 when that shape is within this many shanten.
     - ``defence`` (expert): weight of the expected deal-in loss against the hand's expected gain (0 = never
-      folds, 1 = risk-neutral, larger = more cautious).
+      folds, 1 = risk-neutral, larger = more cautious; default 0.65, where it deals in no more often than greedy
+      in the same seats: docs/bots.md, "The default `defence`").
     - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
       hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules; default 1.15).
     - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
@@ -139,7 +140,7 @@ class BotSpec(FrozenModel):
     decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
     defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
     steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
-    defence: Annotated[float, Field(ge=0, le=10)] = 0.3
+    defence: Annotated[float, Field(ge=0, le=10)] = 0.65
     ambition: Annotated[float, Field(ge=0, le=10)] = 1.15
     temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
     tempo: Annotated[float, Field(ge=0, le=10)] = 0.0

@@ -89,7 +89,8 @@ LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw,
 # The deal-in cost of each discard while waiting after a declined win, per unit of the table's mean danger
 # (danger.mean_risk: the opponents' P(ready), waits and expected win from public signals — melds, one-suit melds,
 # kongs, discards, draws made), × `defence`. 0.035 is the measured P(deal-in) per danger weight unit (danger.tile_risk
-# assumes WAIT_PER_WEIGHT; 2 × 1,500 hands, seed 5, all seats' discards), so at the default `defence` 0.3 the wait
+# assumes WAIT_PER_WEIGHT; 2 × 1,500 hands, seed 5, all seats' discards), so at `defence` 0.3 (the default until
+# 2026-12-05; 0.65 since, where the wait pays 2.7 × the measured price: docs/bots.md, "The default `defence`") the wait
 # pays 1.25 × the measured price (it replaced a flat 0.1 deal-ins per discard × a plain hand's points, issue 34
 # item 7; with the copies a wait has left counted exactly, 1.25 × and a wait at face value — WAIT_AMBITION — measured
 # +0.007 / +0.001 / +0.004 ± 0.0024 base units per player-hand on seeds 7 / 11 / 13 at no more deal-ins:
