@@ -14,11 +14,12 @@ discarder alone). Prints, per number of opponents in, the declines per player-ha
 from __future__ import annotations
 
 import argparse
-import collections
 
 import numpy as np
+import polars as pl
 from table_states import recorded_hands
 
+from analysis.stats import cluster_means
 from simulator import state as S
 from simulator.rules import load_rules
 from simulator.scoring import points_of
@@ -49,24 +50,21 @@ def main() -> None:
     args = ap.parse_args()
     rules = load_rules(args.config, [f"seats=[{args.bot}, greedy, greedy, greedy]"])
     params = rules.to_arrays()
-    per_hand: dict[int, collections.defaultdict[int, list[float]]] = collections.defaultdict(
-        lambda: collections.defaultdict(list))
-    n = 0
+    rows, n = [], 0
     for hid, _dealt, events, _players in recorded_hands(rules, args.hands, args.seed):
         n += 1
-        for n_in, x in earned(events, params, 0):
-            per_hand[n_in][hid].append(x)
+        rows += [(n_in, hid, x) for n_in, x in earned(events, params, 0)]
     print(f"{args.bot} in seat 0 of 3 greedy, {args.config}, seed {args.seed}, {n:,} hands")
+    frame = pl.LazyFrame(rows, schema={"n_in": pl.Int64, "hand_id": pl.Int64, "earned": pl.Float64}, orient="row")
+    got = {r["n_in"]: r for r in cluster_means(frame, ["n_in"], ["earned"]).iter_rows(named=True)}
     for n_in in (1, 2, 3):
-        groups = list(per_hand[n_in].values())
-        k = sum(len(g) for g in groups)
-        if k == 0:
+        if n_in not in got:
             print(f"  {n_in} opponent(s) in: no declines")
             continue
-        mean = sum(sum(g) for g in groups) / k
-        se = np.sqrt(sum((sum(g) - mean * len(g)) ** 2 for g in groups)) / k  # clustered by hand
-        print(f"  {n_in} opponent(s) in: {k:,} declines ({k / n:.4f} per player-hand), earned {mean:+.3f} ± {se:.3f}"
-              " base units each")
+        r = got[n_in]
+        se = "n/a" if r["se"] is None else f"{r['se']:.3f}"
+        print(f"  {n_in} opponent(s) in: {r['n_obs']:,} declines ({r['n_obs'] / n:.4f} per player-hand), earned "
+              f"{r['mean']:+.3f} ± {se} base units each (SE clustered by hand)")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from simulator import state as S
 from simulator.rules import load_rules
 from simulator.scoring import points_of
@@ -46,4 +44,4 @@ def test_a_decline_is_counted_with_the_opponents_still_in_and_what_followed():
     ]
     assert declines.earned(events, params, 0) == [(2, 5 - float(points_of(fan, params)))]
     assert declines.earned(events, params, 2) == [(2, 0.0 - float(points_of(fan, params)))]
-    assert declines.earned(events, np.asarray(params), 3) == []
+    assert declines.earned(events, params, 3) == []
