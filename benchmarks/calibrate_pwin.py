@@ -51,8 +51,10 @@ def state_row(params, table, st, d, tempo) -> list[float]:
     u = unseen_total(c, vis)
     hand = HandTiles(c, mk, mt, int(nm), void)
     if sh == 0:
+        ronw = np.empty(3)
+        ev.ron_weights(params, st.ps, d, ronw)
         look = Outlook(table, params, vis, u, n_draws, n_in, np.zeros(ev.N_SHAPES), 0.0, np.full(6, -1.0),
-                       ev.ron_weights(params, st.ps, d))  # wait_income reads the table, rules, visible, n_in, ronw
+                       ronw)  # wait_income reads the table, rules, visible, n_in, ronw
         acc, _ = ev.wait_income(look, hand)
     else:
         acc = float(acceptance(table, hand, sh, vis, draw_candidates(c, void)))

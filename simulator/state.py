@@ -307,6 +307,31 @@ def borrowed(typingctx, rec):
     return rec(rec), codegen
 
 
+@intrinsic
+def stack_empty(typingctx, n, dtype):
+    """``np.empty(n, dtype)`` on the calling function's stack (``n`` a constant): uninitialised, C-contiguous, no
+    owner (a null NRT meminfo), so neither a heap allocation nor reference counting; it lives until the calling
+    function returns (alloca'd in its entry block, so one per call even inside a loop). The bots' per-decision
+    scratch arrays (issue 30). Never return it, nor keep a view of it, out of that call."""
+    if not isinstance(n, nt.IntegerLiteral):
+        return None  # numba retries with the literal value of a constant
+    if not isinstance(dtype, (nt.NumberClass, nt.DType)):
+        raise TypingError(f"stack_empty: expected a numpy scalar type, got {dtype}")
+    size = n.literal_value
+    arr = nt.Array(getattr(dtype, "instance_type", None) or dtype.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        ety = context.get_data_type(arr.dtype)
+        data = cgutils.alloca_once(builder, ety, size=size)
+        ary = context.make_array(arr)(context, builder)
+        intp = context.get_value_type(nt.intp)
+        item = context.get_abi_sizeof(ety)
+        context.populate_array(ary, data=data, shape=[intp(size)], strides=[intp(item)], itemsize=intp(item),
+                               meminfo=None)
+        return ary._getvalue()
+    return arr(n, dtype), codegen
+
+
 @njit(cache=True, inline="always")  # every draw and discard: inlined, so that no call passes the whole state
 def log_event(st, typ, seat, tile, amount, a, b) -> None:
     """Append one event when recording (``events`` has more than one row); overflow is flagged, not fatal."""

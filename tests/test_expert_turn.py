@@ -164,7 +164,8 @@ def test_discard_values_price_each_discard_as_hand_value_does(seed, rules):
     draws = draw_candidates(conc, void)
     rb = ready_bonus(params, n_in, n_draws)
     qc = np.full(6, -1.0)
-    ronw = ron_weights(params, ps, 0)
+    ronw = np.empty(3)
+    ron_weights(params, ps, 0, ronw)
     look = Outlook(TABLE, params, visible, u_tot, n_draws, n_in, inc, rb, qc, ronw)
     dead = None
     for k in np.flatnonzero(conc):

@@ -87,7 +87,7 @@ def test_the_loop_calls_every_planned_function_with_exactly_its_planned_types():
         assert extra == {}, f"compiled more than once per line-up: {extra}"
 
 
-SMALL_HELPERS = {"_has", "own_ckongs", "points_of", "kong_value", "unseen_of", "keep_alive"}
+SMALL_HELPERS = {"_has", "own_ckongs", "points_of", "kong_value", "unseen_of"}
 
 
 def test_a_greedy_line_up_compiles_no_parameterised_bot():

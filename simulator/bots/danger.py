@@ -36,6 +36,7 @@ from simulator.state import (
     PS_SAFE,
     PS_WON,
     PS_WON_KINDS,
+    stack_empty,
 )
 
 # A ready hand waits on ~1.7 of 18 kept kinds (0.045 per weight unit, mid tiles ~0.13 each) — but priced that
@@ -114,17 +115,27 @@ def tile_risk(ps, p_ready, loss, dead, qsuit, k) -> float:
     return total
 
 
+@njit(cache=True, inline="always")  # inlined by numba: the arrays live on the caller's stack (state.stack_empty)
+def threat_arrays():
+    """``(p_ready, loss, dead, qsuit)`` for :func:`opponent_threats` to fill: zeros and −1s of ``N_SEATS`` each,
+    scratch on the calling function's stack."""
+    p_ready, loss = stack_empty(N_SEATS, np.float64), stack_empty(N_SEATS, np.float64)
+    dead, qsuit = stack_empty(N_SEATS, np.int64), stack_empty(N_SEATS, np.int64)
+    p_ready[:] = 0.0
+    loss[:] = 0.0
+    dead[:] = -1
+    qsuit[:] = -1
+    return p_ready, loss, dead, qsuit
+
+
 @njit(cache=True)
 def mean_risk(view, void) -> float:
     """The mean :func:`tile_risk` (base units, at ``WAIT_PER_WEIGHT``) over the kinds outside ``void`` (the suits
     the seat keeps): the danger of a discard whose kind is not chosen, such as the unwanted draw a waiting hand
     throws. Public information only, as :func:`opponent_threats`."""
     ps = view.ps
-    p_ready = np.zeros(N_SEATS, np.float64)
-    loss = np.zeros(N_SEATS, np.float64)
-    dead = np.full(N_SEATS, -1, np.int64)
-    qsuit = np.full(N_SEATS, -1, np.int64)
-    if opponent_threats(view, (p_ready, loss, dead, qsuit)) == 0:
+    p_ready, loss, dead, qsuit = threats = threat_arrays()
+    if opponent_threats(view, threats) == 0:
         return 0.0
     tot = 0.0
     n = 0

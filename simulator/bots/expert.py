@@ -33,7 +33,7 @@ from numba import njit
 
 from simulator.bots.common import connectivity, suit_count
 from simulator.bots.dance import huazhu_cost
-from simulator.bots.danger import WAIT_PER_WEIGHT, mean_risk, opponent_threats, tile_risk
+from simulator.bots.danger import WAIT_PER_WEIGHT, mean_risk, opponent_threats, threat_arrays, tile_risk
 from simulator.bots.expert_hand import (
     BP_AMBITION,
     BP_DEFENCE,
@@ -55,7 +55,6 @@ from simulator.bots.expert_kongs import (
     ready_chance,
 )
 from simulator.bots.expert_pwin import MODE_XUELIU, end_rate
-from simulator.bots.expert_turn import keep_alive
 from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
@@ -80,7 +79,7 @@ from simulator.state import (
     PS_N,
     VOID_DECLARED,
     VOID_NONE,
-    borrowed,
+    stack_empty,
     void_rule,
 )
 
@@ -137,26 +136,21 @@ def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
     ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
     table, params, ps = view.table, view.params, view.ps
     conc, mk, mt, nm, void = hand
-    vals = np.empty(N_KINDS, np.float64)
-    shaped = np.empty(N_KINDS, np.int8)
+    vals = stack_empty(N_KINDS, np.float64)  # scratch arrays on the stack: no allocation, no reference counting
+    shaped = stack_empty(N_KINDS, np.int8)
     discard_values(view, hand, legal, sh_buf, bpar, vals, shaped)
     alt = second_void(table, params, conc, mk, mt, nm, void)
     if alt >= 0:  # keep the option of dropping the other suit: value each discard under the better plan
-        vals2 = np.empty(N_KINDS, np.float64)
-        shaped2 = np.empty(N_KINDS, np.int8)
-        buf2 = np.empty(N_KINDS, np.int64)
+        vals2 = stack_empty(N_KINDS, np.float64)
+        shaped2 = stack_empty(N_KINDS, np.int8)
+        buf2 = stack_empty(N_KINDS, np.int64)
         discard_values(view, hand_tiles(conc, mk, mt, nm, alt), legal, buf2, bpar, vals2, shaped2)
         for k in range(N_KINDS):
             if vals2[k] > vals[k]:
                 vals[k] = vals2[k]
                 shaped[k] = shaped2[k]
-    p_ready = np.zeros(N_SEATS, np.float64)
-    loss = np.zeros(N_SEATS, np.float64)
-    dead = np.full(N_SEATS, -1, np.int64)
-    qsuit = np.full(N_SEATS, -1, np.int64)
-    threats = (p_ready, loss, dead, qsuit)
+    b_ready, b_loss, b_dead, b_qsuit = threats = threat_arrays()
     opponent_threats(view, threats)
-    b_ready, b_loss, b_dead, b_qsuit = borrowed(threats)  # read per kind without reference counting (kept alive)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -175,7 +169,6 @@ def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
             v += temp * gumbel(rng)
         if v > best_v:
             best, best_v = k, v
-    keep_alive(threats)
     why = discard_reason(params, void, (best, best_safe, best_val), sh_buf[best] if alt < 0 else SHANTEN_NEVER,
                          shaped[best], vals[best_val] - vals[best], sh_buf[best] > sh_buf[best_val])
     return best | why << REASON_SHIFT
@@ -335,7 +328,8 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     conc, mk, mt, nm, void = hand
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
-    ronw = ron_weights(params, ps, seat)
+    ronw = stack_empty(3, np.float64)
+    ron_weights(params, ps, seat, ronw)
     w = sd_sum = r_w = ron_sum = ok_w = ok_sum = 0.0  # r_*: weighted by the opponents' discards that hit a wait
     for k in range(N_KINDS):
         if not (waits >> k) & 1:

@@ -23,7 +23,7 @@ from simulator.bots.common import (
 )
 from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
 from simulator.bots.expert_pwin import p_win, pwin_col
-from simulator.bots.expert_turn import keep_alive, kept_tally, kong_changes, moved_tally, outlook
+from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, outlook
 from simulator.bots.expert_value import (
     N_SHAPES,
     S_EXIT,
@@ -48,7 +48,7 @@ from simulator.rules import (
 )
 from simulator.scoring import points_of
 from simulator.shape import MELD_PUNG, SHANTEN_NEVER, shanten
-from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, borrowed, void_rule
+from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
 
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
@@ -188,22 +188,21 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
     u_tot = unseen_total(conc, visible)
-    own_inc = np.empty(N_SHAPES, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, own_inc)
+    inc = stack_empty(N_SHAPES, np.float64)  # scratch on the stack: no allocation, no reference counting
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     draws = draw_candidates(conc, void)
     rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
-    own_qc = np.full(6, -1.0)  # 清一色 reach per suit, shared by the discards from the other suits
-    own_ronw = ron_weights(params, ps, seat)
+    qc = stack_empty(6, np.float64)  # 清一色 reach per suit, shared by the discards from the other suits
+    qc[:] = -1.0
+    ronw = stack_empty(3, np.float64)
+    ron_weights(params, ps, seat, ronw)
     # shared by the candidates (expert_turn): the kept suits' keys, shape tally, kong income to come
     fast = usable_void(mt, nm, void)
     summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
-    # the candidates read borrowed views (no reference counting per call: state.borrowed); the own_* arrays stay
-    # referenced until after the loop (keep_alive), so they outlive every view
-    inc, qc, ronw = borrowed((own_inc, own_qc, own_ronw))
     look = outlook(table, params, visible, u_tot, n_draws, n_in, rb, (inc, qc, ronw))  # once per turn
     tally = kept_tally(conc, void, visible)
     kp14 = kong_potential(look, hand)
@@ -242,7 +241,6 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
             v -= huazhu_cost(params, n_in, n_draws, left) + stuck
         out[k] = v
         shaped[k] = 1 if shp else 0
-    keep_alive((own_inc, own_qc, own_ronw))
     return best
 
 
@@ -254,9 +252,9 @@ def best_after(view, hand, bpar) -> float:
     for k in range(N_KINDS):
         if conc[k] > 0:
             legal |= 1 << k
-    vals = np.empty(N_KINDS, np.float64)
-    buf = np.empty(N_KINDS, np.int64)
-    discard_values(view, hand, legal, buf, bpar, vals, np.empty(N_KINDS, np.int8))
+    vals = stack_empty(N_KINDS, np.float64)
+    buf = stack_empty(N_KINDS, np.int64)
+    discard_values(view, hand, legal, buf, bpar, vals, stack_empty(N_KINDS, np.int8))
     return vals.max()
 
 
@@ -268,11 +266,13 @@ def value13(view, hand, bpar) -> float:
     n_in, n_draws = table_context(ps, seat, view.tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
-    inc = np.empty(N_SHAPES, np.float64)
+    inc, qc, ronw = stack_empty(N_SHAPES, np.float64), stack_empty(6, np.float64), stack_empty(3, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    qc[:] = -1.0
+    ron_weights(params, ps, seat, ronw)
     sh = shanten(table, conc, mk, mt, nm, void)
     look = outlook(table, params, visible, unseen_total(conc, visible), n_draws, n_in,
-                   ready_bonus(params, n_in, n_draws), (inc, np.full(6, -1.0), ron_weights(params, ps, seat)))
+                   ready_bonus(params, n_in, n_draws), (inc, qc, ronw))
     return hand_value(look, hand, ambition, sh, draw_candidates(conc, void), np.int64(-1))[0]
 
 

@@ -50,7 +50,8 @@ class Outlook(NamedTuple):
       discards hitting a wait per suit (``expert_value.ron_weights``).
 
     What varies per candidate (its hand, shanten, draws, the discarded suit, its ambition, its acceptance …) is
-    passed beside it. In the candidate loop the arrays are borrowed views (:func:`~simulator.state.borrowed`)."""
+    passed beside it. Its arrays are scratch on the stack of the function that builds it
+    (:func:`~simulator.state.stack_empty`)."""
 
     table: np.ndarray
     params: np.ndarray
@@ -141,11 +142,3 @@ def moved_tally(tally, conc, void, visible, k, d):
     n4, n3, n2, n1, npr, nsg, ndd, nqd = kind_tally(c, float(unseen(conc, visible, k)))
     return (h4 - o4 + n4, h3 - o3 + n3, h2 - o2 + n2, h1 - o1 + n1, pairs - op + npr, singles - osg + nsg,
             acc_dd - odd_ + ndd, acc_qd - oqd + nqd)
-
-
-@njit(cache=True)
-def keep_alive(arrays) -> bool:
-    """A use of ``arrays`` (a tuple of arrays) that numba cannot drop: called after the last use of borrowed
-    views of them (:func:`~simulator.state.borrowed`), it keeps their owners referenced, and so allocated, until
-    then (numba releases an array after its variable's last use)."""
-    return len(arrays) > 0

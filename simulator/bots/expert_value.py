@@ -255,9 +255,9 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
 
 
 @njit(cache=True)
-def ron_weights(params, ps, seat):
-    """float64[3]: how many opponents' discards a wait in suit ``s`` is hit by, per own draw, in units of a blind
-    draw: :data:`RON_SHARE` per opponent still in, :data:`RON_VOID` for one whose declared void is ``s`` (it
+def ron_weights(params, ps, seat, out) -> None:
+    """``out`` (float64[3]) = how many opponents' discards a wait in suit ``s`` is hit by, per own draw, in units
+    of a blind draw: :data:`RON_SHARE` per opponent still in, :data:`RON_VOID` for one whose declared void is ``s`` (it
     discards every tile of that suit it holds or draws: Sichuan players wait on others' 缺门 for this). Voids are
     public under ``declared`` and ``declared_lenient``; under ``none`` every opponent counts RON_SHARE.
 
@@ -266,13 +266,12 @@ def ron_weights(params, ps, seat):
     a void tile (+0.017 ± 0.008 instead), terminals ×1.5 and 2/8 ×1.25 (+0.015 ± 0.009), both (+0.006 ± 0.010);
     RON_VOID 1.5 or 2.0 instead of 1.0 measured the same within noise (+0.025, +0.028 ± 0.008)."""
     public = void_rule(params) != VOID_NONE
-    out = np.zeros(3, np.float64)
+    out[:] = 0.0
     for q in range(N_SEATS):
         if q == seat or ps[q, PS_WON]:
             continue
         for s in range(3):
             out[s] += RON_VOID if public and ps[q, PS_VOID] == s else RON_SHARE
-    return out
 
 
 @njit(cache=True)
