@@ -60,7 +60,7 @@ CTX_DEALER = 64
 CTX_SING = 128         # the winner had declared ready (唱歌, declare_ready: sing)
 CTX_DANCE = 256        # the winner had declared ready and shown its waits (跳舞)
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _all_triplets(conc):
     """Concealed tiles are triplets plus exactly one pair (counts in {0, 2, 3}, one 2)."""
     pairs = 0
@@ -73,7 +73,7 @@ def _all_triplets(conc):
     return pairs == 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _yaojiu_rest(rest):
     """Terminal tiles left after the runs: a triplet (0 pairs), a pair (1), nothing (0), else impossible."""
     if rest == 0 or rest == 3:
@@ -83,7 +83,7 @@ def _yaojiu_rest(rest):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _yaojiu_suit(conc, base):
     """One suit's concealed tiles split into groups that all hold a 1 or a 9; returns pairs used, or −1."""
     for r in range(3, 6):
@@ -100,7 +100,7 @@ def _yaojiu_suit(conc, base):
     return lo + hi
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _daiyaojiu(conc, meld_tile, n_melds):
     """A standard split where every meld and the pair hold a 1 or a 9."""
     for i in range(n_melds):
@@ -116,7 +116,7 @@ def _daiyaojiu(conc, meld_tile, n_melds):
     return pairs == 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _tile_facts(conc, meld_kind, meld_tile, n_melds):
     """(gen, all ranks 2/5/8, no 1/9, suits used bit set) over the concealed tiles and the melds."""
     gen = 0
@@ -138,7 +138,7 @@ def _tile_facts(conc, meld_kind, meld_tile, n_melds):
     return gen, jiang, simple, used
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _context_flags(ctx, meld_kind, n_melds):
     """Flags that depend on how the hand was won and what was claimed, not on the split."""
     self_draw = (ctx & CTX_SELF_DRAW) != 0
@@ -173,7 +173,7 @@ def _context_flags(ctx, meld_kind, n_melds):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _triplet_flags(meld_kind, n_melds, jiang):
     """Flags of an all-triplets split: duiduihu, + jiangdui (all 2/5/8), jingou, shibaluohan."""
     f = F_PINGHU | F_DUIDUIHU
@@ -190,7 +190,7 @@ def _triplet_flags(meld_kind, n_melds, jiang):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _better(a_fan, a_pts, a_type, b_fan, b_pts, b_type):
     """Is score a preferable to b: more fan, then more points, then the earlier hand type."""
     if a_fan != b_fan:
@@ -200,7 +200,7 @@ def _better(a_fan, a_pts, a_type, b_fan, b_pts, b_type):
     return a_type < b_type
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
     """The context-free analysis of a win: ``(ok, common, jiang, gen, tri, yao, plain, sevens)`` — ``common``
     the flags every split shares (清一色, 中张; no context flags), the rest the candidate splits as flag sets
@@ -239,7 +239,7 @@ def _win_shapes(table, conc, meld_kind, meld_tile, n_melds, void, win_tile):
     return True, common, jiang, gen, tri, yao, plain, sevens
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _best_split(common, shapes, self_draw, params):
     """The split that scores most (:func:`_better`) as ``evaluate_win``'s 6-tuple; ``shapes`` = ``(jiang, gen,
     tri, yao, plain, sevens)`` as :func:`_win_shapes` returns them."""
@@ -255,7 +255,7 @@ def _best_split(common, shapes, self_draw, params):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def evaluate_win(table, hand, win_tile, ctx, params):
     """Score a win: ``(fan, capped_fan, flags, gen, hand_type, points)``, all int64.
 
@@ -273,7 +273,7 @@ def evaluate_win(table, hand, win_tile, ctx, params):
     return _best_split(common, (jiang, gen, tri, yao, plain, sevens), (ctx & CTX_SELF_DRAW) != 0, params)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def win_points_both(table, hand, win_tile, params):
     """``(points as a discard win, points as a self-draw)`` of a win with no other context: exactly
     ``evaluate_win(…, 0, params)[5]`` and ``evaluate_win(…, CTX_SELF_DRAW, params)[5]``, analysing the
@@ -290,7 +290,7 @@ def win_points_both(table, hand, win_tile, params):
     return ron, sd
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def max_ready_points(table, hand, ctx, params):
     """查大叫: best points (base units) over the waits of a 13-tile hand, as a discard win with no situational
     context but ``ctx`` (int64: the hand's ``CTX_SING``/``CTX_DANCE`` when it declared, else 0), capped; 0 when

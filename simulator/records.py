@@ -47,7 +47,7 @@ for _i, _name in enumerate(MELD_NAMES):
 _MELD_LEN = np.array([len(x) for x in MELD_NAMES], np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _notation_utf8(counts, suits):
     """ASCII notation (``123m55p``) of each row of ``counts: uint8[m, 27]``: ``(data, offsets)`` of a string array.
 
@@ -85,7 +85,7 @@ def _notation_utf8(counts, suits):
     return data[:pos], offsets
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _melds_utf8(mk, mt, nmelds, suits, names, name_len):
     """``pung:5p,kong:7s,ckong:3m`` for each row (melds in the order they were made): ``(data, offsets)``."""
     m = mk.shape[0]

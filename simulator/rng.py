@@ -21,7 +21,7 @@ _S31 = np.uint64(31)
 _S32 = np.uint64(32)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mix64(z: np.uint64) -> np.uint64:
     """SplitMix64 finaliser: a bijection of uint64 with good avalanche."""
     z = (z ^ (z >> _S30)) * _M1
@@ -29,14 +29,14 @@ def mix64(z: np.uint64) -> np.uint64:
     return z ^ (z >> _S31)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def next_u64(state: np.ndarray) -> np.uint64:
     """Advance the stream ``state`` (``uint64[1]``) and return 64 random bits."""
     state[0] = state[0] + GOLDEN
     return mix64(state[0])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def randbelow(state: np.ndarray, n: int) -> int:
     """Uniform integer in ``[0, n)`` for ``1 <= n < 2**32`` (multiply-shift on the high 32 bits; the bias is
     below n / 2**32, far under any statistical resolution of the simulator)."""
@@ -44,13 +44,13 @@ def randbelow(state: np.ndarray, n: int) -> int:
     return int((hi * np.uint64(n)) >> _S32)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def derive(seed: np.uint64, index: int) -> np.uint64:
     """State of sub-stream ``index`` of ``seed`` (used for the per-seat bot streams)."""
     return mix64(seed ^ mix64(np.uint64(index + 1) * GOLDEN))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shuffle_int8(a: np.ndarray, state: np.ndarray) -> None:
     """Fisher–Yates shuffle of ``a`` in place."""
     for i in range(a.shape[0] - 1, 0, -1):
@@ -75,7 +75,7 @@ _S16 = np.uint64(16)
 POOL = 4
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _hashmix(value, hc):
     """numpy's hashmix on 32-bit words; ``hc`` is a one-element array holding the running hash constant."""
     value = (value ^ hc[0]) & _MASK32
@@ -84,13 +84,13 @@ def _hashmix(value, hc):
     return value ^ (value >> _S16)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _mix(x, y):
     r = ((_MIX_L * x) - (_MIX_R * y)) & _MASK32
     return r ^ (r >> _S16)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _words(n, out, at) -> int:
     """Little-endian 32-bit words of the non-negative integer ``n`` (``[0]`` for 0) written at ``out[at:]``."""
     v = np.uint64(n)
@@ -104,7 +104,7 @@ def _words(n, out, at) -> int:
     return at
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def spawn_state(seed_words, deal_id, out) -> None:
     """``out[:] = SeedSequence(seed, spawn_key=(deal_id,)).generate_state(2, uint64)``; ``seed_words`` are the
     seed's 32-bit words (see :func:`seed_words`)."""
@@ -137,7 +137,7 @@ def spawn_state(seed_words, deal_id, out) -> None:
     out[1] = state[2] | (state[3] << np.uint64(32))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def spawn_states(seed_words, deal_ids, wall_seeds, bot_seeds) -> None:
     out = np.zeros(2, np.uint64)
     for i in range(deal_ids.shape[0]):

@@ -57,12 +57,12 @@ BONUS_ADD_FAN = R.SELF_DRAW_BONUSES.index("add_fan")
 MAX_EXPONENT = 62  # 2^62 base units: beyond that an uncapped hand saturates instead of overflowing int64
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _has(flags, f):
     return (flags & f) == f
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hand_type_mask(flags, jiang):
     """Bit set over ``HAND_TYPES`` of the hand types (incl. composites) a hand with these flags matches.
 
@@ -91,7 +91,7 @@ def hand_type_mask(flags, jiang):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def flag_fan(flags, params, allowed):
     """Sum of ``params[P_FLAG_FAN + bit]`` over the set flags within ``allowed``."""
     fan = 0
@@ -102,7 +102,7 @@ def flag_fan(flags, params, allowed):
     return fan
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def table_entry(mask, params):
     """Table mode: the matched, listed hand type with most fan (ties: earlier in HAND_TYPES), or −1."""
     best = -1
@@ -115,7 +115,7 @@ def table_entry(mask, params):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def additive_label(mask):
     """Additive mode: the first hand type of LABEL_ORDER that the hand matches."""
     for t in range(FIRST_LABEL, N_HAND_TYPES):
@@ -124,7 +124,7 @@ def additive_label(mask):
     return HT_PINGHU
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def cap_fan(fan, params):
     """Apply the 封顶 (``P_CAP``, −1 = uncapped)."""
     cap = params[R.P_CAP]
@@ -133,7 +133,7 @@ def cap_fan(fan, params):
     return fan
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def points_of(capped, params):
     """Points per payer in base units for a capped fan, before any self-draw add_base bonus.
 
@@ -149,7 +149,7 @@ def points_of(capped, params):
     return np.int64(1) << e
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def score_flags(flags, jiang, gen, self_draw, params):
     """Fan and points of one split: ``(fan, capped_fan, gen_after, hand_type, points)``, all int64.
 

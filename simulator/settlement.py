@@ -80,7 +80,7 @@ def declared_ctx(ps, q) -> int:
     return np.int64(0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_payment(params, st, maker: int, kind: int, tile: int, feeder: int, fresh: bool) -> int:
     """Record a kong in the ledger and collect its payment from the players still in; returns its index.
 
@@ -111,7 +111,7 @@ def kong_payment(params, st, maker: int, kind: int, tile: int, feeder: int, fres
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def return_kong(st, i: int, status: int) -> None:
     """Give kong ``i``'s income back to the seats that paid it (杠上炮 refund or 退税)."""
     kl = st.kl
@@ -121,7 +121,7 @@ def return_kong(st, i: int, status: int) -> None:
     kl[i, KL_STATUS] = status
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def transfer_kong(st, i, n_winners) -> None:
     """呼叫转移: kong ``i``'s income goes from its maker to the winner(s) of the 杠上炮 (``st.winners[:n_winners]``).
     Split evenly; the remainder of the integer division goes one unit each to the first winners in turn order."""
@@ -137,7 +137,7 @@ def transfer_kong(st, i, n_winners) -> None:
     kl[i, KL_STATUS] = KS_TRANSFERRED
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def huazhu_penalty(params) -> int:
     """查花猪 penalty per payee in base units: the configured number, or ``cap`` = the points of a hand of
     ``cap`` fan (under the rule set's points/fan_offset), and 2^6 = 64 when uncapped (RULES.md §5), whatever
@@ -151,7 +151,7 @@ def huazhu_penalty(params) -> int:
     return points_of(fan, params)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_huazhu(params, ps, conc, mt, nm, p) -> bool:
     """花猪: tiles of all three suits (``void_suit: none``) or any tile of the declared void suit."""
     used = 0
@@ -165,7 +165,7 @@ def is_huazhu(params, ps, conc, mt, nm, p) -> bool:
     return (used >> ps[p, PS_VOID]) & 1 == 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mark_ready(table, st, p) -> bool:
     """Ready (下叫): some tile of a kind not already held four times completes a legal hand."""
     ps, conc, mk, mt, nm = st.ps, st.conc, st.mk, st.mt, st.nm
@@ -175,7 +175,7 @@ def mark_ready(table, st, p) -> bool:
     return w != 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def settle_exhaustive(table, params, st) -> None:
     """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5): those who have
     not won (血流: a seat that won and played on is outside this settlement, as in 血战; docs/rules.md)."""

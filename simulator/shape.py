@@ -55,7 +55,7 @@ def hand_tiles(conc, mk, mt, nm, void):
     return HandTiles(conc, mk, mt, np.int64(nm), np.int64(void))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def suit_keys(conc):
     """Suit keys and tile counts of the three suits: (k0, k1, k2, n0, n1, n2)."""
     k0 = k1 = k2 = 0
@@ -73,7 +73,7 @@ def suit_keys(conc):
     return k0, k1, k2, n0, n1, n2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def meld_suits(meld_tile, n_melds):
     """Bit set of the suits that hold a meld set down."""
     s = 0
@@ -82,7 +82,7 @@ def meld_suits(meld_tile, n_melds):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_suits(used, void):
     """At most two suits, none of them the declared void suit."""
     if used == 7:
@@ -90,7 +90,7 @@ def legal_suits(used, void):
     return not (void >= 0 and (used >> void) & 1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _suit_ok(table, key, n):
     """This suit's tiles are exactly melds (+ at most one pair); returns 0 = no, 1 = melds only, 2 = with pair."""
     r = n % 3
@@ -102,7 +102,7 @@ def _suit_ok(table, key, n):
     return 1 if table[key, m] == 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def standard_complete(table, k0, k1, k2, n0, n1, n2):
     """Exactly melds + one pair over the three suits' concealed tiles."""
     a = _suit_ok(table, k0, n0)
@@ -117,7 +117,7 @@ def standard_complete(table, k0, k1, k2, n0, n1, n2):
     return (a + b + c) == 4  # one suit with the pair (2), two without (1 each)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_seven_pairs(conc, n_melds):
     """Fourteen concealed tiles, every count even (a four-of-a-kind is two pairs)."""
     if n_melds != 0:
@@ -131,7 +131,7 @@ def is_seven_pairs(conc, n_melds):
     return total == 14
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
     """True when ``conc`` plus the melds set down is a legal winning hand (standard or seven pairs, ≤ 2 suits
     counting melds, no tile of ``void``)."""
@@ -146,7 +146,7 @@ def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
     return is_seven_pairs(conc, n_melds)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def two_suit_distance(table, ka, kb, need):
     """Fewest tiles to add to two suits so that together they hold ``need`` melds and one pair."""
     best = 255
@@ -160,7 +160,7 @@ def two_suit_distance(table, ka, kb, need):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seven_pairs_distance(pairs, singles):
     """Tiles to add for seven pairs from ``pairs`` pairs and ``singles`` odd kinds of the kept suits."""
     missing = _SEVEN_PAIRS - pairs
@@ -171,7 +171,7 @@ def seven_pairs_distance(pairs, singles):
     return singles + 2 * (missing - singles)  # the rest need a fresh pair each
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
     """缺一门 shanten of a hand with 3k+1 or 3k+2 concealed tiles (k = 4 − n_melds); −1 = complete.
 
@@ -215,7 +215,7 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
     return best - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def held_copies(conc, meld_kind, meld_tile, n_melds, k):
     """Copies of kind k held: concealed plus those in a pung (3) or kong (4) set down."""
     h = np.int64(conc[k])
@@ -225,7 +225,7 @@ def held_copies(conc, meld_kind, meld_tile, n_melds, k):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def held4_mask(conc, meld_kind, meld_tile, n_melds):
     """Bit k set when all four copies of kind k are held (concealed + pung/kong set down)."""
     mask = 0
@@ -235,13 +235,13 @@ def held4_mask(conc, meld_kind, meld_tile, n_melds):
     return mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _conc_suits(n0, n1, n2):
     """Bit set of the suits with concealed tiles."""
     return (1 if n0 > 0 else 0) | (2 if n1 > 0 else 0) | (4 if n2 > 0 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _near(conc, k):
     """Kind k or a kind of its suit at most two ranks away is held."""
     r = k % 9
@@ -251,7 +251,7 @@ def _near(conc, k):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
     """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set)."""
     k0, k1, k2, n0, n1, n2 = suit_keys(conc)

@@ -115,21 +115,21 @@ PL_N = PL_SCORE + N_COMP  # the score components last (PL_SCORE..PL_N−1)
 VOID_DECLARED, VOID_LENIENT, VOID_NONE = (VOID_SUITS.index(x) for x in ("declared", "declared_lenient", "none"))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def void_rule(params) -> int:
     """The ``void_suit`` rule (``VOID_DECLARED`` / ``VOID_LENIENT`` / ``VOID_NONE``): the one place compiled
     code reads it, since the engine, the bots and the settlement all depend on it."""
     return params[P_VOID_SUIT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def strict_void(params) -> bool:
     """Whether the declared void suit binds (``void_suit: declared``): its tiles must go first, and it may not be
     punged or konged (RULES.md §2)."""
     return void_rule(params) == VOID_DECLARED
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def tiles_left(g) -> int:
     return g[G_TAIL] - g[G_HEAD]
 
@@ -340,7 +340,7 @@ def log_event(st, typ, seat, tile, amount, a, b) -> None:
         _append_event(st.events, st.g, i64(typ), i64(seat), i64(tile), i64(amount), i64(a), i64(b))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _append_event(events, g, typ: int, seat: int, tile: int, amount: int, a: int, b: int) -> None:
     i = g[G_NEV]
     if i >= events.shape[0]:
@@ -355,7 +355,7 @@ def _append_event(events, g, typ: int, seat: int, tile: int, amount: int, a: int
     g[G_NEV] = i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def pay(st, payer: int, payee: int, amount: int, comp: int) -> None:
     """Move ``amount`` base units from ``payer`` to ``payee`` under component ``comp`` (zero-sum by design)."""
     if amount == 0 or payer == payee:
@@ -366,7 +366,7 @@ def pay(st, payer: int, payee: int, amount: int, comp: int) -> None:
     log_event(st, EV_PAY, payer, -1, amount, payee, comp)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def next_in(ps, seat) -> int:
     """The next seat in turn order after ``seat`` that has not won (``seat`` itself if all others have)."""
     for i in range(1, N_SEATS + 1):
@@ -418,7 +418,7 @@ PC_N = 8
 STAGE_SETUP, STAGE_TURNS, STAGE_DONE = range(3)
 
 
-@njit(cache=True)  # only external seats' decisions: an ordinary call
+@njit(cache=True, _nrt=False)  # only external seats' decisions: an ordinary call
 def ask(io, seat: int, kind: int, legal: int, tile: int, frm: int, fan: int) -> int:
     """The external seat's answer to this decision, or −1 with the decision point set (paused: no answer queued
     yet; illegal: the answer is not in ``legal``). Legality is checked here, before anything is changed."""

@@ -47,7 +47,7 @@ _PAIR_SHIFTABLE = 0b00000_11111  # columns whose p can still grow (p = 0)
 _table: np.ndarray | None = None
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _exact_and_contains(pow5: np.ndarray) -> np.ndarray:
     """``uint16[N_KEYS]`` bit sets: bit ``m + 5p`` when the key's tiles contain m melds + p pairs."""
     n = pow5[8] * 5
@@ -82,7 +82,7 @@ def _exact_and_contains(pow5: np.ndarray) -> np.ndarray:
     return cont
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def _distances(cont: np.ndarray, pow5: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out`` (``uint8[N_KEYS, ROW]``) from the containment bit sets, in a descending pass over the keys: the
     distances (columns 0–9, each from the larger keys one tile away), then each rank's gains (the columns whose

@@ -318,6 +318,44 @@ def test_memory_is_flat_in_the_number_of_hands():
     assert grown_mb < 8, grown_mb
 
 
+NRT_CHECK = """
+import gc, importlib.util, sys
+from numba.core.runtime import rtsys
+spec = importlib.util.spec_from_file_location("same_play", sys.argv[1])
+same_play = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(same_play)
+def live():
+    s = rtsys.get_allocation_stats()
+    return s.mi_alloc, s.mi_alloc - s.mi_free
+same_play.run(8, 3)  # load the engine copies (compiled code keeps no arrays between calls)
+gc.collect()
+first = live()
+same_play.run(8, 4)
+gc.collect()
+print(first[0], live()[0], first[1], live()[1])
+"""
+
+
+def test_compiled_code_frees_every_array_it_allocates():
+    """Most compiled functions run without numba's reference counting (``_nrt=False``, docs/internals.md): they
+    allocate nothing and take no new array from a callee, so nothing they touch needs a count. A slip (an array
+    returned into such a function is never released) leaks an NRT allocation per call. Counted by numba's own
+    allocation statistics over every way hands are played (``benchmarks/same_play.py``'s cases: batches of each
+    line-up, the step path with Python agents, sessions): the arrays alive after a second round of all of them are
+    those alive after the first, while the round allocated (the counters run)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", NRT_CHECK, str(root / "benchmarks" / "same_play.py")],
+                         env={**os.environ, "NUMBA_NRT_STATS": "1"}, capture_output=True, text=True, check=True,
+                         cwd=root)
+    alloc_before, alloc_after, live_before, live_after = map(int, out.stdout.split()[-4:])
+    assert alloc_after > alloc_before  # the second round allocated: the statistics are on
+    assert live_after == live_before, (live_before, live_after)
+
+
 def test_deal_seeds_are_numpys_seed_sequence():
     """The compiled SeedSequence gives numpy's per-deal states bit for bit (docs/internals.md contract)."""
     from simulator.engine import deal_seeds

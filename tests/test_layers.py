@@ -116,6 +116,31 @@ def test_the_parameter_scan_finds_compiled_functions():
     assert found > 200
 
 
+def _nrt_unstated(node) -> bool:
+    """A compiled, not inlined function whose decorator leaves ``_nrt`` unset."""
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call) and getattr(dec.func, "id", getattr(dec.func, "attr", "")) in ("njit", "jit"):
+            kw = {k.arg: k.value for k in dec.keywords}
+            inline = kw.get("inline")
+            if isinstance(inline, ast.Constant) and inline.value == "always":
+                return False
+            return "_nrt" not in kw
+    return _compiled(node)
+
+
+def test_every_compiled_function_states_its_reference_counting():
+    """Each compiled function says ``_nrt=False`` (no reference counting: it allocates nothing and takes no new
+    array from a callee) or ``_nrt=True`` (it allocates). Unset, numba inherits the flag from whichever caller
+    compiles it first, so the same function would compile differently by call order (docs/internals.md,
+    "Reference counting"). Inlined functions take their caller's."""
+    unstated = [f"{p.relative_to(ROOT)}:{n.lineno} {n.name}" for p in sorted((ROOT / "simulator").rglob("*.py"))
+                for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.FunctionDef) and _nrt_unstated(n)]
+    assert unstated == [], "compiled functions without _nrt=True/False:\n" + "\n".join(unstated)
+    tree = ast.parse("@njit(cache=True)\ndef f(): pass\n@njit(cache=True, _nrt=False)\ndef g(): pass\n"
+                     "@njit(cache=True, inline='always')\ndef h(): pass\n@njit\ndef k(): pass\n")
+    assert [n.name for n in tree.body if _nrt_unstated(n)] == ["f", "k"]
+
+
 def _private_imports(source: str) -> list[str]:
     """``module.name`` of every private name (``_x``, not dunder) imported from the project's packages."""
     found = []

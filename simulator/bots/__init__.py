@@ -94,7 +94,7 @@ def simple_lineup(bot_ids) -> bool:
     return all(int(b) in SIMPLE_BOTS for b in bot_ids)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def own_ckongs(visible, mk, mt, nm, sign) -> None:
     """Add (``sign`` 1) or remove (−1) the deciding seat's own concealed kongs to/from ``visible``."""
     for i in range(nm):
@@ -102,7 +102,7 @@ def own_ckongs(visible, mk, mt, nm, sign) -> None:
             visible[mt[i]] += 4 * sign
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bot_exchange(game, st, seat, out) -> None:
     """换三张: the three kinds seat ``seat`` passes, into ``out: int64[3]``."""
     if game.bots[seat] == BOT_RANDOM:
@@ -112,7 +112,7 @@ def bot_exchange(game, st, seat, out) -> None:
         greedy_exchange(st.conc[seat], out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def bot_void(game, st, bpar, seat: int) -> int:
     """定缺: the suit seat ``seat`` declares void (0–2)."""
     bot, table = game.bots[seat], game.table
@@ -183,7 +183,7 @@ def planned_hand(view, st, seat, void):
     return hand_tiles(conc, mk, mt, nm, dance_void(view, hand_tiles(conc, mk, mt, nm, void)))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def param_discard(game, st, bpar, seat: int, void: int, legal: int) -> int:
     """The parameterised bots' discards (a call, not inlined, so that ``bpar is None`` prunes them)."""
     if bpar is None:  # a simple line-up never gets here
@@ -215,7 +215,7 @@ def bot_claim(game, st, bpar, seat: int, void: int, tile: int, can_pung: bool, c
     return param_claim(game, st, bpar, seat, void, tile, can_pung, can_kong)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def param_claim(game, st, bpar, seat: int, void: int, tile: int, can_pung: bool, can_kong: bool) -> int:
     if bpar is None:
         return 0
@@ -247,7 +247,7 @@ def bot_self_kong(game, st, bpar, seat: int, void: int, opts: int) -> int:
     return param_self_kong(game, st, bpar, seat, void, opts)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def param_self_kong(game, st, bpar, seat: int, void: int, opts: int) -> int:
     if bpar is None:
         return -1
@@ -276,7 +276,7 @@ def bot_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def param_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
     if bpar is None:
         return True
@@ -288,7 +288,7 @@ def param_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw) -> bool:
     return expert_takes_win(view_of(game, st, seat), st.conc, hand, tile, capped_fan, self_draw, bpar)
 
 
-@njit(cache=True)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
+@njit(cache=True, _nrt=False)  # at most once per discard of a ready seat, only under declare_ready: an ordinary call
 def bot_declares(game, st, bpar, seat, void, waits) -> int:
     """唱歌/跳舞 after the seat's discard (it is ready, ``waits`` its winning kinds as a bit mask): 0 = no, else what
     it declares (1 唱歌, 2 跳舞). ``random`` and ``greedy`` never declare (the baselines); ``value``, ``defensive``

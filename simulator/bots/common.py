@@ -29,7 +29,7 @@ BIG = 1 << 30
 POW5 = np.array([5**r for r in range(9)], np.int64)  # a suit key's weight per rank (Σ count·5^rank)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def suit_count(conc, s) -> int:
     n = 0
     for r in range(9):
@@ -46,7 +46,7 @@ def face_up(mk_all, mt_all, q, i) -> int:
     return np.int64(mt_all[q, i])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def plan_void(table, conc, mk, mt, nm) -> int:
     """The suit whose dropping leaves the lowest 缺一门 shanten; ties go to the suit with fewer tiles, then the
     lower suit. Used to declare 定缺 and, under ``void_suit: none``, as the suit a bot clears first."""
@@ -61,7 +61,7 @@ def plan_void(table, conc, mk, mt, nm) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def legal_discard_mask(conc, void, strict) -> int:
     """Kinds this seat may discard: under strict 定缺 only void tiles while any is held, else any held kind."""
     held = 0
@@ -76,14 +76,14 @@ def legal_discard_mask(conc, void, strict) -> int:
     return held
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unseen(conc, visible, k) -> int:
     """Copies of kind k this seat has not seen (not in its hand, not discarded, not in a meld)."""
     u = 4 - np.int64(conc[k]) - np.int64(visible[k])
     return u if u > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def draw_candidates(conc, void) -> int:
     """Kinds whose draw could lower the shanten of this hand or of any hand one discard away: kept-suit kinds
     held or within two ranks of a held tile (an isolated new tile never helps, except as a pair of a held one)."""
@@ -103,20 +103,20 @@ def draw_candidates(conc, void) -> int:
     return mask & ~full
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def usable_void(mt, nm, void) -> bool:
     """A void suit the fast paths below can price by the two kept suits' keys: one is planned and holds no meld
     (otherwise :func:`~simulator.shape.shanten` decides over the suits itself)."""
     return void >= 0 and not (meld_suits(mt, nm) >> void) & 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_suits(void):
     """The two suits kept beside ``void``, lower first."""
     return (1 if void == 0 else 0), (1 if void == 2 else 2)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_summary(conc, void, nm):
     """``(ka, kb, pairs, odd)`` of the two suits kept beside ``void`` (lower suit first): their table keys
     (Σ count·5^rank) and, with nothing set down (``nm`` 0), their pairs and odd-count kinds for seven pairs."""
@@ -134,7 +134,7 @@ def kept_summary(conc, void, nm):
     return ka, kb, pairs, odd
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_shanten(table, ka, kb, nm, pairs, odd) -> int:
     """Shanten from the two kept suits' keys (and, with ``nm`` 0, their pairs and odd kinds for seven pairs)."""
     dist = two_suit_distance(table, ka, kb, 4 - nm)
@@ -145,7 +145,7 @@ def kept_shanten(table, ka, kb, nm, pairs, odd) -> int:
     return dist - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
     """Shanten (as :func:`~simulator.shape.shanten` with the usable void ``void``) of the hand summarised by
     ``summary`` (:func:`kept_summary` of ``conc``) after ``d`` (+1 or −1) copies of kind ``k`` are added: only
@@ -164,7 +164,7 @@ def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
     return kept_shanten(table, ka, kb, nm, pairs, odd)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def acceptance(table, hand, sh, visible, draws) -> int:
     """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand
     (a :class:`~simulator.shape.HandTiles`).
@@ -205,7 +205,7 @@ def turn_acceptance(table, visible, hand, sh, draws, k, summary) -> int:
     return kept_acceptance(table, visible, hand, sh, draws, (ka, kb, pairs, odd))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_acceptance(table, visible, hand, sh, draws, summary) -> int:
     """:func:`acceptance` of ``hand`` at its shanten ``sh`` for a usable void (:func:`usable_void`), from its
     :func:`kept_summary` ``summary``: a draw lowers the shanten only if it lowers a column of its suit's key that
@@ -250,7 +250,7 @@ def kept_acceptance(table, visible, hand, sh, draws, summary) -> int:
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _acceptance_by_shanten(table, hand, sh, visible, draws) -> int:
     conc, mk, mt, nm, void = hand
     acc = 0
@@ -268,7 +268,7 @@ def _acceptance_by_shanten(table, hand, sh, visible, draws) -> int:
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def connectivity(conc, k) -> int:
     """How well tile k fits its neighbours (copies, adjacent and one-gap tiles): low = isolated."""
     s = k // 9
@@ -281,7 +281,7 @@ def connectivity(conc, k) -> int:
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
     """``out[k]`` = shanten after discarding k (``BIG`` when k is not a legal discard); returns the minimum.
 
@@ -313,7 +313,7 @@ def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def pick_among(table, hand, cand, sh, visible) -> int:
     """Best of the candidate discards ``cand`` (a kind mask) of ``hand`` that all leave shanten ``sh``: a dead
     (void-suit) tile first, the least connected one; otherwise the one leaving the most acceptance, ties to the
@@ -351,7 +351,7 @@ def pick_among(table, hand, cand, sh, visible) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shanten_after_claim(table, conc, mk, mt, nm, void, tile, kong) -> int:
     """Shanten after punging (``kong`` False) or exposed-konging ``tile`` from a discard. The trial meld is
     written into slot ``nm``, beyond the ``nm`` melds in use, so nothing needs restoring there."""
@@ -364,7 +364,7 @@ def shanten_after_claim(table, conc, mk, mt, nm, void, tile, kong) -> int:
     return sh
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def self_kong_options(conc, mk, mt, nm, void, strict) -> int:
     """Bit mask of kinds this seat may kong on its own turn: four concealed (暗杠) or a pung plus the fourth
     in hand (加杠); under strict 定缺 never a void-suit kind."""
@@ -379,7 +379,7 @@ def self_kong_options(conc, mk, mt, nm, void, strict) -> int:
     return opts
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shanten_after_self_kong(table, conc, mk, mt, nm, void, k) -> int:
     """Shanten after konging k on one's own turn (before the replacement draw)."""
     if conc[k] == 4:

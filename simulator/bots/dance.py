@@ -46,7 +46,7 @@ P_EXHAUST = 0.8      # P(the hand reaches the exhaustive draw with this seat sti
 SHANTEN_PRICE = 0.5  # what one step of shanten is worth, in plain wins (points_of(1) from each opponent still in)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def huazhu_points(params) -> float:
     """The 花猪 penalty each payee receives, in base units (``cap``: the capped hand's points, 2^6 uncapped)."""
     pen = params[P_HUAZHU_PENALTY]
@@ -56,13 +56,13 @@ def huazhu_points(params) -> float:
     return float(pen)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def huazhu_payees(params, n_in) -> int:
     """How many players a 花猪 pays: every other seat (``huazhu_pays: all``) or those still in."""
     return N_SEATS - 1 if params[P_HUAZHU_PAYS] == 1 else n_in
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def blocked_kinds(params, ps, seat) -> int:
     """Bit mask of the kinds ``seat`` may not discard because a dancer still in shows them (as the engine's
     ``declare_discard_mask``; 0 unless ``declare_ready: dance`` and ``seat`` has not declared)."""
@@ -75,7 +75,7 @@ def blocked_kinds(params, ps, seat) -> int:
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stuck_in(conc, blocked, s) -> int:
     """Tiles of suit ``s`` held whose kind is in ``blocked``."""
     n = 0
@@ -86,7 +86,7 @@ def stuck_in(conc, blocked, s) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seats_in(ps, seat) -> int:
     """Opponents of ``seat`` still in play."""
     n_in = 0
@@ -96,7 +96,7 @@ def seats_in(ps, seat) -> int:
     return n_in
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def huazhu_cost(params, n_in, n_draws, held) -> float:
     """Expected 花猪 penalty (base units) of still holding ``held`` tiles of the suit to clear: penalty ×
     payees × P(exhaustive draw) × the share of own turns those tiles still need, squared (convex: a tile or two
@@ -107,7 +107,7 @@ def huazhu_cost(params, n_in, n_draws, held) -> float:
     return huazhu_points(params) * huazhu_payees(params, n_in) * P_EXHAUST * need * need
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stuck_cost(params, ps, seat, conc, visible, s, tiles_left) -> float:
     """Expected 花猪 penalty (base units) of planning to drop suit ``s`` while holding tiles of it that a dancer
     still in shows: penalty × payees × P(exhaustive draw) × P(no dancer showing one of them wins before the end).
@@ -139,7 +139,7 @@ def stuck_cost(params, ps, seat, conc, visible, s, tiles_left) -> float:
     return huazhu_points(params) * huazhu_payees(params, n_in) * P_EXHAUST * stays
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def dance_void(view, hand) -> int:
     """The suit to plan to drop under ``void_suit: none`` with dancers about (``view``: the deciding seat's
     :class:`~simulator.bots.view.SeatView`): ``hand.void`` (the bots' planning void) unless it holds stuck tiles

@@ -49,7 +49,7 @@ WAIT_PER_WEIGHT = 0.015
 LOCKED_HIT = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def meld_suit(mk, mt, nm, q) -> int:
     """The one suit of all of q's face-up melds when it has two or more (a 清一色 signal), else −1 (a concealed
     kong is face down: it neither counts nor breaks the signal)."""
@@ -66,7 +66,7 @@ def meld_suit(mk, mt, nm, q) -> int:
     return s if n >= 2 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def opponent_threats(view, threats) -> int:
     """Fill the arrays of ``threats`` = ``(p_ready, loss, dead, qsuit)``: per opponent of ``view.seat`` (a
     :class:`~simulator.bots.view.SeatView`) P(ready), loss (base units), ``dead`` suit and ``qsuit`` (清一色 signal
@@ -88,7 +88,7 @@ def opponent_threats(view, threats) -> int:
     return n_in
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def tile_risk(ps, p_ready, loss, dead, qsuit, k) -> float:
     """Expected loss (base units) of discarding kind k now."""
     r = k % 9
@@ -128,7 +128,7 @@ def threat_arrays():
     return p_ready, loss, dead, qsuit
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mean_risk(view, void) -> float:
     """The mean :func:`tile_risk` (base units, at ``WAIT_PER_WEIGHT``) over the kinds outside ``void`` (the suits
     the seat keeps): the danger of a discard whose kind is not chosen, such as the unwanted draw a waiting hand

@@ -30,7 +30,7 @@ FLEX_COST = 0.2  # share of the declared income given up for the locked hand's l
 DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def declare_by_value(view, hand, waits) -> int:
     """``view``: the seat's :class:`~simulator.bots.view.SeatView` (``visible``: kinds seen face up); ``hand``: its
     13-tile-shaped hand after its discard (:class:`~simulator.shape.HandTiles`); ``waits``: its wait mask. Returns

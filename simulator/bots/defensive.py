@@ -24,7 +24,7 @@ from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS
 FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def dead_suit(params, ps, mk, mt, nm, q) -> int:
     """The suit opponent q can be seen not to win with (from its face-up melds), or −1."""
     if void_rule(params) != VOID_NONE:
@@ -43,7 +43,7 @@ def dead_suit(params, ps, mk, mt, nm, q) -> int:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def tile_danger(params, ps, mk, mt, nm, seat, k) -> int:
     """Summed danger of discarding kind k (see the module docstring)."""
     r = k % 9
@@ -65,7 +65,7 @@ def tile_danger(params, ps, mk, mt, nm, seat, k) -> int:
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def defending(n_won, ps, nm, seat, tiles_left, defend_wall) -> bool:
     if n_won > 0:
         return True
@@ -77,7 +77,7 @@ def defending(n_won, ps, nm, seat, tiles_left, defend_wall) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
     """The defensive discard among ``legal`` of ``hand`` (:class:`~simulator.shape.HandTiles`) seen from ``view``
     (:class:`~simulator.bots.view.SeatView`); ``n_won``: the players who have won so far (public)."""

@@ -56,7 +56,7 @@ CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the e
 NO_COUNTS = (0, 0.0, 0, 0.0)  # kept_counts' place when no big shape is priced (ambition 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def table_context(ps, seat, tiles_left):
     """``(opponents still in, own draws left)``."""
     n_in = 0
@@ -67,7 +67,7 @@ def table_context(ps, seat, tiles_left):
     return n_in, n_draws
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unseen_total(conc, visible) -> float:
     u = 0.0
     for k in range(N_KINDS):
@@ -75,7 +75,7 @@ def unseen_total(conc, visible) -> float:
     return u
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hand_value(look, hand, ambition, sh, draws, ks):
     """Value (expected base units won) of a 3k+1 ``hand`` at plain shanten ``sh``, with the decision's constants
     ``look`` (:class:`~simulator.bots.expert_turn.Outlook`): the plain hand from its acceptance (computed only when
@@ -100,7 +100,7 @@ def needs_acceptance(sh, draws, n_in) -> bool:
     return draws != 0 and sh < SHANTEN_NEVER and not (sh == 0 and n_in > 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def priced_value(look, hand, ambition, sh, draws, ks, parts):
     """:func:`hand_value` from the parts a caller may have computed once per turn, ``parts`` = ``(acc_count,
     counts, kp)``: ``acc_count`` (the acceptance when :func:`needs_acceptance`), ``counts``
@@ -125,7 +125,7 @@ def priced_value(look, hand, ambition, sh, draws, ks, parts):
     return max(v, s) + look.ready_bonus * ready + kong_income(look.params, kp), s > v
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_potential(look, hand) -> float:
     """Expected kong income still to come from what ``hand`` holds (``look``: the decision's
     :class:`~simulator.bots.expert_turn.Outlook`): a concealed triplet whose fourth copy is unseen becomes a 暗杠
@@ -162,7 +162,7 @@ def concealed_kong_amount(params, n_in) -> float:
     return params[P_CONCEALED_KONG_EACH] * n_in
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ready_bonus(params, n_in, n_draws) -> float:
     """What being ready at the exhaustive draw is worth: 查大叫 (a not-ready player pays each ready one) and
     keeping kong income under 退税, weighted by the chance the hand gets there; grows as the wall empties."""
@@ -174,7 +174,7 @@ def ready_bonus(params, n_in, n_draws) -> float:
     return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     """``out[k]`` = value of ``hand`` (a :class:`~simulator.shape.HandTiles`, 3k+2 tiles) after discarding k
     (−inf when illegal), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), 花猪 cost included (also of tiles
@@ -244,7 +244,7 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def best_after(view, hand, bpar) -> float:
     """Value of a 3k+2 hand: its best discard (any held tile)."""
     conc = hand.conc
@@ -255,10 +255,13 @@ def best_after(view, hand, bpar) -> float:
     vals = stack_empty(N_KINDS, np.float64)
     buf = stack_empty(N_KINDS, np.int64)
     discard_values(view, hand, legal, buf, bpar, vals, stack_empty(N_KINDS, np.int8))
-    return vals.max()
+    best = -np.inf
+    for k in range(N_KINDS):
+        best = max(best, vals[k])
+    return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value13(view, hand, bpar) -> float:
     """Value of a 3k+1 hand as it stands."""
     table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
@@ -276,7 +279,7 @@ def value13(view, hand, bpar) -> float:
     return hand_value(look, hand, ambition, sh, draw_candidates(conc, void), np.int64(-1))[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_income(params, amount) -> float:
     """Kong income still to come (:func:`kong_potential`), at the average share kept (:data:`KONG_KEEP`)."""
     keep = KONG_KEEP if params[P_REFUND_KONGS_IF_NOT_READY] else 1.0

@@ -22,7 +22,7 @@ TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转
 CDJ_PAY = 0.8
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def held_kong_income(params, mk, nm, n_in) -> float:
     """Kong income the seat holds from its own kongs, priced with the opponents in now (a lower bound: more may
     have paid when it was made): 暗杠 at the concealed-kong rate, an exposed kong at the 直杠 rate."""
@@ -35,7 +35,7 @@ def held_kong_income(params, mk, nm, n_in) -> float:
     return tot
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
     """P(the hand is ready at the exhaustive draw): 1 when ready now (a 3k+2 hand: one discard from it), else
     P(reaching shanten 0 within ``n_draws`` own draws) at the typical acceptance."""
@@ -47,7 +47,7 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
     return p_win(sh - 1, TYP_ACC, u_tot, n_draws, np.int64(0))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def end_risk(params, ready, n_in, n_draws) -> float:
     """P(the hand reaches the exhaustive draw with the seat not ready): no end first over ``n_draws`` own draws at
     :func:`end_rate` per draw for ``n_in`` opponents in, times :data:`~simulator.bots.dance.P_EXHAUST`, times
@@ -55,7 +55,7 @@ def end_risk(params, ready, n_in, n_draws) -> float:
     return P_EXHAUST * (1.0 - end_rate(params, n_in)) ** n_draws * (1.0 - ready)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def not_ready_cost(params, held, n_in, ready_now) -> float:
     """What ending not ready at the exhaustive draw costs each option of a claim or kong decision beyond the
     hand's value (each option pays it × its :func:`end_risk`): the kong income ``held`` (refunded under 退税)
@@ -75,7 +75,7 @@ def not_ready_cost(params, held, n_in, ready_now) -> float:
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_value(view, hand, u_tot, cost, amount) -> float:
     """What a kong collecting ``amount`` is worth to the seat of ``view`` (a :class:`~simulator.bots.view.SeatView`
     before the kong's replacement draw), with ``cost`` what ending not ready costs beyond the hand's value

@@ -140,7 +140,7 @@ def pwin_col(params, n_in) -> int:
 END_RATE_OF_COL = np.array([c.end for c in PWIN_COLUMNS])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def end_rate(params, n_in) -> float:
     """P(the hand ends without this seat) per own draw with ``n_in`` opponents in, under the mode of ``params``:
     the end rate of its P(win) column (:func:`pwin_col`)."""
@@ -166,7 +166,7 @@ def _lookup(table, d, acc, unseen_total, n_draws, col) -> float:
     return min(lo + (x - qi) * (hi - lo), hi)  # both tables rise with the acceptance; min: rounding stays ≤ hi
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def p_win(d, acc, unseen_total, n_draws, col) -> float:
     """P(completing a hand at distance ``d`` with ``acc`` accepted unseen tiles within ``n_draws`` own draws) in
     column ``col`` (opponents in at 血战's rates, or :func:`pwin_col`); in :data:`XUELIU_COL` the expected number
@@ -177,7 +177,7 @@ def p_win(d, acc, unseen_total, n_draws, col) -> float:
 PWIN_UB = np.maximum.accumulate(PWIN, axis=1)  # max of PWIN over acceptance buckets up to each one
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def p_win_bound(d, acc_ub, unseen_total, n_draws, col) -> float:
     """An upper bound of :func:`p_win` over every acceptance ≤ ``acc_ub`` (exact in floating point: the bucket
     index is monotone in the acceptance and :data:`PWIN_UB` is a running maximum over buckets)."""

@@ -73,7 +73,7 @@ def outlook(table, params, visible, u_tot, n_draws, n_in, ready_bonus, arrays):
                    np.float64(ready_bonus), qc, ronw)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_changes(conc, mk, mt, nm) -> int:
     """Bit mask of the kinds whose discard from ``conc`` (the 14 tiles) can change the kong income still to come
     (:func:`~simulator.bots.expert_hand.kong_potential`): held three or four times (a concealed triplet is lost or
@@ -102,7 +102,7 @@ def kind_tally(c, u):
     return h4, h3, h2, h1, c >> 1, c & 1, acc_dd, acc_qd
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_tally(conc, void, visible):
     """``(h4, h3, h2, h1, pairs, singles, acc_dd, acc_qd)`` over the kept suits: kinds held 4, 3, 2 and 1
     times, pairs and odd kinds (七对), unseen copies of the kinds held once or twice (对对胡) and of those held
@@ -128,7 +128,7 @@ def kept_tally(conc, void, visible):
     return h4, h3, h2, h1, pairs, singles, acc_dd, acc_qd
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def moved_tally(tally, conc, void, visible, k, d):
     """:func:`kept_tally` of ``conc`` from ``tally``, the tally of ``conc`` before ``d`` (±1) copies of kind ``k``
     were added (``conc`` already holds the change): only kind k's part is recounted."""

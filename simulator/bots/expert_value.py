@@ -41,7 +41,7 @@ from simulator.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_r
 RON_VOID = 1.0         # a wait in a suit an opponent declared void is hit by each of its discards (RON_SHARE: others)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def income(params, flags, gen, n_in) -> float:
     """Expected points (base units) of a win with these pattern flags and 根 under the active rules: a
     self-draw (share 1/(1 + RON_SHARE·n_in)) is paid by every opponent still in, a discard win by one."""
@@ -53,7 +53,7 @@ def income(params, flags, gen, n_in) -> float:
     return f_sd * sd * n_in + (1.0 - f_sd) * ron
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def held4(conc, mk, mt, nm) -> int:
     """根 held now: kinds with all four copies in hand, in a kong, or a pung plus the tile in hand."""
     g = 0
@@ -66,7 +66,7 @@ def held4(conc, mk, mt, nm) -> int:
     return g
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def menqing(mk, nm) -> bool:
     for i in range(nm):  # noqa: SIM110 (numba compiles no generator expressions)
         if mk[i] != MELD_CKONG:
@@ -79,7 +79,7 @@ S_PLAIN, S_DDH, S_QIDUI, S_QYS, S_QDUI, S_EXIT = range(6)
 N_SHAPES = 6  # the last slot holds the exit value alone (added to a ready hand's exact wait income)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def exit_value(params, n_in, n_draws, tempo) -> float:
     """What winning now saves: a player who has won pays nothing more (no deal-in, no opponent's self-draw,
     no 查大叫/花猪), worth ``tempo`` plain-hand points per opponent still in and own draw left. (Under 血流成河,
@@ -88,7 +88,7 @@ def exit_value(params, n_in, n_draws, tempo) -> float:
     return tempo * points_of(1, params) * n_in * n_draws
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
     """``out[S_*]`` = :func:`income` of each target shape for this seat (its 根 and 门清 as they stand), plus the
     :func:`exit_value` of having won (the same for every shape, so it rewards speed)."""
@@ -106,13 +106,13 @@ def shape_incomes(params, mk, nm, gen, n_in, n_draws, tempo, out) -> None:
     out[S_EXIT] = ex
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def unseen_of(conc, visible, k) -> float:
     u = 4 - np.int64(conc[k]) - np.int64(visible[k])
     return float(u) if u > 0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def qys_reach(table, conc, mt, nm, visible, s):
     """``(distance, acceptance)`` toward 清一色 in suit ``s``: from the suit table alone (melds + a pair)."""
     d = qys_dist(table, conc, mt, nm, s)
@@ -132,7 +132,7 @@ def qys_reach(table, conc, mt, nm, visible, s):
     return d, acc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _nth_count(i, h4, h3, h2, h1) -> int:
     """The ``i``-th largest count (from 0) among kinds of which ``h4`` hold 4, ``h3`` 3, ``h2`` 2, ``h1`` 1."""
     if i < h4:
@@ -146,7 +146,7 @@ def _nth_count(i, h4, h3, h2, h1) -> int:
     return 1 if i - h2 < h1 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def counts_of(tally, nm):
     """``(对对胡 distance, its acceptance, 七对 distance, its acceptance)`` from a :func:`kept_tally` with ``nm``
     melds set down (see :func:`kept_counts`)."""
@@ -160,7 +160,7 @@ def counts_of(tally, nm):
     return cost - 1, acc_dd, qd, acc_qd
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kept_counts(conc, nm, void, visible):
     """One pass over the kept suits: ``(对对胡 distance, its acceptance, 七对 distance, its acceptance)``, the
     distances as :func:`simulator.bots.value.ddh_dist` and ``qidui_dist`` (``BIG``-like when something is set
@@ -169,7 +169,7 @@ def kept_counts(conc, nm, void, visible):
     return counts_of(kept_tally(conc, void, visible), nm)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def suit_acc_bound(conc, visible, s) -> float:
     """Unseen copies of the kinds of suit ``s`` held fewer than 4 times: no acceptance toward 清一色 in ``s``
     (:func:`qys_reach`) can exceed it."""
@@ -181,7 +181,7 @@ def suit_acc_bound(conc, visible, s) -> float:
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shapes_value(look, hand, ambition, ks, floor=-1.0):
     """``(value, shape)``: the best big-shape value of this 3k+1 ``hand`` (对对胡, 七对, 清一色 of a kept suit),
     already scaled by ``ambition``; shape −1 when none is within reach. ``look``: the decision's
@@ -197,7 +197,7 @@ def shapes_value(look, hand, ambition, ks, floor=-1.0):
     return shapes_of(kept_counts(hand.conc, hand.nm, hand.void, look.visible), look, hand, ambition, ks, floor)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def shapes_of(counts, look, hand, ambition, ks, floor):
     """:func:`shapes_value` with the hand's :func:`kept_counts` given (``counts``)."""
     table, visible, unseen_total, n_draws = look.table, look.visible, look.u_tot, look.n_draws
@@ -254,7 +254,7 @@ def shapes_of(counts, look, hand, ambition, ks, floor):
     return best * ambition, best_s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ron_weights(params, ps, seat, out) -> None:
     """``out`` (float64[3]) = how many opponents' discards a wait in suit ``s`` is hit by, per own draw, in units
     of a blind draw: :data:`RON_SHARE` per opponent still in, :data:`RON_VOID` for one whose declared void is ``s`` (it
@@ -274,7 +274,7 @@ def ron_weights(params, ps, seat, out) -> None:
             out[s] += RON_VOID if public and ps[q, PS_VOID] == s else RON_SHARE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wait_income(look, hand):
     """``(waits, income)`` of a ready 3k+1 ``hand`` (``look``: the decision's
     :class:`~simulator.bots.expert_turn.Outlook`): its effective acceptance, and the expected points of its win
@@ -307,7 +307,7 @@ def wait_income(look, hand):
     return w / (1.0 + RON_SHARE * n_in), tot / w
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def wait_copies(view, conc_all, tile, k) -> float:
     """Copies of kind ``k`` that may still come to the seat of ``view`` (a :class:`~simulator.bots.view.SeatView`)
     when a win on ``tile`` is on offer, from public information: 4 − its own − those seen face up (``visible``:

@@ -21,7 +21,7 @@ from simulator.shape import shanten
 from simulator.state import N_KINDS
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def greedy_discard(table, hand, legal, visible, sh_buf) -> int:
     """Discard minimising 缺一门 shanten, ties broken by :func:`pick_among` (``hand``: a
     :class:`~simulator.shape.HandTiles`)."""
@@ -34,7 +34,7 @@ def greedy_discard(table, hand, legal, visible, sh_buf) -> int:
     return pick_among(table, hand, cand, best, visible)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def greedy_claim(table, hand, tile, can_pung, can_kong) -> int:
     """0 = pass, 1 = pung, 2 = exposed kong: claim when it does not worsen shanten (kong preferred)."""
     conc, mk, mt, nm, void = hand
@@ -46,7 +46,7 @@ def greedy_claim(table, hand, tile, can_pung, can_kong) -> int:
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def greedy_self_kong(table, hand, opts) -> int:
     """The first kong among ``opts`` that does not worsen shanten, or ``NO_TILE``."""
     conc, mk, mt, nm, void = hand
@@ -59,7 +59,7 @@ def greedy_self_kong(table, hand, opts) -> int:
     return NO_TILE
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def greedy_exchange(conc, out) -> None:
     """换三张: three tiles of the suit with the fewest tiles (at least three), the least connected first.
     Ties between suits go to the one whose tiles are less connected in total."""

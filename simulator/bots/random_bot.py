@@ -15,7 +15,7 @@ from simulator.rng import randbelow
 from simulator.state import N_KINDS
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def random_exchange(conc, rng, out) -> None:
     """Three random tiles of a random suit holding at least three."""
     ok = 0
@@ -44,12 +44,12 @@ def random_exchange(conc, rng, out) -> None:
         conc[out[i]] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def random_void(rng) -> int:
     return randbelow(rng, np.int64(3))  # np.int64: no extra compiled copy for a literal
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def random_discard(conc, legal, rng) -> int:
     """A uniformly random tile (not kind) among the legal kinds."""
     n = 0

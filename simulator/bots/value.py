@@ -25,7 +25,7 @@ from simulator.state import N_KINDS
 T_NONE, T_QYS, T_QIDUI, T_DDH = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def qys_dist(table, conc, mt, nm, suit) -> int:
     """Shanten toward 清一色 in ``suit`` (standard form): tiles missing for the melds + pair in that suit − 1;
     ``BIG`` if a meld is set down in another suit."""
@@ -38,7 +38,7 @@ def qys_dist(table, conc, mt, nm, suit) -> int:
     return np.int64(table[key, 4 - nm + 5]) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def ddh_dist(conc, nm, void) -> int:
     """Shanten toward 对对胡: the largest kept-suit counts make the missing triplets, the next one the pair."""
     need = 4 - nm
@@ -59,7 +59,7 @@ def ddh_dist(conc, nm, void) -> int:
     return cost - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def qidui_dist(conc, nm, void) -> int:
     """Shanten toward 七对 over the kept suits (``BIG`` once anything is set down)."""
     if nm > 0:
@@ -73,7 +73,7 @@ def qidui_dist(conc, nm, void) -> int:
     return seven_pairs_distance(pairs, singles) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def target_dist(table, conc, mt, nm, void, target, suit) -> int:
     if target == T_QYS:
         return qys_dist(table, conc, mt, nm, suit)
@@ -82,7 +82,7 @@ def target_dist(table, conc, mt, nm, void, target, suit) -> int:
     return ddh_dist(conc, nm, void)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def choose_target(table, conc, mk, mt, nm, void, steer):
     """(target, suit, distance) of the shape to steer toward, or (T_NONE, −1, BIG)."""
     sh = shanten(table, conc, mk, mt, nm, void)
@@ -103,7 +103,7 @@ def choose_target(table, conc, mk, mt, nm, void, steer):
     return best_t, best_s, best_d
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value_discard(table, hand, legal, visible, sh_buf, steer) -> int:
     conc, mk, mt, nm, void = hand
     target, suit, _ = choose_target(table, conc, mk, mt, nm, void, steer)
@@ -125,7 +125,7 @@ def value_discard(table, hand, legal, visible, sh_buf, steer) -> int:
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dist_after_claim(table, hand, tile, kong, target, suit) -> int:
     conc, mk, mt, nm, void = hand
     take = 3 if kong else 2
@@ -137,7 +137,7 @@ def _dist_after_claim(table, hand, tile, kong, target, suit) -> int:
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value_claim(table, hand, tile, can_pung, can_kong, steer) -> int:
     conc, mk, mt, nm, void = hand
     target, suit, d0 = choose_target(table, conc, mk, mt, nm, void, steer)
@@ -152,7 +152,7 @@ def value_claim(table, hand, tile, can_pung, can_kong, steer) -> int:
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value_self_kong(table, hand, opts, steer) -> int:
     conc, mk, mt, nm, void = hand
     target, _, _ = choose_target(table, conc, mk, mt, nm, void, steer)
@@ -161,7 +161,7 @@ def value_self_kong(table, hand, opts, steer) -> int:
     return greedy_self_kong(table, hand, opts)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value_takes_win(capped_fan, self_draw, tiles_left, decline_below, decline_wall) -> bool:
     if self_draw:
         return True

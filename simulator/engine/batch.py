@@ -69,7 +69,7 @@ from simulator.state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seat_hand(bots, bpar, bot_ids, bot_par, rotation: int) -> None:
     """Seat a hand of a batch (:class:`~simulator.state.Batch`): seat ``s`` is played by bot spec ``(s + rotation) %
     4``, whose id goes to ``bots`` (``game.bots``) and whose parameter row to ``bpar`` (none for a simple line-up)."""
@@ -79,7 +79,7 @@ def seat_hand(bots, bpar, bot_ids, bot_par, rotation: int) -> None:
         seat_params(bot_par, bpar, s, b)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def end_hand(st, out, record: bool, i: int, nw: int, ne: int):
     """Write finished hand ``i`` into ``out`` (:func:`write_outputs`; its win records from row ``nw``, with
     ``record`` its events from row ``ne``); returns the next free ``(win row, event row)``, counting rows that did
@@ -96,7 +96,7 @@ def end_hand(st, out, record: bool, i: int, nw: int, ne: int):
     return nw, ne
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def seat_params(bot_par, bpar, s, b) -> None:
     """Copy spec ``b``'s parameter row to seat ``s`` (nothing to copy for a simple line-up: ``bot_par`` None)."""
     if bot_par is None:
@@ -115,7 +115,7 @@ def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
     return bot_par, np.empty_like(bot_par)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_outputs(i: int, nw: int, st, out) -> int:
     """Write the finished hand as row ``i`` of the batch outputs ``out`` (:class:`~simulator.state.BatchOut`); its
     win records go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
@@ -142,7 +142,7 @@ def write_outputs(i: int, nw: int, st, out) -> int:
     return nw
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_hand(i, g, h_out) -> None:
     h_out[i, H_DEALER] = g[G_DEALER]
     h_out[i, H_EXCHANGE] = g[G_EXCHANGE]
@@ -155,7 +155,7 @@ def write_hand(i, g, h_out) -> None:
     h_out[i, H_EV_OVERFLOW] = g[state.G_EV_OVERFLOW]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def write_player(row, s, st, p_out) -> None:
     ps, score, wins = st.ps, st.score, st.wins
     won = 1 if ps[s, PS_NWINS] > 0 else 0

@@ -60,7 +60,7 @@ def locked(params, ps, p) -> bool:
     return params[P_MODE] == MODE_XUELIU and ps[p, PS_NWINS] > 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def keeps_waits(table, st, p: int, k: int, n: int, kind: int) -> bool:
     """Would ``p`` keep exactly its cached waits after setting ``n`` tiles of kind ``k`` down as a kong of
     ``kind`` (the tiles of a 暗杠 including the one drawn, or three in hand for a 直杠)? Restores the hand."""

@@ -33,7 +33,7 @@ from simulator.state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def declare_discard_mask(ps, cur, legal) -> int:
     """The discards ``cur`` may make under ``declare_ready``: a declared hand only the tile it drew; under 跳舞 a
     player who has not declared none of the waits shown by a dancer still in, unless that leaves no legal
@@ -48,7 +48,7 @@ def declare_discard_mask(ps, cur, legal) -> int:
     return left if left else legal
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def offer_declare(game, st, bpar, cur: int) -> int:
     """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
     declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
@@ -78,7 +78,7 @@ def offer_declare(game, st, bpar, cur: int) -> int:
     return 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def locked_kong_options(table, st, cur: int, drawn: int, opts: int) -> int:
     """The kongs a declared hand may make: a concealed kong of the tile it just drew (all four in hand) whose
     waits are the ones it declared with; 0 otherwise (no 加杠, no other kind)."""

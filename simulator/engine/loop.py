@@ -65,7 +65,7 @@ from simulator.state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def start_hand(game, st, wall_seed, bot_seed, dealer: int) -> None:
     """Reset the state, seed the streams (``st.rngs``: wall, then one per seat), shuffle and deal; ``st.dealt``
     receives the deal before 换三张. ``game.bots`` are the bot ids logged per seat."""
@@ -86,7 +86,7 @@ def start_hand(game, st, wall_seed, bot_seed, dealer: int) -> None:
     pc[PC_STAGE] = STAGE_SETUP
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def save_snapshot(live, snap) -> None:
     """Copy the live state into ``snap`` (a step that may pause starts here); nothing when ``snap`` is ``None``:
     numba prunes the copy, so the batch path, which never pauses, compiles none of it."""
@@ -95,7 +95,7 @@ def save_snapshot(live, snap) -> None:
     copy_state(live, snap)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def restore_snapshot(snap, live) -> None:
     """Roll the live state back to ``snap`` (the start of the paused step); nothing when ``snap`` is ``None``."""
     if snap is None:
@@ -103,7 +103,7 @@ def restore_snapshot(snap, live) -> None:
     copy_state(snap, live)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # an array assignment may copy through a temporary
 def copy_state(source, target) -> None:
     """Copy the fields of :data:`SNAPSHOT_FIELDS` from one :class:`~simulator.state.HandState` to another: the
     snapshot a paused step rolls back to. The wall never changes after the deal, events past g[G_NEV] are simply
@@ -237,10 +237,10 @@ def _play(game, st, bpar, snap, batch):
 # inlined into it (engine.turn); the hand loop is not a function of its own: a batch calling it as one (a call,
 # since numba's inliner deep-copies the callee's IR block by block, each block with the whole variable scope: 12.7
 # of 28 s of compile, measured 2026-12-04) re-optimised the whole linked engine twice on a cold start.
-play = njit(cache=True)(_play)
+play = njit(cache=True, _nrt=True)(_play)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def finish(table, params, st) -> None:
     """End of hand (logged first, so that settlement events follow it): readiness of the players still in, and
     the exhaustive-draw settlement."""
@@ -254,13 +254,13 @@ def finish(table, params, st) -> None:
         settle_exhaustive(table, params, st)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def win_slots(params) -> int:
     """Win records one hand can need: 3, or ``MAX_WINS_XUELIU`` under ``mode: xueliu``."""
     return state.MAX_WINS_XUELIU if params[P_MODE] == MODE_XUELIU else state.MAX_WINS
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def alloc(record: bool, n_wins: int=state.MAX_WINS):
     """A hand's :class:`~simulator.state.HandState` (shapes in :mod:`simulator.state`), with ``n_wins`` win
     records (:func:`win_slots`; the default suits every mode but ``xueliu``) and an event log of ``E_MAX`` rows
@@ -277,7 +277,7 @@ def alloc(record: bool, n_wins: int=state.MAX_WINS):
                      np.zeros((N_SEATS, N_KINDS), np.uint8), np.zeros(N_SEATS, np.int64), np.zeros(N_KINDS, np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def alloc_io():
     """``int64[IO_N]``: the step interface (simulator.state), no seat external."""
     return np.zeros(state.IO_N, np.int64)

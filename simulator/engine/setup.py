@@ -41,7 +41,7 @@ from simulator.state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def reset(st) -> None:
     wall, conc, mk, mt, nm, g, ps, score = st.wall, st.conc, st.mk, st.mt, st.nm, st.g, st.ps, st.score
     kl, wins, wconc, wmk, wmt, visible = st.kl, st.wins, st.wconc, st.wmk, st.wmt, st.visible
@@ -76,7 +76,7 @@ def reset(st) -> None:
         visible[k] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def deal(st, dealer) -> None:
     """Seat dealer+i takes wall[13i : 13i+13]; the dealer also takes wall[52]. 55 tiles remain."""
     wall, conc, g = st.wall, st.conc, st.g
@@ -91,7 +91,7 @@ def deal(st, dealer) -> None:
         log_event(st, EV_DEAL, s, -1, 0, 14 if s == dealer else 13, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)
 def exchange_three(game, st) -> None:
     """换三张: every seat passes three tiles of one suit, all at the same time. In seat terms (seats are
     numbered in turn order, which runs counter-clockwise): counterclockwise → seat+1, clockwise → seat−1,
@@ -121,7 +121,7 @@ def exchange_three(game, st) -> None:
             log_event(st, EV_EXCHANGE, s, t, 0, to, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ask_exchange(io, s, conc, out) -> bool:
     """An external seat's three 换三张 tiles, one pick at a time (all of one suit that has at least three tiles);
     False when paused or illegal."""
@@ -144,7 +144,7 @@ def ask_exchange(io, s, conc, out) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def declare_voids(game, st, bpar) -> None:
     """定缺 (not under ``void_suit: none``), then the start shanten of every seat."""
     table, params, io = game.table, game.params, game.io

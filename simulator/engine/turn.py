@@ -161,7 +161,7 @@ def self_draw_ctx(st, p, how) -> int:
     return ctx
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def first_held(conc, p, prefer) -> int:
     """The dealer's 天胡 has no drawn tile: report its 14th dealt tile if still held, else its lowest kind."""
     if conc[p, prefer] > 0:
@@ -185,7 +185,7 @@ def own_kong(game, st, bpar, cur, drawn, pv):
     return kong_turn(game, st, bpar, cur, drawn, pv, opts)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def kong_turn(game, st, bpar, cur: int, drawn: int, pv: int, opts: int):
     """The kong options ``opts`` (a kind mask, not empty) offered to ``cur``: narrowed for a locked or declared
     hand, asked or decided by its bot, made. A 加杠 may be robbed (抢杠胡) before it pays anything. Returns

@@ -105,7 +105,7 @@ def win_of(w, tile, kind, payer, n_payers, ctx):
     return (np.int64(w), np.int64(tile), np.int64(kind), np.int64(payer), np.int64(n_payers), np.int64(ctx))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def record_win(st, win, res, take_tile: bool) -> int:
     """Write the win record of ``win`` (:func:`win_of`: ``(w, tile, kind, payer, n_payers, ctx)``; ``conc[w]`` must
     already hold the winning tile) scored ``res`` (``evaluate_win``'s tuple), and take it out of play.
@@ -155,7 +155,7 @@ def record_win(st, win, res, take_tile: bool) -> int:
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_on(table, st, w: int, tile: int, physical: bool) -> None:
     """血流: winner ``w`` stays in play. The winning tile is set aside (``physical``: ``w`` holds the physical
     tile; a 一炮多响 partner's copy was already taken back by :func:`record_win`), which leaves the ready hand it
@@ -166,7 +166,7 @@ def play_on(table, st, w: int, tile: int, physical: bool) -> None:
     refresh_waits(table, st, w)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def locked_kongs(table, st, p: int, drawn: int, opts: int) -> int:
     """The own-turn kongs a locked 血流 winner may make: only of the tile it just drew (a 加杠, or a 暗杠 that
     keeps its waits), so the rest of its hand never changes."""
@@ -191,8 +191,9 @@ def lock_blocks(params, ps, q, tile, capped) -> bool:
     return capped <= ps[q, PS_LOCK_FAN]
 
 
-@njit(cache=True)  # a call, not inlined: runs only when a seat has a legal win (a few times a hand); inlined at its
-# three sites it cost ~0.5-1 s of cold compile (own_turn with its callees: 10.5 -> 9-10 s CPU) for no measurable speed
+# a call, not inlined: runs only when a seat has a legal win (a few times a hand); inlined at its three sites it
+# cost ~0.5-1 s of cold compile (own_turn with its callees: 10.5 -> 9-10 s CPU) for no measurable speed
+@njit(cache=True, _nrt=False)
 def takes_win(game, st, bpar, q: int, capped: int, self_draw: bool, tile: int, frm: int) -> int:
     """Seat ``q`` takes a legal win (1), declines it (0), or −1: an external seat's answer is pending. The bot
     sees all seats' arrays (the expert prices the waits it would keep by declining)."""
@@ -247,7 +248,7 @@ def claim_wins(game, st, bpar, src, tile, ctx) -> int:
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def settle_ron(game, st, src: int, tile: int, ctx: int, n: int) -> None:
     """Pay and record the wins on ``src``'s tile (discard or robbed kong; ``src`` pays each of the ``n`` winners
     of ``st.winners``), then apply ``after_kong_deal_in`` if this was a 杠上炮: ``refund`` returns, ``transfer``
@@ -278,7 +279,7 @@ def settle_ron(game, st, src: int, tile: int, ctx: int, n: int) -> None:
                 transfer_kong(st, i, n)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def settle_self_draw(game, st, w: int, tile: int, ctx: int, res) -> None:
     """自摸: every player still in pays ``points``; a 杠上花 on the replacement of a 直杠 is paid entirely by
     the feeder under ``kong_bloom_payer: feeder`` (the same total: points × players still in)."""
