@@ -96,9 +96,12 @@ def flag_fan(flags, params, allowed):
     """Sum of ``params[P_FLAG_FAN + bit]`` over the set flags within ``allowed``."""
     fan = 0
     f = flags & allowed
-    for b in range(N_FLAGS):
-        if (f >> b) & 1:
+    b = 0
+    while f:  # the set bits only, lowest first
+        if f & 1:
             fan += params[R.P_FLAG_FAN + b]
+        f >>= 1
+        b += 1
     return fan
 
 
@@ -107,11 +110,16 @@ def table_entry(mask, params):
     """Table mode: the matched, listed hand type with most fan (ties: earlier in HAND_TYPES), or −1."""
     best = -1
     best_fan = -1
-    for t in range(N_HAND_TYPES):
-        fan = params[R.P_TABLE_FAN + t]
-        if (mask >> t) & 1 and fan > best_fan:  # fan −1 = not listed, never beats best_fan ≥ −1
-            best = t
-            best_fan = fan
+    m = mask
+    t = 0
+    while m:  # the matched types only, in HAND_TYPES order
+        if m & 1:
+            fan = params[R.P_TABLE_FAN + t]
+            if fan > best_fan:  # fan −1 = not listed, never beats best_fan ≥ −1
+                best = t
+                best_fan = fan
+        m >>= 1
+        t += 1
     return best
 
 
