@@ -24,7 +24,9 @@ decision:
 The per-turn dispatchers are inlined into the engine's loop (``inline="always"``), like the loop's own per-turn
 steps: a call passing a dozen arrays costs a measurable share of a turn (making all of them calls cost about 10%
 of the engine's speed). They stay thin, so inlining copies little; the bots' own functions are ordinary calls,
-compiled and cached once (a cold warm-up compiles them in a second process, see simulator.warmup).
+compiled and cached once (a cold warm-up compiles them in a second process, see simulator.warmup). The expert's
+decisions are inlined into their ``param_*`` dispatcher (and its 定缺 into ``bot_void``), which is the ordinary
+call: each library links and re-optimises the expert's hand values, so one fewer per decision saves compile time.
 
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat (``BP_*`` slots).
 Randomness only through the seat's own stream (``rng``: ``uint64[1]``).
@@ -112,7 +114,7 @@ def bot_exchange(game, st, seat, out) -> None:
         greedy_exchange(st.conc[seat], out)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=True)  # inlines the expert's 定缺 choice, whose start values allocate
 def bot_void(game, st, bpar, seat: int) -> int:
     """定缺: the suit seat ``seat`` declares void (0–2)."""
     bot, table = game.bots[seat], game.table

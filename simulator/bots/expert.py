@@ -129,7 +129,7 @@ FOLD_MIN = 0.01  # value (base units) a discard must give up for the deal-in ris
 REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 32)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")  # inlined into bots.param_discard: one library fewer to compile
 def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
     """The legal discard of ``hand`` (:class:`~simulator.shape.HandTiles`) of highest value − defence × deal-in risk
     (+ temperature noise), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), as
@@ -198,7 +198,7 @@ def discard_reason(params, void, choice, sh_after, shaped, given_up, steps_up) -
 
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")  # inlined into bots.param_claim: one library fewer to compile
 def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
     """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income; each option pays
     what ending not ready costs — the kong income held and, from a ready hand, 查大叫: :func:`not_ready_cost` —
@@ -242,7 +242,7 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
     return choice
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")  # inlined into bots.param_self_kong: one library fewer to compile
 def expert_self_kong(view, hand, opts, bpar) -> int:
     """The kong among ``opts`` that adds the most value over discarding normally (kong income priced by
     :func:`kong_value`; not konging pays :func:`not_ready_cost` × :func:`end_risk` of the hand as it is), or −1.
@@ -301,7 +301,7 @@ def first_hit(hits, rounds, rate) -> float:
     return a / s * (1.0 - math.exp(-s * rounds))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")  # inlined into bots.param_takes_win: one library fewer to compile
 def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
     """Take a self-draw always, and under 血流 every win (the seat plays on after it with the same waits, so a decline
     gives up the points and keeps nothing the win does not); take a discard win unless waiting is worth more
@@ -389,7 +389,7 @@ def self_draw_points(params, capped) -> float:
 
 # ---- 定缺 and 换三张 by value ---------------------------------------------------------------------------------
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, inline="always")  # inlined into expert_void: one library fewer to compile
 def start_value(table, params, hand, bpar) -> float:
     """Value of a starting hand (13 or 14 tiles, nothing seen yet, nobody has won) played with ``void`` dead:
     a 3k+1 hand as it stands (minus the expected 花猪 cost of its ``void`` tiles where 花猪 can happen), a
@@ -413,7 +413,7 @@ def start_value(table, params, hand, bpar) -> float:
     return v
 
 
-@njit(cache=True, _nrt=True)
+@njit(cache=True, inline="always")  # inlined into bots.bot_void: one library fewer to compile
 def expert_void(table, params, conc, mk, mt, nm, bpar) -> int:
     """定缺: the suit whose dropping leaves the hand worth most under the active rules (its plain speed,
     acceptance and waits, and the big shapes the other two suits still allow); ties to fewer tiles."""
