@@ -15,6 +15,7 @@ further away it folds: the safest legal tile, then the lower shanten.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
@@ -89,13 +90,13 @@ def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
     best_sh = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     if best_sh <= FOLD_SHANTEN:  # close to winning: keep the best shanten, take the safest such discard
         least = BIG
-        cand = 0
+        cand = np.int64(0)  # not the literal 0 (a second compiled copy of pick_among)
         for k in range(N_KINDS):
             if sh_buf[k] == best_sh:
                 d = tile_danger(params, ps, mk_all, mt_all, nm_all, seat, k)
                 if d < least:
                     least = d
-                    cand = 0
+                    cand = np.int64(0)
                 if d == least:
                     cand |= 1 << k
         return pick_among(table, hand, cand, best_sh, visible)

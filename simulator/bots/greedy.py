@@ -27,7 +27,7 @@ def greedy_discard(table, hand, legal, visible, sh_buf) -> int:
     :class:`~simulator.shape.HandTiles`)."""
     conc, mk, mt, nm, void = hand
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
-    cand = 0
+    cand = np.int64(0)  # not the literal 0: numba would compile pick_among once more for it
     for k in range(N_KINDS):
         if sh_buf[k] == best:
             cand |= 1 << k
