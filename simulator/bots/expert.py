@@ -149,7 +149,7 @@ def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
             if vals2[k] > vals[k]:
                 vals[k] = vals2[k]
                 shaped[k] = shaped2[k]
-    b_ready, b_loss, b_dead, b_qsuit = threats = threat_arrays()
+    p_ready, loss, dead, qsuit = threats = threat_arrays()
     opponent_threats(view, threats)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
@@ -162,7 +162,7 @@ def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, b_ready, b_loss, b_dead, b_qsuit, k)
+        v -= defence * tile_risk(ps, p_ready, loss, dead, qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:

@@ -174,6 +174,22 @@ def ready_bonus(params, n_in, n_draws) -> float:
     return b * P_EXHAUST / (1.0 + 0.25 * n_draws)
 
 
+@njit(cache=True, inline="always")  # inlined by numba: the Outlook's arrays live on the caller's stack
+def decision_outlook(view, hand, n_in, n_draws, tempo):
+    """The :class:`~simulator.bots.expert_turn.Outlook` of one decision about ``hand`` seen from ``view``: the target
+    shapes' incomes (:func:`~simulator.bots.expert_value.shape_incomes`), an empty 清一色 cache (−1 per suit, filled
+    by the candidates), the opponents' discard weights per suit (:func:`~simulator.bots.expert_value.ron_weights`),
+    the unseen total and the ready bonus. Its arrays are scratch on the calling function's stack
+    (:func:`~simulator.state.stack_empty`)."""
+    params, conc, mk, mt, nm = view.params, hand.conc, hand.mk, hand.mt, hand.nm
+    inc, qc, ronw = stack_empty(N_SHAPES, np.float64), stack_empty(6, np.float64), stack_empty(3, np.float64)
+    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
+    qc[:] = -1.0
+    ron_weights(params, view.ps, view.seat, ronw)
+    return outlook(view.table, params, view.visible, unseen_total(conc, view.visible), n_draws, n_in,
+                   ready_bonus(params, n_in, n_draws), (inc, qc, ronw))
+
+
 @njit(cache=True, _nrt=False)
 def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     """``out[k]`` = value of ``hand`` (a :class:`~simulator.shape.HandTiles`, 3k+2 tiles) after discarding k
@@ -187,23 +203,15 @@ def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
     n_in, n_draws = table_context(ps, seat, tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
     tempo = bpar[BP_TEMPO] / BOT_MILLI
-    u_tot = unseen_total(conc, visible)
-    inc = stack_empty(N_SHAPES, np.float64)  # scratch on the stack: no allocation, no reference counting
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     draws = draw_candidates(conc, void)
-    rb = ready_bonus(params, n_in, n_draws)
     hz_rule = void_rule(params) != VOID_DECLARED
     hz_held = suit_count(conc, void) if void >= 0 else 0
     stuck = stuck_cost(params, ps, seat, conc, visible, void, tiles_left)  # the same whatever is discarded
-    qc = stack_empty(6, np.float64)  # 清一色 reach per suit, shared by the discards from the other suits
-    qc[:] = -1.0
-    ronw = stack_empty(3, np.float64)
-    ron_weights(params, ps, seat, ronw)
+    look = decision_outlook(view, hand, n_in, n_draws, tempo)  # once per turn
     # shared by the candidates (expert_turn): the kept suits' keys, shape tally, kong income to come
     fast = usable_void(mt, nm, void)
     summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
-    look = outlook(table, params, visible, u_tot, n_draws, n_in, rb, (inc, qc, ronw))  # once per turn
     tally = kept_tally(conc, void, visible)
     kp14 = kong_potential(look, hand)
     kong_kinds = kong_changes(conc, mk, mt, nm)
@@ -264,18 +272,11 @@ def best_after(view, hand, bpar) -> float:
 @njit(cache=True, _nrt=False)
 def value13(view, hand, bpar) -> float:
     """Value of a 3k+1 hand as it stands."""
-    table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
     conc, mk, mt, nm, void = hand
-    n_in, n_draws = table_context(ps, seat, view.tiles_left)
+    n_in, n_draws = table_context(view.ps, view.seat, view.tiles_left)
     ambition = bpar[BP_AMBITION] / BOT_MILLI
-    tempo = bpar[BP_TEMPO] / BOT_MILLI
-    inc, qc, ronw = stack_empty(N_SHAPES, np.float64), stack_empty(6, np.float64), stack_empty(3, np.float64)
-    shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
-    qc[:] = -1.0
-    ron_weights(params, ps, seat, ronw)
-    sh = shanten(table, conc, mk, mt, nm, void)
-    look = outlook(table, params, visible, unseen_total(conc, visible), n_draws, n_in,
-                   ready_bonus(params, n_in, n_draws), (inc, qc, ronw))
+    look = decision_outlook(view, hand, n_in, n_draws, bpar[BP_TEMPO] / BOT_MILLI)
+    sh = shanten(view.table, conc, mk, mt, nm, void)
     return hand_value(look, hand, ambition, sh, draw_candidates(conc, void), np.int64(-1))[0]
 
 
