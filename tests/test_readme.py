@@ -116,3 +116,12 @@ def test_the_documented_bot_parameters_are_the_schemas():
         if bounds:
             assert f"| {bounds['Ge'].ge}–{bounds['Le'].le} |" in text.split(f"| `{name}` |")[1].split("\n")[0]
     assert ", ".join(f"`{b}`" for b in BOTS) in text
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    """.ci/run's last line is the README's test command after its venv part, durations report included."""
+    readme = next(line for line in (ROOT / "README.md").read_text().splitlines()
+                  if line.startswith("python3.11 -m venv .venv && ") and "pytest" in line)
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert readme.removeprefix("python3.11 -m venv .venv && . .venv/bin/activate && ") == ci[-1]
+    assert "--durations=25" in ci[-1].split()
