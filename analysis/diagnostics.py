@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.cells import baseline_of
 from analysis.load import Run, as_run
 from simulator.rules import flat_keys
 
@@ -146,14 +147,15 @@ def _zero(arms: _Arms, table: str, condition: pl.Expr, what: str, advice: str) -
 
 def _huazhu(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
     return _zero(arms, "players", pl.col("score_huazhu") != 0, "no 花猪 penalty was paid (查花猪)",
-                 "花猪 needs void_suit: none (under declared 定缺 it is all but impossible) and bots that keep a "
-                 "third suit late: seat defensive bots, as configs/studies/huazhu.yaml does")
+                 "花猪 needs void_suit: none (under declared 定缺 it is all but impossible) and players who keep a "
+                 "third suit late: seat experts that err (temperature 0.5) or greedy bots, as the populations of "
+                 "configs/studies/huazhu.yaml do (experts at temperature 0 almost never end as 花猪)")
 
 
 _DECLINE_ADVICE = ("only value bots (a win worth fewer than decline_below fan while more than decline_wall tiles "
                    "remain) and expert bots (when waiting for a self-draw or a bigger win is worth more) decline "
-                   "wins; seat experts, e.g. --set 'seats=[expert, expert, expert, expert]', as "
-                   "configs/studies/pass_lock.yaml and adaptation.yaml do")
+                   "wins; seat experts, e.g. --set 'seats=[expert, expert, expert, expert]', as adaptation.yaml does "
+                   "and the strong and mixed populations of configs/studies/pass_lock.yaml do")
 
 
 def _declines(what: str) -> Check:
@@ -391,9 +393,10 @@ def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding
     baseline's rules, or whose every hand played out exactly as the baseline's, gets a finding of its own (``key``
     None); each changed rule that never acted gets one (see the module docstring)."""
     run = as_run(run)
-    base = run.check(baseline) if baseline is not None else run.baseline
+    first = run.check(baseline) if baseline is not None else run.baseline
     findings = [f for v in run.variants for f in stale_findings(v, run.stale(v))]
     for v in run.variants:
+        base = baseline_of(run, v, first)  # the baseline arm in v's population
         if v == base:
             continue
         known = bool(run.rules(base)) and bool(run.rules(v))  # a manifest without its rule set: play only

@@ -18,6 +18,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, skill, summary, sweep
+from analysis.cells import baseline_of, comparisons, populations
 from analysis.fmt import fmt
 from analysis.load import Run
 from analysis.rare import RARE_UNITS
@@ -82,7 +83,7 @@ def header_table(run: Run, baseline: str) -> pl.DataFrame:
             "complete": man.get("complete"), "seed": man.get("seed"), "duplicate": run.duplicate,
             "base": run.base(v), "room_factor": eco["room_factor"], "rake": eco["rake"],
             "seats": ", ".join(run.seat_labels(v)),
-            "rules vs baseline": rule_differences(run, v, baseline)})
+            "rules vs baseline": rule_differences(run, v, baseline_of(run, v, baseline))})
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
@@ -110,13 +111,6 @@ def one_bot_sentence(run: Run, what: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------------
 # Building and writing
-
-
-def comparisons(run: Run, baseline: str) -> list[tuple[str, str]]:
-    """The report's paired comparisons ``(A, B)``, each shown as B − A: every variant against the baseline,
-    then the study's ``contrasts`` (pairs of two other variants, e.g. cap 1 against uncapped)."""
-    pairs = [(baseline, v) for v in run.variants if v != baseline]
-    return pairs + [c for c in run.contrasts if c not in pairs and baseline not in c]
 
 
 TABLE_THREADS = 2
@@ -221,8 +215,11 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
         s.table(f"Paired change by {rule}", dose.drop("order"))
         dose_section.append(s)
 
-    sections = get["diagnostics"]()  # problems with the comparison come first
-    sections += [_summary_section(run, baseline, families, ev_pos, get["play"]()), *dose_section]
+    flags, first = get["diagnostics"](), _summary_section(run, baseline, families, ev_pos, get["play"]())
+    # problems with the comparison come first; in a study with populations a line-up that cannot react (greedy
+    # under a cap) is part of the answer, which the first screen states, so the checks follow it
+    sections = [first, *flags] if populations(run) else [*flags, first]
+    sections += dose_section
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
     head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
     incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]

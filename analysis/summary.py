@@ -14,11 +14,13 @@ from typing import Any
 
 import polars as pl
 
-from analysis import compare, ev
+from analysis import cells, compare, ev
 from analysis.family import COMPONENT_LABELS
 from analysis.fmt import fmt, fmt_p, round_to_se
 from analysis.load import Run
 from analysis.play import play_sentence
+from analysis.populations import Screen, dealer_edge, screen, symmetric_populations
+from analysis.screen import MARKS, change, dealer_table, population_items
 from simulator.rules import flat_keys
 
 
@@ -110,43 +112,25 @@ PLAY_METRICS = ("turns", "wins", "kongs", "huazhu (花猪) any", "exhaustive_dra
                 "points exchanged")
 """Hand metrics shown in the "how play changes" table (:data:`analysis.compare.HAND_METRICS` labels)."""
 
-MARKS = {compare.VERDICTS[0]: " ✓", compare.VERDICTS[1]: " ·"}
-"""Mark after a change in the play table: significant (Holm) and at least detect; significant but smaller."""
-
-
-def _signed(x: Any) -> str:
-    return "—" if x is None else (f"+{fmt(x)}" if x > 0 else fmt(x))
-
-
-def _change(r: dict, scale: float = 1.0) -> str:
-    """``+0.12 [0.05, 0.2]``: a paired row's change and interval (× ``scale``), rounded to its SE."""
-    if r["n_differ"] == 0:
-        return "0 (none differ)"
-    lo = "—" if r["ci_lo"] is None else fmt(r["ci_lo"] * scale)
-    hi = "—" if r["ci_hi"] is None else fmt(r["ci_hi"] * scale)
-    return f"{_signed(r['diff'] * scale)} [{lo}, {hi}]"
-
-
-def score_rows(fam: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, str]:
-    """The rows that say who wins: score per hand by bot (total), or by seat when one bot holds every seat
-    (its mean is 0 by construction); and the grouping used ("bot" or "seat")."""
+def score_rows(fam: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The rows that say who wins: score per hand by bot (total); none when one bot holds every seat in both arms
+    (its mean is 0 by construction, and each seat's change is zero by symmetry)."""
     by_bot = fam["by_bot"].filter(pl.col("component") == "score_total")
     if by_bot.height and not zero_by_construction(by_bot, "diff", "se_paired"):
-        return by_bot, "bot"
-    return fam["by_seat"].filter(pl.col("component") == "score_total"), "seat"
+        return by_bot
+    return by_bot.clear()
 
 
 def who_wins_table(families: dict[tuple[str, str], dict[str, pl.DataFrame]]) -> pl.DataFrame:
-    """One row per comparison and bot (or seat): baseline mean score per hand, the change with its 95%
-    interval, the verdict against ``detect``, Holm p and the paired hands needed to detect ``detect``."""
+    """One row per comparison and bot: baseline mean score per hand, the change with its 95% interval, the
+    verdict against ``detect``, Holm p and the paired hands needed to detect ``detect``. A comparison in which
+    one bot holds every seat has no rows (:data:`SYMMETRY`)."""
     rows = []
     for (base, v), fam in families.items():
-        df, by = score_rows(fam)
-        for r in round_to_se(df).iter_rows(named=True):
-            who = f"seat {r['seat']}" if by == "seat" else (
-                r["bot"] if r["bot_baseline"] == r["bot"] else f"{r['bot']} (was {r['bot_baseline']})")
+        for r in round_to_se(score_rows(fam)).iter_rows(named=True):
+            who = r["bot"] if r["bot_baseline"] == r["bot"] else f"{r['bot']} (was {r['bot_baseline']})"
             rows.append({"comparison": f"{v} − {base}", "who": who, "baseline mean": fmt(r["mean_baseline"]),
-                         "change [95% CI]": _change(r), "verdict": r["verdict"], "Holm p": fmt_p(r["p_holm"]),
+                         "change [95% CI]": change(r), "verdict": r["verdict"], "Holm p": fmt_p(r["p_holm"]),
                          "hands needed": fmt(r["hands_paired"])})
     cols = ["comparison", "who", "baseline mean", "change [95% CI]", "verdict", "Holm p", "hands needed"]
     return pl.DataFrame(rows, schema={c: pl.String for c in cols})
@@ -169,27 +153,55 @@ def play_changes_table(families: dict[tuple[str, str], dict[str, pl.DataFrame]],
             r = metrics.get(m)
             share = r is not None and r["measured_in"].startswith("share")
             row[f"{m} (pp)" if share else m] = "—" if r is None else (
-                _change(r, 100.0 if share else 1.0) + MARKS.get(r["verdict"], ""))
+                change(r, 100.0 if share else 1.0) + MARKS.get(r["verdict"], ""))
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
+SYMMETRY = ("Every seat plays the same bot ({bots}), so each seat's change of the mean score is zero by symmetry "
+            "(the seats are exchangeable over the walls; what one seat gains another loses): there is no \"who "
+            "wins\" here, only how play and payments change.")
+"""The sentence that replaces the "who wins" table when one bot holds every seat."""
+
+
+def _dealer_item(run: Run, baseline: str) -> tuple[str, str, Any]:
+    edge = dealer_edge(run, baseline)
+    adj = compare.add_adjusted(edge.filter(pl.col("diff").is_not_null())
+                               .with_columns(pl.lit(compare.DETECT).alias("detect"), pl.lit(0).alias("_f")), ("_f",))
+    edge = edge.join(adj.select("variant", "p_holm", "verdict"), on="variant", how="left", maintain_order="left")
+    scr = Screen(edge.clear(), edge.clear(), edge.clear(), edge, [], [""], int(adj.height))
+    return ("table", f"Position advantage: the dealer's (first mover's) mean score per hand (base units) and its "
+            f"change against the baseline, 95% intervals (Holm over the {adj.height} changes)", dealer_table(scr))
+
+
 def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
                   ev_pos: pl.DataFrame, play: pl.DataFrame) -> list[tuple[str, str, Any]]:
-    """The Summary section's items (``("text"|"table", caption, object)``), the answer first."""
+    """The Summary section's items (``("text"|"table", caption, object)``), the answer first. A study with
+    populations opens with :func:`analysis.screen.population_items`."""
     unit = run.unit
     if not families:
         return [("text", "", f"One variant ({baseline}): nothing to compare; the tables below describe it.\n"
                  + _position_line(ev_pos, baseline))]
     detect = next(iter(families.values()))["by_seat"]["detect"]
     d = fmt(detect[0]) if detect.len() else "—"
-    items: list[tuple[str, str, Any]] = [
-        ("table", f"Who wins: change of the mean score per hand (base units), variant − baseline on the same "
-                  f"{unit}s, 95% interval; verdict against ±{d}; hands needed to detect {d} (80% power)",
-         who_wins_table(families)),
-        ("table", "How play changes: paired hands whose play differs (discards, kongs, declines, wins — not "
-                  "payments) and the change per hand, 95% interval (pp = percentage points; ✓ significant "
-                  "(Holm) and ≥ detect, · significant but smaller)", play_changes_table(families, play))]
+    play_item = ("table", "How play changes: paired hands whose play differs (discards, kongs, declines, wins — not "
+                 "payments) and the change per hand, 95% interval (pp = percentage points; ✓ significant (Holm, "
+                 "per comparison) and ≥ detect, · significant but smaller)", play_changes_table(families, play))
+    if cells.populations(run):
+        scr = screen(run, baseline, families)
+        rules = {cells.cell_map(run)[v][0]: rule_differences(run, v, cells.baseline_of(run, v, baseline))
+                 for v in run.variants}
+        seats = {p: ", ".join(cells.seat_words(s)) for p, s in cells.populations(run).items()}
+        items = [*population_items(run, scr, rules, play, seats), play_item]
+    else:
+        who = who_wins_table(families)
+        items = [("table", f"Who wins: change of the mean score per hand (base units), variant − baseline on the "
+                  f"same {unit}s, 95% interval; verdict against ±{d}; hands needed to detect {d} (80% power)", who)
+                 ] if who.height else []
+        if symmetric_populations(run):
+            bots = sorted({b for v in run.variants for b in run.bots(v)})
+            items.append(("text", "", SYMMETRY.format(bots=", ".join(bots))))
+        items += [play_item, _dealer_item(run, baseline)]
     lines = []
     counts = {(r["baseline"], r["variant"]): r for r in play.iter_rows(named=True)}
     for (base, v), fam in families.items():

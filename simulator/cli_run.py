@@ -82,22 +82,29 @@ def study(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     bot_timeout: float | None = typer.Option(None, "--bot-timeout", help="Seconds a Python bot may take per "
                                              "decision (default 60; 0: no limit)."),
+    populations: str | None = typer.Option(None, "--populations", help="Line-ups to play, comma-separated names "
+                                           "from the study's populations or the default set (strong, casual, "
+                                           "mixed, greedy), or 'default'."),
+    population: list[str] | None = typer.Option(None, "--population", help="NAME=SEATS: add or replace one "
+                                                "line-up, e.g. 'pros=[expert, expert, value, value]' (repeatable)."),
 ) -> None:
     """Simulate every variant of a study on common random numbers, check that each variant's changes acted,
     then write the comparison report (study files: docs/studies.md)."""
+    from simulator.study import population_choice
     from xuezhan.studies import run_study
 
     set_bot_timeout(bot_timeout)
     try:
         result = run_study(study_file, out_dir=out, jobs=jobs, hands=hands, seed=seed, overrides=set_ or None,
                            resume=resume, backend=backend, scheduler=scheduler, report=not no_report,
-                           progress=not quiet)
+                           progress=not quiet, populations=population_choice(study_file, populations, population))
     except KeyboardInterrupt:
         raise fail(INTERRUPTED, 130) from None
     _print_summaries(result.summaries, stale=False)  # in result.findings
     baseline = result.summaries[0].name
     for variant, (k, n) in result.differing.items():
-        typer.echo(f"{variant}: play differs from {baseline} on {k:,} of {n:,} hands ({k / max(n, 1):.1%})")
+        typer.echo(f"{variant}: play differs from {result.baselines.get(variant, baseline)} on {k:,} of {n:,} hands "
+                   f"({k / max(n, 1):.1%})")
     for finding in result.findings:
         typer.echo(f"warning: {finding.text()}", err=True)
     sys.stderr.flush()

@@ -6,20 +6,27 @@ and differences between variants are paired, hand by hand. Each variant goes to 
 (see :mod:`simulator.layout`) and the study itself is recorded in ``DIR/study.json``; the checks and the report
 are composed on top, by :func:`xuezhan.studies.run_study` (the ``xuezhan study`` command's).
 
-Rule overrides are applied in this order: the variant's rule file, the study's ``seats``, the variant's ``set``
-(so a variant may change the seating, as the strategies study does), then the command line's ``--set``, which
-applies to every arm and is refused for a key on which the arms differ (it would erase the comparison).
+Rule overrides are applied in this order: the variant's rule file, the study's ``seats`` (or the population's),
+the variant's ``set`` (so a variant may change the seating, as the strategies study does), then the command
+line's ``--set``, which applies to every arm and is refused for a key on which the arms differ (it would erase
+the comparison).
+
+``populations`` (a mapping name → four seats, or ``default`` for :data:`DEFAULT_POPULATIONS`) crosses every
+arm with every line-up: each cell ``<arm>.<population>`` is a variant of the run, all on the same hand ids and
+so the same walls, and ``study.json`` records each cell's arm and population (the analysis compares an arm with
+the baseline within its population, and the populations with each other).
 The file format is documented for users in ``docs/studies.md``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from simulator import layout, rundir
@@ -67,6 +74,20 @@ class VariantRef(RulesRef):
     name: str  # type: ignore[assignment]  # required for variants, optional for the baseline
 
 
+POPULATION_RE = r"^[A-Za-z][A-Za-z0-9_]*$"
+
+DEFAULT_POPULATIONS: dict[str, list[Any]] = {
+    "strong": ["expert", "expert", "expert", "expert"],
+    "casual": [{"bot": "expert", "temperature": 0.5}, {"bot": "expert", "temperature": 0.5}, "greedy", "value"],
+    "mixed": ["expert", "greedy", "value", "defensive"],
+    "greedy": ["greedy", "greedy", "greedy", "greedy"],
+}
+"""The line-ups ``populations: default`` names (docs/studies.md, "Populations", says what each stands for):
+players who adapt to the rules well (four experts), casual tables (two experts that err, at temperature 0.5, with
+a greedy and a value bot), a mixed table of the four kinds (duplicate seating puts each kind in every seat), and
+a non-adapting reference (four greedy bots, which play the same whatever the payments)."""
+
+
 class StudyFile(_Strict):
     """The schema of ``configs/studies/*.yaml``."""
 
@@ -80,6 +101,20 @@ class StudyFile(_Strict):
     duplicate: bool = False
     chunk_size: Annotated[int, Field(gt=0)] | None = None
     contrasts: list[tuple[str, str]] = Field(default_factory=list)  # [A, B]: B − A paired, besides the baseline
+    # line-ups crossed with every arm on the same walls: name -> four seats, or "default" (DEFAULT_POPULATIONS)
+    populations: Literal["default"] | dict[Annotated[str, Field(pattern=POPULATION_RE)], list[Any]] | None = None
+    headline: list[str] | None = None  # hand metrics whose verdicts are compared across populations
+
+    @field_validator("populations")
+    @classmethod
+    def _population_seats(cls, pops: Any, info: ValidationInfo) -> Any:
+        if pops is None or pops == "default":
+            return pops
+        if not pops:
+            raise ValueError("name at least one population (or leave the key out)")
+        if info.data.get("seats") is not None:
+            raise ValueError("give seats or populations, not both (each population is a seating)")
+        return pops
 
     @field_validator("baseline", mode="before", json_schema_input_type=str | RulesRef)  # a name, or a mapping
     @classmethod
@@ -148,22 +183,97 @@ def _config_path(ref: str, study_path: Path) -> Path:
     return resolve_config_path(ref)
 
 
-def _variant(ref: RulesRef, study: StudyFile, study_path: Path) -> Variant:
-    """Load one rule variant of a study (rules file, then the study's seats, then the variant's overrides)."""
+def _variant(ref: RulesRef, study: StudyFile, study_path: Path, population: str | None = None,
+             seats: list[Any] | None = None) -> Variant:
+    """Load one rule variant of a study (rules file, then the study's or the population's seats, then the
+    variant's overrides); in a population, the cell ``<arm>.<population>``."""
     config = _config_path(ref.rules, study_path)
     data = load_raw(config)
-    if study.seats is not None:
-        data = apply_overrides(data, {"seats": study.seats})
+    seats = study.seats if population is None else seats
+    if seats is not None:
+        data = apply_overrides(data, {"seats": seats})
+    arm = ref.name or Path(ref.rules).stem
+    if population is not None and ref.overrides and any(k == "seats" or k.startswith("seats.")
+                                                        for k in _override_keys(ref.overrides)):
+        raise StudyError(f"{study_path}: arm {arm!r} sets seats, which its populations set (name the seatings "
+                         "as populations instead)")
     data = apply_overrides(data, ref.overrides)
-    name = ref.name or Path(ref.rules).stem
+    name = arm if population is None else f"{arm}.{population}"
     rules: RuleSet = validate(data, f"{study_path} ({name})")
     source = {"rules": ref.rules, "config": str(config), "set": ref.overrides, "study": study.name}
+    if population is not None:
+        source |= {"arm": arm, "population": population}
     return Variant(name=name, rules=rules, source=source)
 
 
+def study_populations(study: StudyFile) -> dict[str, list[Any]] | None:
+    """The study's populations (``default`` resolved to :data:`DEFAULT_POPULATIONS`), None when it has none."""
+    if study.populations is None:
+        return None
+    return dict(DEFAULT_POPULATIONS) if study.populations == "default" else dict(study.populations)
+
+
 def study_variants(study: StudyFile, study_path: Path) -> list[Variant]:
-    """The baseline first, then the variants, as runnable :class:`Variant` objects."""
-    return [_variant(ref, study, study_path) for ref in (study.baseline, *study.variants)]
+    """The baseline first, then the variants, as runnable :class:`Variant` objects; with populations, every arm
+    in every population (population by population, the first population's baseline first)."""
+    arms = (study.baseline, *study.variants)
+    pops = study_populations(study)
+    if pops is None:
+        return [_variant(ref, study, study_path) for ref in arms]
+    return [_variant(ref, study, study_path, p, seats) for p, seats in pops.items() for ref in arms]
+
+
+PopulationChoice = str | Sequence[str] | Mapping[str, Any]
+
+
+def with_populations(study: StudyFile, choice: PopulationChoice | None, where: Path) -> StudyFile:
+    """The study with other populations: ``"default"`` (:data:`DEFAULT_POPULATIONS`), names (a list, or one
+    comma-separated string) picked from the study's populations or the default set, or a mapping name → four
+    seats replacing them (a value None takes the named population from the study or the default set). The
+    study's ``seats`` give way to the populations. None: the study as it is."""
+    if choice is None:
+        return study
+    known = {**DEFAULT_POPULATIONS, **(study_populations(study) or {})}
+    if isinstance(choice, str):
+        choice = "default" if choice.strip() == "default" else [x.strip() for x in choice.split(",") if x.strip()]
+    if isinstance(choice, str):
+        pops: Any = choice
+    else:
+        pairs = choice.items() if isinstance(choice, Mapping) else ((n, None) for n in choice)
+        pops = {}
+        for name, seats in pairs:
+            if seats is None and name not in known:
+                raise StudyError(f"{where}: no population {name!r} (known: {', '.join(known)})")
+            pops[name] = known[name] if seats is None else seats
+    try:
+        return StudyFile.model_validate({**study.model_dump(by_alias=True), "seats": None, "populations": pops})
+    except ValidationError as exc:
+        raise StudyError(explain(exc, where)) from None
+
+
+def population_choice(ref: StudyRef, names: str | None, extra: Sequence[str] | None) -> PopulationChoice | None:
+    """``xuezhan study``'s ``--populations NAMES`` and ``--population NAME=SEATS`` (repeatable) as one choice for
+    :func:`with_populations`: the named line-ups (or the study's own), with each ``--population`` added or
+    replaced (SEATS in YAML flow style, e.g. ``[expert, greedy, greedy, greedy]``)."""
+    if not extra:
+        return names
+    if names is None:
+        study, _ = load_study(ref)
+        keep: list[str] = list(study_populations(study) or {})
+    else:
+        keep = list(DEFAULT_POPULATIONS) if names.strip() == "default" else [x.strip() for x in names.split(",")]
+    choice: dict[str, Any] = {n: None for n in keep if n}
+    for text in extra:
+        name, sep, seats = text.partition("=")
+        try:
+            parsed = yaml.safe_load(seats) if sep else None
+        except yaml.YAMLError:
+            parsed = None
+        if not name.strip() or not isinstance(parsed, list):
+            raise StudyError(f"--population {text[:60]!r}: expected NAME=SEATS, e.g. 'pros=[expert, expert, value, "
+                             "value]'")
+        choice[name.strip()] = parsed
+    return choice
 
 
 def _override_keys(overrides: Overrides) -> list[str]:
@@ -196,19 +306,26 @@ def apply_common_overrides(variants: list[Variant], overrides: Overrides | None,
 def study_record(study: StudyFile, variants: list[Variant], hands: int,
                  overrides: Overrides | None = None) -> dict[str, Any]:
     """The content of ``study.json``: what was compared, on how many hands, with which seed."""
-    return {
+    pops = study_populations(study)
+    contrasts = [list(pair) for pair in study.contrasts]
+    record = {
         "name": study.name,
         "description": study.description,
         "baseline": variants[0].name,
         "variants": [{"name": v.name, "rules": v.source["rules"], "set": v.source["set"],
-                      "digest": v.rules.digest()} for v in variants],
+                      "digest": v.rules.digest(),
+                      **({"arm": v.source["arm"], "population": v.source["population"]} if pops else {})}
+                     for v in variants],
         "seats": study.seats,
         "set": overrides or None,
         "hands": hands,
         "seed": study.seed,
         "duplicate": study.duplicate,
-        "contrasts": [list(pair) for pair in study.contrasts],
+        "contrasts": contrasts if not pops else [[f"{a}.{p}", f"{b}.{p}"] for p in pops for a, b in contrasts],
     }
+    if pops:  # the cells of each population: the analysis pairs an arm with the baseline of its population
+        record |= {"populations": pops, "headline": study.headline}
+    return record
 
 
 def _check_same_study(out_dir: Path, record: dict[str, Any]) -> bool:
@@ -255,18 +372,22 @@ class StudyResult:
     report: Path | None = None
     findings: list[Any] = field(default_factory=list)
     differing: dict[str, tuple[int, int]] = field(default_factory=dict)  # variant -> (hands differing, hands)
+    baselines: dict[str, str] = field(default_factory=dict)  # variant -> its baseline (its population's)
 
 
 def simulate_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
                    seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
-                   backend: str = "loky", scheduler: str | None = None, progress: bool = True) -> StudyResult:
+                   backend: str = "loky", scheduler: str | None = None, progress: bool = True,
+                   populations: PopulationChoice | None = None) -> StudyResult:
     """Simulate a study (a file, a shipped study's name, a :class:`StudyFile` or a dict with a study file's keys, as
     in docs/studies.md): every variant on common random numbers, and ``study.json``. The diagnostics and the
     report are :func:`xuezhan.studies.run_study`'s (it calls this first).
 
-    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.
+    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm;
+    ``populations`` selects or replaces the line-ups (:func:`with_populations`).
     """
     study, path = load_study(ref)
+    study = with_populations(study, populations, path)
     if seed is not None:
         if seed < 0:
             raise StudyError(f"--seed must be a non-negative integer, got {seed}")

@@ -40,11 +40,15 @@ def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
 @pytest.mark.parametrize("path", sorted(STUDY_DIR.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_arm_differs_from_its_baseline(path: Path):
     study, _ = load_study(path)
-    base, *arms = study_variants(study, path)
-    assert arms
-    want = effective(base.rules, study.duplicate)
-    for arm in arms:
-        assert effective(arm.rules, study.duplicate) != want, f"{path.name}: {arm.name} plays the baseline's game"
+    variants = study_variants(study, path)
+    by_pop: dict = {}  # with populations, each arm against the baseline of its own population
+    for v in variants:
+        by_pop.setdefault(v.source.get("population"), []).append(v)
+    for base, *arms in by_pop.values():
+        assert arms
+        want = effective(base.rules, study.duplicate)
+        for arm in arms:
+            assert effective(arm.rules, study.duplicate) != want, f"{path.name}: {arm.name} plays the baseline's game"
 
 
 def test_the_comparison_sees_through_equivalent_spellings():

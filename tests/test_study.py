@@ -118,13 +118,18 @@ def test_shipped_studies_say_what_they_compare():
         s, p = load_study(study)
         return next(v.rules for v in study_variants(s, p) if v.name == variant)
 
-    assert {rules("huazhu", v).void_suit for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")} == {"none"}
-    assert [rules("huazhu", v).settlement.huazhu_penalty for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")] == [
-        16, 8, 32]
-    assert [rules("caps", v).scoring.cap for v in ("cap3", "cap4", "cap5", "uncapped")] == [3, 4, 5, None]
-    assert {b.bot for b in rules("pass_lock", "same_tile").seats} == {"expert"}
-    assert {(b.bot, b.temperature) for b in rules("huazhu", "huazhu_8x").seats} == {("expert", 0.5)}
-    assert rules("pass_lock", "off").pass_ron_lock == "off"
+    assert {rules("huazhu", f"{v}.{p}").void_suit for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")
+            for p in ("strong", "greedy")} == {"none"}
+    assert [rules("huazhu", f"{v}.casual").settlement.huazhu_penalty
+            for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")] == [16, 8, 32]
+    assert [rules("caps", f"{v}.mixed").scoring.cap for v in ("cap3", "cap4", "cap5", "uncapped")] == [3, 4, 5, None]
+    assert {b.bot for b in rules("pass_lock", "same_tile.strong").seats} == {"expert"}
+    assert {(b.bot, b.temperature) for b in rules("huazhu", "huazhu_8x.casual").seats} == {
+        ("expert", 0.5), ("greedy", 0.0), ("value", 0.0)}  # the players who end as 花猪, and experts that err
+    assert rules("pass_lock", "off.greedy").pass_ron_lock == "off"
+    for name in ("huazhu", "caps", "haidilao", "pass_lock"):  # rule questions: asked of every kind of player
+        study = load_study(name)[0]
+        assert study.populations == "default" and study.duplicate
     assert load_study("strategies")[0].duplicate
     quick = rules("quickstart", "chengdu")  # the default rules, played by experts (they react to the cap)
     assert {b.bot for b in quick.seats} == {"expert"}

@@ -10,26 +10,34 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from analysis.cells import baseline_of
 from analysis.diagnostics import diagnose as diagnose_run
 from analysis.diagnostics import differing_hands, stale_findings
 from analysis.load import open_run
+from analysis.populations import check_headline
 from analysis.report import write_report
-from simulator.study import Overrides, StudyRef, StudyResult, simulate_study
+from simulator.study import Overrides, PopulationChoice, StudyRef, StudyResult, load_study, simulate_study
 
 
 def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
               seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
               backend: str = "loky", scheduler: str | None = None, report: bool = True,
-              progress: bool = True, diagnose: bool = True) -> StudyResult:
+              progress: bool = True, diagnose: bool = True,
+              populations: PopulationChoice | None = None) -> StudyResult:
     """Run a study (a file, a shipped study's name, a :class:`~simulator.study.StudyFile` or a dict with a study
     file's keys, as in docs/studies.md): simulate every variant on common random numbers, check that each
     variant's changes acted (``diagnose``), then write the report (``report``).
 
-    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm.
-    Returns the :class:`~simulator.study.StudyResult` with its report path, findings and differing hands.
+    ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm;
+    ``populations`` selects the line-ups by name (``"strong,mixed"``, a list, or ``"default"``) or replaces them
+    (a dict name → four seats), as in docs/studies.md, "Populations". Returns the
+    :class:`~simulator.study.StudyResult` with its report path, findings and differing hands.
     """
+    study, where = load_study(ref)
+    check_headline(study.headline, where)  # refused before anything is simulated
     result = simulate_study(ref, out_dir=out_dir, jobs=jobs, hands=hands, seed=seed, overrides=overrides,
-                            resume=resume, backend=backend, scheduler=scheduler, progress=progress)
+                            resume=resume, backend=backend, scheduler=scheduler, progress=progress,
+                            populations=populations)
     if not (diagnose or report):  # seated tuned files tuned on another expert (simulator.tuned), as the run found
         stale = [f for s in result.summaries for f in stale_findings(s.name, s.stale)]
         return dataclasses.replace(result, findings=stale)
@@ -39,5 +47,7 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
     path = write_report(run, baseline, None, findings=findings) if report else None
     if not diagnose:  # the result's findings are then the stale seats only; the report still checked the run
         return dataclasses.replace(result, report=path, findings=[f for f in findings if f.key == "seats"])
-    differing = {v: differing_hands(run, v, baseline) for v in run.variants if v != baseline}
-    return dataclasses.replace(result, report=path, findings=findings, differing=differing)
+    bases = {v: baseline_of(run, v, baseline) for v in run.variants}
+    differing = {v: differing_hands(run, v, b) for v, b in bases.items() if v != b}
+    return dataclasses.replace(result, report=path, findings=findings, differing=differing,
+                               baselines={v: b for v, b in bases.items() if v != b})

@@ -1,0 +1,256 @@
+"""Who wins by kind of player, and does the verdict depend on who plays: the first screen of a study with populations.
+
+A study with populations (:mod:`analysis.cells`) plays every arm with every line-up on the same walls. For each
+arm against the baseline arm *in the same population* this module gathers, in one Holm family (:func:`screen`):
+
+- ``kinds``: in each mixed population (not every seat the same bot), the change of each bot kind's mean score per
+  hand, paired on the same walls and seats (the rows of :func:`analysis.family.paired_family`'s ``by_bot``);
+  with identical seats the changes are zero by symmetry and there are no rows;
+- ``headline``: the change of each headline hand metric (:data:`HEADLINE`, or the study's ``headline``) in every
+  population;
+- ``interaction``: per arm and headline metric, the test that the change is the same in every population
+  (:func:`interaction_test`: Hotelling's T² on the per-unit differences between populations, walls as units, so
+  the luck of the deal, common to all populations, is counted once);
+- ``dealer``: the dealer's (first mover's) mean score per hand in every cell and its paired change.
+
+Holm runs over every test of the four tables together; :func:`robustness` turns one arm's headline rows and
+interaction into one line ("holds in 4 of 4 populations", "reverses with greedy", "only significant with …").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from analysis import cells, compare
+from analysis.ev import player_frame
+from analysis.fmt import fmt_p
+from analysis.load import Run
+from analysis.rare import beta_inc
+from analysis.stats import LEVEL
+from simulator.errors import UserError
+
+HEADLINE = ("points exchanged", "wins", "turns", "exhaustive_draw (流局)")
+"""Hand metrics whose verdicts the first screen compares across populations when a study names none."""
+
+ALPHA = 1 - LEVEL
+
+
+def check_headline(names: Sequence[str] | None, where: Path | str) -> None:
+    """Refuse a study's ``headline`` naming an unknown hand metric (one line naming the file and the known ones)."""
+    bad = [m for m in names or () if m not in compare.HAND_METRICS]
+    if bad:
+        raise UserError(f"{where}: headline: no hand metric {bad[0]!r} (known: {', '.join(compare.HAND_METRICS)})")
+
+
+def headline_metrics(run: Run) -> list[str]:
+    return list((run.study or {}).get("headline") or HEADLINE)
+
+
+def interaction_test(d: np.ndarray) -> tuple[float, int, float] | None:
+    """Does a change differ between populations? ``d``: one row per independent unit (wall or hand), one column
+    per population, each the unit's change (variant − baseline). H0: equal expected changes. Hotelling's T² on
+    the contrasts with the first population, ``T² = n·c̄ᵀS⁻¹c̄`` over the rank ``k`` of their covariance ``S``,
+    referred to ``F(k, n − k)`` after scaling by ``(n − k)/(k(n − 1))``. Returns ``(T², k, p)``, or None when
+    fewer than two units differ between populations (nothing to test)."""
+    d = np.asarray(d, dtype=float)
+    n, pops = d.shape
+    if pops < 2:
+        return None
+    c = d[:, 1:] - d[:, :1]
+    if int((c != 0).any(axis=1).sum()) < 2:
+        return None
+    mean = c.mean(axis=0)
+    cov = np.atleast_2d(np.cov(c, rowvar=False, ddof=1))
+    w, vecs = np.linalg.eigh(cov)
+    keep = w > max(w.max(), 0.0) * 1e-10
+    k = int(keep.sum())
+    if k == 0 or n - k < 1:
+        return None
+    proj = vecs[:, keep].T @ mean
+    t2 = float(n * np.sum(proj ** 2 / w[keep]))
+    f = (n - k) / (k * (n - 1)) * t2
+    return t2, k, beta_inc((n - k) / 2, k / 2, (n - k) / ((n - k) + k * f))
+
+
+@dataclass(frozen=True)
+class Screen:
+    """The first screen's tables (see the module docstring), adjusted in one Holm family of ``tests`` tests."""
+
+    kinds: pl.DataFrame
+    headline: pl.DataFrame
+    interaction: pl.DataFrame
+    dealer: pl.DataFrame
+    symmetric: list[str]  # populations whose four seats play one bot
+    populations: list[str]
+    tests: int
+
+
+def _pairs(run: Run, baseline: str) -> list[tuple[str, str, str, str]]:
+    """``(arm, population, cell, baseline cell)`` of every arm against the baseline arm, population by
+    population (population ``""`` in a run without populations)."""
+    cmap = cells.cell_map(run)
+    out = []
+    for v in run.variants:
+        base = cells.baseline_of(run, v, baseline)
+        if base != v:
+            arm, pop = cmap.get(v, (v, ""))
+            out.append((arm, pop, v, base))
+    return out
+
+
+def _pop_names(run: Run) -> list[str]:
+    return list(cells.populations(run)) or [""]
+
+
+def symmetric_populations(run: Run) -> list[str]:
+    """Populations (``""`` without populations) in which one bot holds every seat of every arm."""
+    cmap = cells.cell_map(run)
+    out = []
+    for p in _pop_names(run):
+        vs = [v for v in run.variants if cmap.get(v, ("", ""))[1] == p]
+        if vs and all(len(set(run.bots(v))) == 1 for v in vs):
+            out.append(p)
+    return out
+
+
+def _hand_units(run: Run, v: str, base: str, metrics: list[str]) -> pl.DataFrame:
+    b = (compare._hand_frame(run, base).drop(*run.id_columns[1:])
+         .rename({m: f"{m}__b" for m in compare.HAND_METRICS}))
+    return compare._wide_unit_sums(compare._hand_frame(run, v).select(*run.id_columns, *metrics),
+                                   b.select("hand_id", *[f"{m}__b" for m in metrics]), ["hand_id"], [], metrics,
+                                   "metric", run.cluster)
+
+
+def _interactions(run: Run, pairs: list[tuple[str, str, str, str]], metrics: list[str]) -> pl.DataFrame:
+    rows = []
+    pops = _pop_names(run)
+    if len(pops) >= 2:
+        for arm in dict.fromkeys(a for a, *_ in pairs):
+            per = {p: _hand_units(run, v, b, metrics) for a, p, v, b in pairs if a == arm}
+            if len(per) < 2:
+                continue
+            for m in metrics:
+                wide = None
+                for p, units in per.items():
+                    u = units.filter(pl.col("metric") == m).select(
+                        run.cluster, (pl.col("d") / pl.col("_m")).alias(p))
+                    wide = u if wide is None else wide.join(u, on=run.cluster, how="inner")
+                res = interaction_test(wide.select(list(per)).to_numpy())
+                rows.append({"arm": arm, "metric": m, "populations": len(per), "n_units": wide.height,
+                             "t2": None if res is None else res[0], "df": None if res is None else res[1],
+                             "p_value": None if res is None else res[2]})
+    schema = {"arm": pl.String, "metric": pl.String, "populations": pl.Int64, "n_units": pl.Int64,
+              "t2": pl.Float64, "df": pl.Int64, "p_value": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def dealer_edge(run: Run, baseline: str) -> pl.DataFrame:
+    """Per cell: the dealer's mean score per hand (base units) with its 95% interval, and — for every arm but the
+    baseline — its paired change against the baseline arm of the same population (same walls, same dealer)."""
+    cmap = cells.cell_map(run)
+    dealer = (player_frame(run, position=True).filter(pl.col("position") == 0)
+              .select("variant", *run.id_columns, pl.col("score_total").cast(pl.Float64).alias("x")))
+    rows = []
+    for v in run.variants:
+        base = cells.baseline_of(run, v, baseline)
+        a = dealer.filter(pl.col("variant") == v).drop("variant")
+        b = dealer.filter(pl.col("variant") == base).select("hand_id", pl.col("x").alias("x_base"))
+        st = compare.paired_stats(a.join(b, on="hand_id").with_columns(pl.lit(0).alias("_k")), ["_k"],
+                                  run.cluster).row(0, named=True)
+        arm, pop = cmap.get(v, (v, ""))
+        one = compare.paired_stats(a.with_columns(pl.lit(0.0).alias("x_base"), pl.lit(0).alias("_k")), ["_k"],
+                                   run.cluster).row(0, named=True)
+        rows.append({"arm": arm, "population": pop, "variant": v, "baseline": base, "n_units": one["n_units"],
+                     "mean": one["diff"], "se": one["se_paired"], "mean_lo": one["ci_lo"],
+                     "mean_hi": one["ci_hi"],
+                     **{k: st[k] if v != base else None
+                        for k in ("diff", "se_paired", "ci_lo", "ci_hi", "p_value", "n_differ", "mean_baseline")}})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+_ROW = ["part", "arm", "population", "who", "n_units", "n_differ", "mean_baseline", "diff", "se_paired", "ci_lo",
+        "ci_hi", "p_value", "detect", "hands_paired", "measured_in"]
+
+
+def screen(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]]) -> Screen:
+    """The first screen's tables for the comparisons of :func:`analysis.cells.comparisons` (``families``: their
+    :func:`analysis.family.paired_family` results), with ``p_holm`` and ``verdict`` over all their tests."""
+    pairs = _pairs(run, baseline)
+    metrics = headline_metrics(run)
+    sym = symmetric_populations(run)
+    parts = []
+    for arm, pop, v, base in pairs:
+        fam = families.get((base, v))
+        if fam is None:
+            continue
+        lit = [pl.lit(arm).alias("arm"), pl.lit(pop).alias("population")]
+        if pop not in sym:
+            kinds = fam["by_bot"].filter(pl.col("component") == "score_total")
+            parts.append(kinds.select(pl.lit("kind").alias("part"), *lit, pl.col("bot").alias("who"), *_ROW[4:]))
+        met = fam["metrics"].filter(pl.col("metric").is_in(metrics))
+        parts.append(met.select(pl.lit("headline").alias("part"), *lit, pl.col("metric").alias("who"), *_ROW[4:]))
+    dealer = dealer_edge(run, baseline)
+    moved = dealer.filter(pl.col("diff").is_not_null())
+    parts.append(moved.select(pl.lit("dealer").alias("part"), "arm", "population", pl.lit("dealer").alias("who"),
+                              "n_units", "n_differ", "mean_baseline", "diff", "se_paired", "ci_lo", "ci_hi",
+                              "p_value",
+                              pl.lit(compare.DETECT).alias("detect"), pl.lit(None, pl.Int64).alias("hands_paired"),
+                              pl.lit("base units").alias("measured_in")))
+    inter = _interactions(run, pairs, metrics)
+    parts.append(inter.select(pl.lit("interaction").alias("part"), "arm", pl.lit("").alias("population"),
+                              pl.col("metric").alias("who"), "n_units", pl.col("n_units").alias("n_differ"),
+                              *[pl.lit(None, pl.Float64).alias(c) for c in ("mean_baseline", "diff", "se_paired",
+                                                                             "ci_lo", "ci_hi")],
+                              "p_value", pl.lit(np.inf).alias("detect"), pl.lit(None, pl.Int64).alias("hands_paired"),
+                              pl.lit("").alias("measured_in")))
+    rows = pl.concat([p.with_columns(pl.col("hands_paired").cast(pl.Int64), pl.col("n_units").cast(pl.Int64),
+                                     pl.col("n_differ").cast(pl.Int64)) for p in parts], how="vertical_relaxed")
+    adj = compare.add_adjusted(rows.with_columns(pl.col("diff").fill_null(0.0), pl.lit(0).alias("_f")), ("_f",))
+    adj = adj.with_columns(pl.when(pl.col("part") == "interaction").then(None).otherwise(pl.col("diff"))
+                           .alias("diff")).drop("_f")
+    get = {k: adj.filter(pl.col("part") == k).drop("part") for k in ("kind", "headline", "interaction")}
+    d_adj = adj.filter(pl.col("part") == "dealer").select("arm", "population", "p_holm", "verdict")
+    dealer = dealer.join(d_adj, on=["arm", "population"], how="left", maintain_order="left")
+    inter = inter.join(get["interaction"].select("arm", pl.col("who").alias("metric"), "p_holm"),
+                       on=["arm", "metric"], how="left", maintain_order="left")
+    return Screen(get["kind"], get["headline"], inter, dealer, sym, _pop_names(run),
+                  int(rows["p_value"].is_not_null().sum()))
+
+
+def robustness(rows: pl.DataFrame, inter: dict | None, n_pops: int) -> str:
+    """One arm's one headline metric across populations in words: ``rows`` its screen rows (one per population,
+    with ``p_holm``), ``inter`` its interaction row (None: one population)."""
+    def names(sub: pl.DataFrame) -> str:
+        return ", ".join(sub["population"].to_list())
+
+    sig = rows.filter(pl.col("p_holm") < ALPHA)
+    up, down = sig.filter(pl.col("diff") > 0), sig.filter(pl.col("diff") < 0)
+    still = rows.filter(pl.col("n_differ") == 0)
+    ip = None if inter is None else inter.get("p_holm")
+    itext = "no interaction test" if ip is None else f"interaction Holm p {fmt_p(ip)}"
+    if rows.height and still.height == rows.height:
+        return f"no change in any population (nothing differs; {itext})"
+    if ip is None or ip >= ALPHA:
+        if sig.height == rows.height and (up.height == 0 or down.height == 0):
+            return (f"holds in {sig.height} of {n_pops} populations ({'up' if up.height else 'down'}; "
+                    f"the populations do not differ significantly, {itext})")
+        if sig.height:
+            return (f"significant in {sig.height} of {n_pops} populations ({names(sig)}); the populations do not "
+                    f"differ significantly ({itext})")
+        return f"not significant in any population; no evidence that the populations differ ({itext})"
+    if up.height and down.height:
+        major, minor, word = (up, down, "up") if up.height >= down.height else (down, up, "down")
+        return f"depends on who plays: {word} with {names(major)}, reverses with {names(minor)} ({itext})"
+    if still.height:
+        where = f"significant with {names(sig)}" if sig.height else "not significant in any population"
+        return (f"depends on who plays: {where}; with {names(still)} nothing differs (those players' play and "
+                f"payments do not change) ({itext})")
+    if sig.height and sig.height < rows.height:
+        return f"depends on who plays: only significant with {names(sig)} ({itext})"
+    return (f"holds in {sig.height} of {n_pops} populations ({'up' if up.height else 'down'}), but its size depends "
+            f"on who plays ({itext})")
