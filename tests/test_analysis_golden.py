@@ -1,0 +1,69 @@
+"""Every number of the report, of ``xuezhan compare`` and of a study's checks, on small runs of every shipped
+study, equals the golden file's to 1e-9 relative (issue 47: the analysis reworked for scale computes the same
+tables). The runs are committed (``tests/data/analysis_golden/``), so this checks the analysis, not the engine;
+``python -m tests.analysis_golden --update`` rewrites the golden file (see :mod:`tests.analysis_golden`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from tests.analysis_golden import GOLDEN, RUNS, STUDIES, flatten, tables
+
+REL = 1e-9
+ABS = 1e-12  # a difference of two equal sums, computed in another order
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        if not isinstance(a, int | float) or not isinstance(b, int | float):
+            return False
+        return math.isclose(a, b, rel_tol=REL, abs_tol=ABS)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def mismatches(got: Any, want: Any, where: str = "") -> list[str]:
+    """Where two flattened tables differ: a missing column, a length, or the first unequal value of a column."""
+    if isinstance(want, dict) and isinstance(got, dict) and "columns" in want:
+        out = [f"{where}: dtypes {got.get('dtypes')} != {want['dtypes']}"] if got.get("dtypes") != want["dtypes"] \
+            else []
+        for col, values in want["columns"].items():
+            mine = got.get("columns", {}).get(col)
+            if mine is None or len(mine) != len(values):
+                out.append(f"{where}.{col}: {None if mine is None else len(mine)} values, want {len(values)}")
+                continue
+            bad = [i for i, (x, y) in enumerate(zip(mine, values, strict=True)) if not _same(x, y)]
+            if bad:
+                out.append(f"{where}.{col}[{bad[0]}]: {mine[bad[0]]!r} != {values[bad[0]]!r} ({len(bad)} rows)")
+        return out
+    return [] if _same(got, want) else [f"{where}: {got!r} != {want!r}"]
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, Any]:
+    return json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_report_compare_and_checks_equal_the_golden_numbers(study: str, golden: dict[str, Any]):
+    want = golden[study]
+    got = {k: flatten(v) for k, v in tables(RUNS / study).items()}
+    assert sorted(got) == sorted(want)
+    problems = [p for k in want for p in mismatches(got[k], want[k], k)]
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_check_sees_a_changed_number(golden: dict[str, Any]):
+    """The comparison is not vacuous: one estimate moved by 1e-8 relative is caught, 1e-11 is not."""
+    table = golden["quickstart"]["ev_seat"]
+    values = table["columns"]["mean"]
+    i = next(j for j, v in enumerate(values) if isinstance(v, float) and v != 0)
+    for scale, caught in ((1e-8, True), (1e-11, False)):
+        moved = json.loads(json.dumps(table))
+        moved["columns"]["mean"][i] = values[i] * (1 + scale)
+        assert bool(mismatches(moved, table, "ev_seat")) is caught
