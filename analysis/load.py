@@ -124,7 +124,7 @@ class Run:
             return "unknown"
         from simulator.rules import validate
 
-        return validate(dict(rules), f"{variant}/{mf.MANIFEST}").digest()
+        return validate(dict(rules), f"{variant}/{mf.MANIFEST}", recorded=True).digest()
 
     @cached_property
     def duplicate(self) -> bool:
@@ -323,6 +323,9 @@ def open_run(run_dir: str | Path, check: str = "full", partial: bool = False) ->
     busy = rundir.in_progress(path)
     if busy and not partial:
         raise RunDirError(busy)
+    linked = rundir.link_lines(path)  # never read through a link (docs/logs.md, "Links")
+    if linked:
+        raise RunDirError(layout.shown(linked[0] + (f" (+{len(linked) - 1} more)" if len(linked) > 1 else "")))
     try:
         study = rundir.read_study(path)
     except mf.ManifestError as exc:

@@ -90,19 +90,18 @@ def verify(
 ) -> None:
     """Check a run as every reader does (study.json, manifests and their backups, every file); exit 1 naming each
     problem (and 0 when all is intact)."""
-    from simulator.verify import repair_run, verify_run
+    from simulator.layout import shown
+    from simulator.verify import repair_run, verify_report
 
     check_mode(check)
     if repair:
-        for line in repair_run(run_dir):
-            typer.echo(f"repaired  {line}")
-    lines, bad = verify_run(run_dir, check)
+        for line in repair_run(run_dir):  # "repaired  ..." or "cannot repair ..."
+            typer.echo(line)
+    lines, bad, fix = verify_report(run_dir, check)
     for line in lines:
         typer.echo(line)
     if bad:
-        raise fail(f"{bad} problem(s) in {run_dir}; `xuezhan verify --repair` restores a damaged manifest from its "
-                   "backup and moves stray entries aside, `xuezhan simulate/study ... --resume` re-simulates "
-                   "damaged chunks", 1)
+        raise fail(f"{bad} problem(s) in {shown(run_dir)}; {fix}", 1)
 
 
 def compare(

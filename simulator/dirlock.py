@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from simulator.errors import UserError
+from simulator.layout import CONTROL
 from simulator.manifest import LOCK_NAME
 
 MAX_NAME = 200  # variant names: "variant=" + name must fit a 255-byte file name
@@ -35,7 +36,8 @@ CHECKPOINT: Callable[[str, Path], None] | None = None
 
 
 def check_out_dir(out_dir: Path) -> None:
-    """The output directory exists as a writable directory or can be created."""
+    """The output directory exists as a writable directory or can be created, and is not inside another run
+    (``RUN/wins/variant=x/nested``, ``RUN/_variants``, ...: anything below a directory holding ``_variants/``)."""
     probe = Path(os.path.abspath(out_dir))
     if len(os.fsencode(probe)) + 32 + MAX_NAME > os.pathconf("/", "PC_PATH_MAX"):
         raise RunError(f"--out: the path is {len(os.fsencode(probe)):,} bytes long; with the files inside it, "
@@ -44,6 +46,11 @@ def check_out_dir(out_dir: Path) -> None:
     if too_long:
         raise RunError(f"--out: the name {too_long[0][:40]}... is {len(os.fsencode(too_long[0]))} bytes long, "
                        "above the file system's 255")
+    host = next((p for p in probe.parents if (p / CONTROL).is_dir()), None)
+    if host is not None:
+        raise RunError(f"--out {out_dir}: inside the run directory {host} (only its own files may be there, and "
+                       "its readers and --resume would take a run nested in it for damage); choose a directory "
+                       "outside it")
     while not probe.exists():
         if probe.is_symlink():  # dangling symlink
             raise RunError(f"--out {out_dir}: {probe} is a broken symlink")

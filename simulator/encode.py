@@ -119,7 +119,7 @@ def encode_tables(columns: dict[str, dict[str, Any]], meta: dict[str, Any] | Non
     columns have them: rule sets with sessions) from ``play_hands`` output or from
     ``records.to_columns(raw, encoded=True)`` (categorical codes and Arrow text columns, no strings per row).
     ``meta``: the keyword arguments of :func:`simulator.layout.file_metadata` but ``table`` (variant, digest,
-    seed, duplicate, version), written as each table's key-value metadata."""
+    seed, duplicate, version, log_format), written as each table's key-value metadata."""
     tables = {}
     for table, schema in schema_of(columns).items():
         cols = columns[table]

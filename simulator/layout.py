@@ -34,7 +34,23 @@ PREFIX = f"{PARTITION}="      # the hive key of the partitions, and of the contr
 # `infinity` as dates).
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*\Z")
 VALUE_WORDS = ("true", "false", "null", "nan", "inf", "infinity", "epoch")
-META_KEYS = ("table", "variant", "digest", "seed", "duplicate", "version")  # Parquet key-value metadata, xuezhan.*
+META_KEYS = ("table", "variant", "digest", "seed", "duplicate", "version", "log_format")  # Parquet metadata, xuezhan.*
+# Files an operating system drops into any directory it shows (macOS Finder, its AppleDouble ._* files on foreign
+# disks, Windows Explorer): ignored wherever a run is checked or read, never reported, moved or deleted.
+LITTER = frozenset({".ds_store", "thumbs.db", "ehthumbs.db", "desktop.ini"})
+
+
+def is_litter(path: Path) -> bool:
+    """A regular file an OS drops in a directory it shows (:data:`LITTER`, ``._*``): not part of a run, harmless."""
+    return ((path.name.lower() in LITTER or path.name.startswith("._")) and path.is_file()
+            and not path.is_symlink())
+
+
+def shown(text: object) -> str:
+    """``text`` (a path, a line naming paths) as one printable line: each control or unprintable character (a
+    newline in a directory name would start a forged ``ok`` line) escaped as Python writes it (``\\n``)."""
+    text = str(text)
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def name_problem(name: str) -> str | None:
@@ -112,15 +128,16 @@ def strays(run_dir: Path | str, names: set[str]) -> list[Path]:
         if tdir.is_dir():
             out += [p for p in sorted(tdir.iterdir())
                     if not (p.is_dir() and not p.is_symlink() and p.name.startswith(PREFIX)
-                            and name_of(p) in names)]
+                            and name_of(p) in names) and not is_litter(p)]
     return out
 
 
 def file_metadata(table: str, variant: str, digest: str, seed: int, duplicate: bool,
-                  version: str) -> dict[bytes, bytes]:
+                  version: str, log_format: int) -> dict[bytes, bytes]:
     """The key-value metadata written into every Parquet file (``xuezhan.<key>``, strings): which table,
-    variant, rule set (digest), seed, seating and xuezhan version the file belongs to."""
-    values = (table, variant, digest, str(seed), str(duplicate).lower(), version)
+    variant, rule set (digest), seed, seating, xuezhan version and log format (``simulator.schema.LOG_FORMAT``)
+    the file belongs to."""
+    values = (table, variant, digest, str(seed), str(duplicate).lower(), version, str(log_format))
     return {f"xuezhan.{k}".encode(): v.encode() for k, v in zip(META_KEYS, values, strict=True)}
 
 

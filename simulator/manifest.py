@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,6 +26,7 @@ from simulator.errors import UserError
 MANIFEST = "_manifest.json"
 BACKUP = ".manifest.backup.json"  # the same bytes, written after MANIFEST: what --resume / verify --repair restore
 LOCK_NAME = ".lock"          # flock'd by the writer of a directory (simulator.runner); readers probe it
+LOG_FORMAT_KEY = "log_format"  # manifest field and Parquet metadata key: simulator.schema.LOG_FORMAT (absent: 0)
 CHECKSUM = "checksum"        # SHA-256 of the canonical JSON of every other field (header and chunk list)
 LEGACY_MANIFEST = "manifest.json"  # format 1 (no checksums), written by xuezhan before checksums existed
 FORMAT = 3                   # 3: table-first layout (simulator.layout); 2: variant-first, refused
@@ -127,7 +129,8 @@ class Stale(NamedTuple):
 # Keys a manifest has only when they say something: `economy` (room factor and rake, when set at the top level),
 # `stale` (the tuned files seated whose weights were tuned on another version of the expert or rule set, as the
 # run's check found them after its warm-up: Stale as mappings; absent when there are none).
-OPTIONAL = ("economy", "stale")
+# `log_format` (simulator.schema.LOG_FORMAT; absent in manifests written before it was recorded: format 0).
+OPTIONAL = ("economy", "stale", LOG_FORMAT_KEY)
 _HEAD_TYPES: dict[str, type | tuple[type, ...]] = {
     "format": int, "package": str, "version": str, "variant": str, "source": dict, "digest": str, "rules": dict,
     "seed": int, "duplicate": bool, "hands": int, "chunk_size": int, "complete": bool, "hands_done": int,
@@ -231,6 +234,8 @@ def read_file(path: Path, vdir: Path) -> dict[str, Any]:
         raise _bad(path, f"it is the manifest of variant {data['variant'][:60]!r}, found in {vdir.name} (a swapped "
                          "or renamed directory?)")
     _check_stale(data, path)
+    if not _is_int(data.get(LOG_FORMAT_KEY, 0)) or data.get(LOG_FORMAT_KEY, 0) < 0:
+        raise _bad(path, f"{LOG_FORMAT_KEY!r} must be a non-negative integer")
     check_checksum(data, path, set(_HEAD_TYPES) | set(OPTIONAL))
     return data
 
@@ -249,7 +254,7 @@ def _check_rules(data: dict[str, Any], path: Path) -> None:
     from simulator.rules import RulesError, validate  # plain data (pydantic), no engine
 
     try:
-        rules = validate(dict(data["rules"]), f"{path} (rules)")
+        rules = validate(dict(data["rules"]), f"{path} (rules)", recorded=True)  # never imports a bot
     except RulesError as exc:
         raise ManifestError(str(exc)) from None
     if rules.digest() != data["digest"]:
@@ -267,51 +272,80 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _footer_rows(path: Path) -> int | None:
-    """Row count in a Parquet footer, None when the footer cannot be read."""
-    import pyarrow.parquet as pq  # only when verifying in full
+def _footer(path: Path) -> tuple[int, dict[str, str]] | None:
+    """Row count and ``xuezhan.*`` key-value metadata (keys without the prefix) in a Parquet footer, None when
+    the footer cannot be read."""
+    import pyarrow.parquet as pq  # only when reading footers
 
     try:
-        return pq.read_metadata(path).num_rows
+        meta = pq.read_metadata(path)
     except (OSError, ValueError, IndexError):  # pyarrow raises ArrowInvalid (a ValueError) for a bad footer
         return None
-
-
-def check_file(path: Path, size: int, sha256: str, rows: int, check: str = "full") -> str | None:
-    """What is wrong with one chunk file (None when it matches the manifest)."""
+    pairs = meta.metadata or {}
     try:
-        actual = path.stat()
+        return meta.num_rows, {k.decode()[len("xuezhan."):]: v.decode() for k, v in pairs.items()
+                               if k.startswith(b"xuezhan.")}
+    except UnicodeDecodeError:
+        return meta.num_rows, {}
+
+
+def file_facts(manifest: dict[str, Any]) -> dict[str, str]:
+    """What every Parquet file of a variant says of itself (its ``xuezhan.*`` key-value metadata,
+    :func:`simulator.layout.file_metadata`), as the manifest records it: variant, rules digest, seed, seating,
+    log format (0 when the manifest and the file predate it)."""
+    return {"variant": manifest["variant"], "digest": manifest["digest"], "seed": str(manifest["seed"]),
+            "duplicate": str(manifest["duplicate"]).lower(), LOG_FORMAT_KEY: str(manifest.get(LOG_FORMAT_KEY, 0))}
+
+
+def check_file(path: Path, size: int, sha256: str, rows: int, check: str = "full",
+               facts: dict[str, str] | None = None) -> str | None:
+    """What is wrong with one chunk file (None when it matches the manifest). ``facts``: what the file's own
+    metadata must say (:func:`file_facts` and its table), compared with its footer whatever ``check``."""
+    try:
+        actual = path.lstat()  # a link is never followed (simulator.rundir.links)
     except FileNotFoundError:
         return "missing"
     except OSError as exc:
         return f"cannot read ({exc.strerror})"
-    if not path.is_file():
+    if stat.S_ISLNK(actual.st_mode):
+        return "a symbolic link, not the file xuezhan wrote"
+    if not stat.S_ISREG(actual.st_mode):
         return "not a regular file"
     if actual.st_size != size:
         return f"{actual.st_size:,} bytes, the manifest says {size:,} (truncated or overwritten)"
-    if check == "sizes":
+    if check == "sizes" and facts is None:
         return None
-    try:
-        if sha256_file(path) != sha256:
-            return "SHA-256 differs from the manifest (corrupted)"
-    except OSError as exc:
-        return f"cannot read ({exc.strerror})"
-    footer = _footer_rows(path)
-    if footer != rows:
-        return f"{footer} rows in its footer, the manifest says {rows}"
+    if check == "full":
+        try:
+            if sha256_file(path) != sha256:
+                return "SHA-256 differs from the manifest (corrupted)"
+        except OSError as exc:
+            return f"cannot read ({exc.strerror})"
+    footer = _footer(path)
+    if footer is None or footer[0] != rows:
+        return f"{None if footer is None else footer[0]} rows in its footer, the manifest says {rows}"
+    for key, value in (facts or {}).items():
+        found = footer[1].get(key, "0" if key == LOG_FORMAT_KEY else None)
+        if found != value:
+            return (f"its own metadata says {key} {str(found)[:70]!r}, the manifest {value[:70]!r} (an edited "
+                    "manifest, or another run's file)")
     return None
 
 
 def bad_chunks(vdir: Path, manifest: dict[str, Any], check: str = "full") -> dict[int, list[str]]:
     """Problems of the listed chunks: ``{chunk index: ["hands/variant=x/part-...: what", ...]}`` (paths relative to
-    the run directory; empty when all good)."""
+    the run directory; empty when all good). Each file's own metadata is compared with the manifest's facts
+    (:func:`file_facts`): every file's under ``full``, the first chunk's under ``sizes`` (one footer per table:
+    an edited manifest states its facts for every file)."""
     if check not in CHECKS:
         raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
     bad: dict[int, list[str]] = {}
+    facts = file_facts(manifest)
     for i, c in enumerate(manifest["chunks"]):
         for t in TABLES:
             path = layout.table_dir(vdir, t) / c["file"]
-            problem = check_file(path, c["size"][t], c["sha256"][t], c["rows"][t], check)
+            problem = check_file(path, c["size"][t], c["sha256"][t], c["rows"][t], check,
+                                 {**facts, "table": t} if check == "full" or i == 0 else None)
             if problem:
                 bad.setdefault(i, []).append(f"{layout.rel(path, vdir)}: {problem}")
     return bad
@@ -327,26 +361,36 @@ def unlisted_parts(vdir: Path, manifest: dict[str, Any]) -> list[str]:
     for t in TABLES:
         tdir = layout.table_dir(vdir, t)
         if tdir.is_dir():
-            out += [layout.rel(p, vdir) for p in sorted(tdir.iterdir()) if p.name not in listed]
+            out += [layout.rel(p, vdir) for p in sorted(tdir.iterdir())
+                    if p.name not in listed and not layout.is_litter(p)]
     return out
+
+
+def unlisted_problems(vdir: Path, manifest: dict[str, Any]) -> list[str]:
+    """One line per entry of the variant's table directories the manifest does not list."""
+    return [f"{name}: not listed in the manifest (left by an interrupted run? --repair or --resume moves it to "
+            f"{QUARANTINE}/; --resume deletes a part file of this run instead)"
+            for name in unlisted_parts(vdir, manifest)]
 
 
 def problems(vdir: Path, manifest: dict[str, Any], check: str = "full") -> list[str]:
     """Every problem of a variant against its manifest, one line each naming the file (relative to the run)."""
     found = [p for lines in bad_chunks(vdir, manifest, check).values() for p in lines]
-    found += [f"{name}: not listed in the manifest (left by an interrupted run? --resume removes a part file, "
-              f"moves anything else to {QUARANTINE}/)" for name in unlisted_parts(vdir, manifest)]
-    return found
+    return found + unlisted_problems(vdir, manifest)
 
 
 def verified(vdir: Path, check: str = "full") -> dict[str, Any]:
-    """Read the manifest and check every listed file; :class:`ManifestError` naming the first bad files."""
+    """Read the manifest and check every listed file; :class:`ManifestError` naming the first bad files and what
+    fixes them (``--resume`` for damaged chunks, ``verify --repair`` for stray entries only)."""
     manifest = read(vdir)
-    found = problems(vdir, manifest, check)
+    chunks = [p for lines in bad_chunks(vdir, manifest, check).values() for p in lines]
+    found = chunks + unlisted_problems(vdir, manifest)
     if found:
         more = f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+        fix = ("`xuezhan simulate/study ... --resume` to re-simulate damaged chunks" if chunks
+               else f"`xuezhan verify --repair` to move them to {QUARANTINE}/")
         raise ManifestError(f"{layout.run_of(vdir)}: {'; '.join(found[:3])}{more}; run `xuezhan verify` for the "
-                            "full list, and `xuezhan simulate/study ... --resume` to re-simulate damaged chunks")
+                            f"full list, and {fix}")
     return manifest
 
 

@@ -317,10 +317,16 @@ def explain(exc: ValidationError, source: str | Path) -> str:
     return f"{source}: {loc or '<top>'}: {msg}{more}"
 
 
-def validate(data: dict, source: str = "<rules>") -> RuleSet:
-    """Validate a raw mapping into a frozen :class:`RuleSet`; errors become one-line :class:`RulesError`."""
+def validate(data: dict, source: str = "<rules>", recorded: bool = False) -> RuleSet:
+    """Validate a raw mapping into a frozen :class:`RuleSet`; errors become one-line :class:`RulesError`.
+
+    ``recorded``: the rule set of a manifest (logs being read or verified): a Python bot's module is not imported
+    (reading logs never executes code named in them, and works where the bot is not installed); such a rule set
+    is for reading, not for playing."""
+    from simulator.rules_seats import RECORDED
+
     try:
-        return RuleSet.model_validate(data)
+        return RuleSet.model_validate(data, context={RECORDED: True} if recorded else None)
     except ValidationError as exc:
         raise RulesError(explain(exc, source)) from None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, field_validator, model_serializer, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_serializer, model_validator
 
 from simulator.rules_blocks import FrozenModel
 from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOT_MILLI, BOTS
@@ -19,6 +19,7 @@ TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `x
     "ambition": (0.5, 2.0, 0.01),                    # `temperature` stays as the seat sets it (noise, not skill)
     "tempo": (0.0, 0.3, 0.005),
 }
+RECORDED = "recorded"  # validation context key: a rule set read back from logs (simulator.rules.validate)
 TUNED_KEY = "params"  # the mapping of TUNABLE values in a file written by `xuezhan tune` (simulator.tune)
 
 
@@ -96,17 +97,19 @@ class BotSpec(FrozenModel):
 
     @field_validator("bot")
     @classmethod
-    def _known_bot(cls, v: str) -> str:
-        if v not in BOT_INDEX:
+    def _known_bot(cls, v: str, info: ValidationInfo) -> str:
+        if v not in BOT_INDEX and not _recorded(info):
             bot_class(v)  # importable, a class: checked when the rules are loaded, not in a worker
         return v
 
     @model_validator(mode="after")
-    def _params_fit(self) -> BotSpec:
+    def _params_fit(self, info: ValidationInfo) -> BotSpec:
         if self.params is not None:
             if self.bot in BOT_INDEX:
                 raise ValueError(f"params are for Python bots; {self.bot!r} takes decline_below, decline_wall,"
                                  " defend_wall, steer_shanten, defence, ambition, temperature, tempo")
+            if _recorded(info):
+                return self
             import inspect
 
             try:
@@ -149,6 +152,12 @@ class BotSpec(FrozenModel):
         milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
         return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
                         dtype=np.int64)
+
+
+def _recorded(info: ValidationInfo) -> bool:
+    """Whether the rule set being validated was read back from logs (a manifest): a Python bot's seat is then a
+    name and its parameters, never imported — reading logs must not execute code they name."""
+    return bool(info.context and info.context.get(RECORDED))
 
 
 def bot_class(name: str) -> type:

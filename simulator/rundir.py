@@ -22,11 +22,16 @@ STUDY_FILE = "study.json"
 STUDY_KEYS = {"name", "description", "baseline", "variants", "seats", "set", "hands", "seed", "duplicate",
               "contrasts"}
 # fields a manifest and its backup must agree on (the rest moves on as chunks finish)
-_SAME = ("format", "package", "version", "variant", "digest", "rules", "seed", "duplicate", "chunk_size")
+_SAME = ("format", "package", "version", "variant", "digest", "rules", "seed", "duplicate", "chunk_size",
+         mf.LOG_FORMAT_KEY)
 
 
 class RunDirProblem(mf.ManifestError):
     """A run directory whose parts disagree (study.json against its variant directories); one line."""
+
+
+class BothDamaged(mf.ManifestError):
+    """A manifest and its backup both damaged: ``--resume`` rebuilds the manifest (:func:`rebuild`)."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -120,10 +125,53 @@ def recover(vdir: Path) -> tuple[dict[str, Any], str | None]:
         try:
             backup = mf.read_file(vdir / mf.BACKUP, vdir)
         except mf.ManifestError:
-            raise mf.ManifestError(f"{exc}; its backup {mf.BACKUP} is damaged too: re-simulate") from None
+            raise BothDamaged(f"{str(exc).split('; the manifest')[0]}; its backup {mf.BACKUP} is damaged too: run "
+                              "the run's own simulate/study command again with --resume, which rebuilds the "
+                              "manifest from the part files' own metadata") from None
         first = str(exc).split("; the manifest")[0]
         return backup, (f"{first}; restored from {mf.BACKUP} ({len(backup['chunks'])} chunks listed, their files "
                         "checked)")
+
+
+def rebuild(vdir: Path, fresh: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The manifest of a variant whose manifest and backup are both damaged, rebuilt from its part files:
+    ``fresh`` is the manifest the resumed run starts with (its rules, seed, seating, hands and chunk size, from
+    the command; the chunk size, when the command does not give one (``None``), from the name of the first
+    part). A chunk of that plan is listed when its three files name this run in their own metadata
+    (:func:`belongs`), decode whole, and hold consistent row counts; with the size and SHA-256 of each file as
+    found. Anything else is left for ``--resume`` to redo and move aside. Returns the manifest and a line."""
+    import pyarrow.parquet as pq
+
+    manifest = dict(fresh, chunks=[])
+    hands_dir = layout.table_dir(vdir, "hands")
+    names = sorted(p.name for p in hands_dir.iterdir() if mf.is_part_name(p.name)) if hands_dir.is_dir() else []
+    if manifest["chunk_size"] is None:
+        zero = [n for n in names if n.startswith(mf.part_name(0, 0)[:16])]
+        manifest["chunk_size"] = int(zero[0][16:26]) + 1 if zero else manifest["hands"]
+    size, hands = manifest["chunk_size"], manifest["hands"]
+    may_stop = (manifest["rules"].get("session") or {}).get("stop_when_broke") is True
+    for name in names:
+        first, last = int(name[5:15]), int(name[16:26])
+        if first % size or last != min(first + size, hands) - 1:
+            continue
+        paths = {t: layout.table_dir(vdir, t) / name for t in mf.TABLES}
+        rows: dict[str, int] = {}
+        for t, path in paths.items():
+            if path.is_symlink() or not path.is_file() or belongs(path, manifest) is not True:
+                break
+            try:
+                rows[t] = pq.read_table(path).num_rows
+            except (OSError, ValueError):
+                break
+        n = last - first + 1
+        if len(rows) < len(mf.TABLES) or rows["players"] != 4 * rows["hands"] or (
+                rows["hands"] > n if may_stop else rows["hands"] != n):
+            continue
+        files = {t: {"size": p.stat().st_size, "sha256": mf.sha256_file(p)} for t, p in paths.items()}
+        manifest["chunks"].append(mf.chunk_entry(first, last, rows, files))
+    mf.refresh_totals(manifest)
+    return manifest, (f"{vdir}: {mf.MANIFEST} and its backup both damaged; rebuilt from the part files' own "
+                      f"metadata ({len(manifest['chunks'])} chunks kept: each file names this run and decodes whole)")
 
 
 def backup_problem(vdir: Path, manifest: dict[str, Any]) -> str | None:
@@ -136,7 +184,7 @@ def backup_problem(vdir: Path, manifest: dict[str, Any]) -> str | None:
         backup = mf.read_file(path, vdir)
     except mf.ManifestError as exc:
         return str(exc).split("; the manifest")[0].replace(f"{path}: ", "")
-    if any(backup[k] != manifest[k] for k in _SAME):
+    if any(backup.get(k) != manifest.get(k) for k in _SAME):
         return "does not describe the same run as the manifest"
     return None
 
@@ -146,6 +194,44 @@ def write_manifest(vdir: Path, manifest: dict[str, Any]) -> None:
     data = mf.manifest_bytes(manifest)
     atomic_write(vdir / mf.MANIFEST, data)
     atomic_write(vdir / mf.BACKUP, data)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Symbolic links: refused, never followed
+
+LINK_ADVICE = ("a symbolic link: xuezhan neither follows nor moves links inside a run directory; replace it with a "
+               "copy of what it points to (cp -a), then run the command again")
+
+
+def _link_entries(d: Path) -> list[Path]:
+    """The entries of directory ``d`` that are symbolic links (``[]`` when ``d`` is not a real directory)."""
+    if d.is_symlink() or not d.is_dir():
+        return []
+    with os.scandir(d) as it:
+        return [Path(e.path) for e in it if e.is_symlink()]
+
+
+def links(run_dir: Path) -> list[Path]:
+    """Every symbolic link where a run keeps its files (``RUN/_variants``, the control directories and their
+    manifests, ``RUN/<table>``, the partition directories and their entries, ``study.json``), sorted. The run
+    directory itself may be a link; nothing inside it may: a linked file or partition would pass a check made
+    through the link and be lost when the link is moved, so verify, the readers, ``--resume`` and ``--repair``
+    refuse a run holding one, with one line naming it (:data:`LINK_ADVICE`)."""
+    run_dir = Path(run_dir)
+    top = [run_dir / n for n in (layout.CONTROL, *mf.TABLES, STUDY_FILE)]
+    out = [p for p in top if p.is_symlink()]
+    for vdir in _link_entries(run_dir / layout.CONTROL) + layout.control_dirs(run_dir):
+        out += [vdir] if vdir.is_symlink() else [vdir / n for n in (mf.MANIFEST, mf.BACKUP) if (vdir / n).is_symlink()]
+    for t in mf.TABLES:
+        out += _link_entries(run_dir / t)
+        for part in (run_dir / t).glob(f"{layout.PREFIX}*") if (run_dir / t).is_dir() else ():
+            out += _link_entries(part)
+    return sorted(set(out))
+
+
+def link_lines(run_dir: Path) -> list[str]:
+    """One line per symbolic link of :func:`links`."""
+    return [f"{layout.shown(p)}: {LINK_ADVICE}" for p in links(run_dir)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -162,10 +248,22 @@ def strays(vdir: Path, keep: set[str]) -> tuple[list[Path], list[Path]]:
             continue
         for p in sorted(tdir.iterdir()):
             regular = p.is_file() and not p.is_symlink()
-            if regular and p.name in keep:
+            if (regular and p.name in keep) or layout.is_litter(p):
                 continue
             (ours if regular and mf.is_part_name(p.name) else foreign).append(p)
     return ours, foreign
+
+
+def belongs(path: Path, manifest: dict[str, Any]) -> bool | None:
+    """Whether an unlisted part file is this run's own (left by an interrupted write or a re-planned chunk): its
+    own Parquet metadata names its table and the variant, rules, seed, seating and log format of ``manifest``.
+    False for another run's part; None when its metadata cannot be read (a damaged file)."""
+    try:
+        meta = layout.read_file_metadata(path)
+    except (OSError, ValueError):  # pyarrow: ArrowInvalid (a ValueError) for what is not Parquet
+        return None
+    return meta.get("table") == path.parent.parent.name and all(
+        meta.get(k) == v for k, v in mf.file_facts(manifest).items())
 
 
 def quarantine(where: Path, entries: list[Path], run_dir: Path) -> list[str]:
@@ -197,13 +295,14 @@ def run_strays(run_dir: Path) -> tuple[list[Path], str]:
 def repair(vdir: Path) -> list[str]:
     """``xuezhan verify --repair`` on one locked variant directory: restore a damaged manifest from its backup
     (or the backup from the manifest) and move every unlisted entry of the table directories to
-    ``_quarantine/``. Returns one line per change; chunk files are never touched (``--resume`` re-simulates
-    damaged ones)."""
+    ``_quarantine/``. Returns one line per change, each naming its file by its full path; chunk files are never
+    touched (``--resume`` re-simulates damaged ones)."""
     manifest, note = recover(vdir)
     lines = [note] if note else []
     if note or backup_problem(vdir, manifest) or not (vdir / mf.BACKUP).exists():
         write_manifest(vdir, manifest)
         if not note:
-            lines.append(f"{mf.BACKUP}: rewritten from {mf.MANIFEST}")
+            lines.append(f"{vdir / mf.BACKUP}: rewritten from {mf.MANIFEST}")
     ours, foreign = strays(vdir, {c["file"] for c in manifest["chunks"]})
-    return lines + quarantine(vdir, ours + foreign, layout.run_of(vdir))
+    run = layout.run_of(vdir)
+    return lines + [f"{run}/{line}" for line in quarantine(vdir, ours + foreign, run)]

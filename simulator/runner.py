@@ -31,6 +31,7 @@ import itertools
 import logging
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -38,7 +39,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from simulator import layout
+from simulator import layout, rundir
+from simulator import manifest as mf
 from simulator.dirlock import (  # noqa: F401 - run_lock: this module's API too
     MAX_NAME,
     DirLock,
@@ -71,6 +73,8 @@ from simulator.runplan import (  # noqa: F401 - Variant, RunSpec, RunSummary, pl
 
 _WORKER_LOST = {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker"}  # loky, concurrent.futures, dask
 WORKER_DIED = "a worker died (out of memory?) — rerun with --resume"
+WORKER_DIED_BOTS = ("a worker died during a chunk with Python bots (a bot that ends its process, such as os._exit, "
+                    "or out of memory) — fix the bot, then rerun with --resume")
 
 
 def default_jobs() -> int:
@@ -173,14 +177,48 @@ def _drain(pending: Any) -> None:
 def _execute(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress: Any, preloaded: Any = None) -> None:
     if not any(r.n_pending for r in runs):
         return
-    with _watched(spec, jobs):
-        _execute_pending(runs, spec, jobs, progress, preloaded)
+    python_bots = any(r.plan.variant.rules.python_seats() for r in runs)
+    with _watched(spec, jobs, python_bots), _bot_reports(python_bots and not spec.scheduler) as reports:
+        try:
+            _execute_pending(runs, spec, jobs, progress, preloaded, reports)
+        except RunError as exc:
+            if str(exc) == WORKER_DIED and python_bots:  # what a bot's watchdog said before it ended the worker
+                raise RunError(_bot_report(reports) or WORKER_DIED_BOTS) from None
+            raise
 
 
 @contextmanager
-def _watched(spec: RunSpec, jobs: int) -> Iterator[None]:
-    """Run the body with a :class:`PoolWatch` on the loky pool (a local pool of several workers only)."""
-    if spec.backend != "loky" or jobs == 1:
+def _bot_reports(local: bool) -> Iterator[str | None]:
+    """A private directory where a worker's bot watchdog writes its error line (:mod:`simulator.agents_ask`)
+    before ending the worker; None without Python bots or with remote workers."""
+    if not local:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="xuezhan-bots-") as tmp:
+        yield tmp
+
+
+def _bot_report(reports: str | None) -> str | None:
+    """The first error line a bot watchdog wrote, None when none did."""
+    found = sorted(Path(reports).glob("*.txt")) if reports else []
+    return found[0].read_text(encoding="utf-8").strip() if found else None
+
+
+def _one_worker(tasks: Iterator[tuple[Any, ...]]) -> Iterator[Any]:
+    """``run_chunk`` over ``tasks`` in one loky worker process, one chunk at a time: ``--jobs 1`` with Python bots,
+    which never run in the xuezhan process itself (a bot's ``os._exit(0)`` there would end the run with success,
+    and a bot that swallows its time-out could only be stopped by ending the process)."""
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=1)
+    for args in tasks:
+        yield executor.submit(run_chunk, *args).result()
+
+
+@contextmanager
+def _watched(spec: RunSpec, jobs: int, python_bots: bool = False) -> Iterator[None]:
+    """Run the body with a :class:`PoolWatch` on the loky pool (a local pool of worker processes only)."""
+    if spec.backend != "loky" or (jobs == 1 and not python_bots):
         yield
         return
     watch = PoolWatch()
@@ -195,7 +233,8 @@ def _watched(spec: RunSpec, jobs: int) -> Iterator[None]:
         watch.stop()
 
 
-def _execute_pending(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress: Any, preloaded: Any) -> None:
+def _execute_pending(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress: Any, preloaded: Any,
+                     reports: str | None = None) -> None:
     from joblib import Parallel, delayed
 
     if preloaded is not None:
@@ -210,9 +249,12 @@ def _execute_pending(runs: Sequence[OpenRun], spec: RunSpec, jobs: int, progress
     parent = None if spec.scheduler else os.getpid()  # remote workers do not watch a local pid
     python_bots = any(r.plan.variant.rules.python_seats() for r in runs)
     path = tuple(sys.path) if python_bots and parent is not None else ()
-    results = Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(run_chunk)(r.plan.variant, first, last, spec.seed, spec.duplicate, parent, path)
-        for r, first, last in _interleave(runs))
+    tasks = ((r.plan.variant, first, last, spec.seed, spec.duplicate, parent, path, reports)
+             for r, first, last in _interleave(runs))
+    if python_bots and jobs == 1 and spec.backend == "loky":
+        results = _one_worker(tasks)
+    else:
+        results = Parallel(n_jobs=jobs, return_as="generator_unordered")(delayed(run_chunk)(*t) for t in tasks)
     try:
         for res in results:
             by_name[res.variant].commit(res)
@@ -267,6 +309,9 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
                 stack.callback(lock.release)
                 if path == out_dir:
                     not_a_study(out_dir)
+            linked = rundir.link_lines(out_dir)  # refused before anything is inspected, moved or written
+            if linked:
+                raise RunError(linked[0] + (f" (+{len(linked) - 1} more)" if len(linked) > 1 else ""))
             plans = [inspect_dir(lock.vdir, v, spec) for lock, v in zip(locks[-len(variants):], variants, strict=True)]
             if spec.duplicate and any(p.chunk_size % 4 for p in plans):
                 raise RunError("duplicate play needs a chunk size that is a multiple of 4")
@@ -296,6 +341,7 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
         r = short[0]
         raise RunError(f"{r.plan.vdir}: stopped at {r.manifest['hands_done']:,} of {r.manifest['hands']:,} hands "
                        "without an error from the workers; rerun with --resume")
+    _check_whole(out_dir, runs)
     wall = time.perf_counter() - start
     return [RunSummary(r.plan.variant.name, r.plan.vdir, r.manifest["hands_done"], r.hands_run,
                        dict(r.manifest["rows"]), wall, r.plan.redone, r.played_run,
@@ -303,6 +349,17 @@ def run_variants(out_dir: Path | str, variants: Sequence[Variant], spec: RunSpec
                        else r.manifest["hands_done"] // r.plan.variant.rules.session.hands, r.plan.notes,
                        r.plan.stale)
             for r in runs]
+
+
+def _check_whole(out_dir: Path, runs: Sequence[OpenRun]) -> None:
+    """Never report success on a run that is not whole: every file the manifests list is in place, of its size,
+    and no link has appeared (a fast check, no file is read)."""
+    linked = rundir.link_lines(out_dir)
+    bad = [line for r in runs for lines in mf.bad_chunks(r.plan.vdir, r.manifest, "sizes").values()
+           for line in lines]
+    if linked or bad:
+        raise RunError(f"{out_dir}: the run is not whole after simulating ({(linked + bad)[0]}); `xuezhan verify "
+                       f"{out_dir}` lists every problem")
 
 
 def simulate(variant: Variant, out_dir: Path | str, spec: RunSpec) -> RunSummary:

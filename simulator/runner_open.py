@@ -76,8 +76,9 @@ class OpenRun:
 def open_variant(plan: Plan, spec: RunSpec) -> OpenRun:
     vdir = plan.vdir
     make_table_dirs(vdir)
-    plan.notes += clean_variant(vdir, plan.done)
     manifest = new_manifest(plan.variant, spec, plan.chunk_size)
+    listed = {c["file"] for c in (plan.existing or {}).get("chunks", [])}
+    plan.notes += clean_variant(vdir, plan.done, manifest, listed)
     if plan.existing is not None:
         manifest["source"] = plan.existing.get("source", manifest["source"])
     if plan.stale:  # what this run's check found (the latest, on a resume); absent when nothing is stale
@@ -87,5 +88,17 @@ def open_variant(plan: Plan, spec: RunSpec) -> OpenRun:
     pending = (c for c in iter_chunks(spec.hands, plan.chunk_size) if c[0] not in done)
     n_pending = -(-spec.hands // plan.chunk_size) - len(done)
     run = OpenRun(plan, manifest, pending, n_pending)
-    run.write_manifest()
+    if plan.existing is None or not _unchanged(vdir, manifest):  # a finished run resumed writes nothing
+        run.write_manifest()
     return run
+
+
+def _unchanged(vdir: Path, manifest: dict) -> bool:
+    """Whether the manifest and its backup on disk are already the bytes ``manifest`` would be written as (a no-op
+    ``--resume`` of a finished run then needs no disk space)."""
+    mf.refresh_totals(manifest)
+    data = mf.manifest_bytes(manifest)
+    try:
+        return all((vdir / name).read_bytes() == data for name in (mf.MANIFEST, mf.BACKUP))
+    except OSError:
+        return False

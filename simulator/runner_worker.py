@@ -20,21 +20,29 @@ from simulator import manifest as mf
 from simulator.encode import check_chunk, encode_tables, parquet_bytes
 from simulator.rules import RuleSet
 from simulator.runplan import ChunkResult, Variant
+from simulator.schema import LOG_FORMAT
 
 
 def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: bool,
-              parent: int | None = None, import_path: tuple[str, ...] = ()) -> ChunkResult:
+              parent: int | None = None, import_path: tuple[str, ...] = (),
+              bot_report: str | None = None) -> ChunkResult:
     """Worker task: play hands ``first..last`` and return their three Parquet files as bytes.
 
     ``parent``: pid of the local process that submitted the task; the worker exits when it dies (a killed
     ``xuezhan`` must not leave idle workers holding memory). None for remote (dask scheduler) workers.
     ``import_path``: the submitting process's ``sys.path``, put first in a local worker's, so that a Python bot's
-    module imports there as it does in the parent (a reused worker may have started before it was on the path)."""
+    module imports there as it does in the parent (a reused worker may have started before it was on the path).
+    ``bot_report``: where a Python bot that outlives its time-out is reported before its worker ends
+    (:func:`simulator.agents_ask.watch_bots`; the runner always plays Python bots in a worker process)."""
     from simulator.hands import run_batch  # imported in the worker: numba-compiled, heavy
     from simulator.records import to_columns
 
     if parent is not None:
         watch_parent(parent)
+    if variant.rules.python_seats() and os.getpid() != parent:  # never in the xuezhan process itself
+        from simulator.agents_ask import watch_bots
+
+        watch_bots(bot_report)
     for entry in reversed(import_path):
         if entry not in sys.path:
             sys.path.insert(0, entry)
@@ -48,7 +56,7 @@ def run_chunk(variant: Variant, first: int, last: int, seed: int, duplicate: boo
 
         raw = run_sessions(variant.rules, ids, seed, duplicate=duplicate)
     meta = {"variant": variant.name, "digest": variant.rules.digest(), "seed": seed, "duplicate": duplicate,
-            "version": __version__}
+            "version": __version__, "log_format": LOG_FORMAT}
     tables = encode_tables(to_columns(raw, encoded=True), meta)
     check_chunk(tables, ids, sess is not None and sess.stop_when_broke)
     blobs = {name: parquet_bytes(t) for name, t in tables.items()}

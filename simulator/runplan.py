@@ -19,7 +19,7 @@ from simulator.choices import Backend
 from simulator.dirlock import MAX_NAME, RunError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS
 from simulator.rules import RuleSet, load_rules, resolve_config_path
-from simulator.schema import TABLES
+from simulator.schema import LOG_FORMAT, TABLES
 
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
@@ -119,19 +119,26 @@ def read_manifest(vdir: Path) -> dict:
         raise RunError(str(exc)) from None
 
 
-def recover_manifest(vdir: Path) -> tuple[dict, str | None]:
-    """The manifest, or its intact backup when it is damaged (:func:`simulator.rundir.recover`)."""
+def recover_manifest(vdir: Path, variant: Variant, spec: RunSpec) -> tuple[dict, str | None]:
+    """The manifest, or its intact backup when it is damaged (:func:`simulator.rundir.recover`); when both are
+    damaged, one rebuilt from the part files for this run (:func:`simulator.rundir.rebuild`)."""
     try:
         return rundir.recover(vdir)
+    except rundir.BothDamaged:
+        try:
+            return rundir.rebuild(vdir, new_manifest(variant, spec, spec.chunk_size))
+        except OSError as exc:
+            raise RunError(f"cannot rebuild the manifest of {vdir}: {exc.strerror} ({exc.filename})") from None
     except mf.ManifestError as exc:
         raise RunError(str(exc)) from None
 
 
-def new_manifest(variant: Variant, spec: RunSpec, chunk_size: int) -> dict:
+def new_manifest(variant: Variant, spec: RunSpec, chunk_size: int | None) -> dict:
     return {
         "format": mf.FORMAT,
         "package": "xuezhan",
         "version": __version__,
+        mf.LOG_FORMAT_KEY: LOG_FORMAT,
         "variant": variant.name,
         "source": variant.source,
         "digest": variant.rules.digest(),
@@ -228,7 +235,8 @@ def own_files_only(vdir: Path) -> bool:
     """True when a control directory holds nothing but debris of a run killed before it wrote its manifest, and
     the variant's table directories are absent or empty."""
     tdirs = [layout.table_dir(vdir, t) for t in TABLES]
-    return all(is_debris(p) for p in vdir.iterdir()) and not any(d.is_dir() and any(d.iterdir()) for d in tdirs)
+    return all(is_debris(p) or layout.is_litter(p) for p in vdir.iterdir()) and not any(
+        d.is_dir() and any(not layout.is_litter(p) for p in d.iterdir()) for d in tdirs)
 
 
 def kept_chunks(manifest: dict, vdir: Path, spec_hands: int) -> tuple[list[dict], list[str]]:
@@ -257,6 +265,12 @@ def compare_manifest(manifest: dict, variant: Variant, spec: RunSpec, vdir: Path
         raise RunError(f"{vdir} was run with seed {manifest['seed']}, not {spec.seed}: refusing to mix seeds")
     if manifest["duplicate"] != spec.duplicate:
         raise RunError(f"{vdir} was run with duplicate={manifest['duplicate']}, not {spec.duplicate}")
+    written = manifest.get(mf.LOG_FORMAT_KEY, 0)
+    if written != LOG_FORMAT:  # before the package version: what would mix is the encoding of the files
+        raise RunError(f"{vdir} holds logs of log format {written}, this xuezhan writes format {LOG_FORMAT} (other "
+                       "columns or dictionaries): resuming would mix two encodings in one variant; simulate into a "
+                       "new --out (the same rules and seed give the same hands), or resume with the xuezhan that "
+                       "wrote it")
     if manifest["version"] != __version__:
         raise RunError(f"{vdir} was written by xuezhan {manifest['version']}, this is {__version__}: "
                        "results may differ; choose another --out")
@@ -280,7 +294,7 @@ def inspect_dir(vdir: Path, variant: Variant, spec: RunSpec) -> Plan:
     if not any((vdir / n).exists() for n in (MANIFEST, mf.LEGACY_MANIFEST, mf.BACKUP)):
         raise RunError(f"{vdir} (or its table directories <table>/{vdir.name}) is not empty and has no {MANIFEST}: "
                        "refusing to write there")
-    manifest, note = recover_manifest(vdir)
+    manifest, note = recover_manifest(vdir, variant, spec)
     compare_manifest(manifest, variant, spec, vdir)
     chunk_size = manifest["chunk_size"]
     if spec.duplicate and chunk_size % 4:
@@ -291,16 +305,23 @@ def inspect_dir(vdir: Path, variant: Variant, spec: RunSpec) -> Plan:
     return Plan(variant, vdir, chunk_size, manifest, kept, redone, [note] if note else [])
 
 
-def clean_variant(vdir: Path, done: list[dict]) -> list[str]:
-    """Remove temporaries and part files not listed as done (interrupted writes, chunks re-planned or
-    damaged); move anything else found in a table directory (a user's file, a directory) to ``_quarantine/``
-    and return one line per entry moved. Called under the lock, on the listing made under it."""
+def clean_variant(vdir: Path, done: list[dict], manifest: dict, listed: set[str]) -> list[str]:
+    """Remove temporaries and the part files this run left unlisted (interrupted writes, chunks re-planned or
+    damaged: their own metadata names this run's variant, rules, seed, seating and log format,
+    :func:`rundir.belongs`, or, unreadable, they are ``listed`` in the manifest found); move anything else found
+    in a table directory (another run's part file, a user's file, a directory) to ``_quarantine/`` and return one
+    line per entry moved. Called under the lock, on the listing made under it."""
     for p in vdir.iterdir():
         if p.is_file() and _TEMP_RE.match(p.name):
             p.unlink()
     ours, foreign = rundir.strays(vdir, {c["file"] for c in done})
     for p in ours:
-        p.unlink()
+        mine = rundir.belongs(p, manifest)
+        if mine is False or (mine is None and p.name not in listed):
+            foreign.append(p)
+    for p in ours:
+        if p not in foreign:
+            p.unlink()
     try:
         return rundir.quarantine(vdir, foreign, layout.run_of(vdir))
     except OSError as exc:

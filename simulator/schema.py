@@ -22,6 +22,12 @@ import pyarrow as pa
 
 from simulator.rules import FLAGS
 
+# The log format: the version of what a Parquet file's bytes mean — its columns, their types and the
+# dictionaries of the categorical columns (simulator.encode.VOCABULARIES, the `bot` labels in the order of the
+# bots). Recorded in every manifest and file (`log_format`); `--resume` refuses to add chunks of another format to
+# a variant. Bump it with any change of a column, a type or a dictionary (tests/test_survive.py pins the schema
+# and dictionaries of each format: it fails until the bump).
+LOG_FORMAT = 1
 PARTITION = "variant"  # the hive partition key of the table directories: a column readers take from the path
 CAT = pa.dictionary(pa.int8(), pa.string())
 CAT16 = pa.dictionary(pa.int16(), pa.string())

@@ -36,12 +36,43 @@ def _vdirs(run_dir: Path) -> tuple[Path | None, list[Path]]:
     return run_dir, vdirs
 
 
+# What fixes each kind of problem verify finds (verify_report's hint names only those it found).
+FIXES = {
+    "links": "replace each link with a copy of what it points to",
+    "manifest": "`xuezhan verify --repair` (or --resume) restores a damaged manifest from its backup",
+    "backup": "`xuezhan verify --repair` rewrites a damaged backup",
+    "strays": f"`xuezhan verify --repair` (or --resume) moves stray entries to {mf.QUARANTINE}/",
+    "chunks": "`xuezhan simulate/study ... --resume` re-simulates the damaged chunks",
+    "study": f"{rundir.STUDY_FILE} and the variant directories disagree: restore the run as it was written",
+    "busy": "wait for the run to finish",
+}
+
+
 def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
     """Lines to print (``ok``/``BAD``/``BUSY`` first) and the number of problems of a run directory."""
-    root, vdirs = _vdirs(Path(run_dir))
-    busy = rundir.in_progress(Path(run_dir))
+    lines, bad, _ = verify_report(run_dir, check)
+    return lines, bad
+
+
+def verify_report(run_dir: Path, check: str = "full") -> tuple[list[str], int, str]:
+    """:func:`verify_run`'s lines and count, and what fixes the problems found (:data:`FIXES`, those that apply,
+    in that order; "" when there are none). Control characters in the lines are escaped (a newline in a name
+    must not start a line of its own)."""
+    kinds: set[str] = set()
+    lines, bad = _verify(Path(run_dir), check, kinds)
+    return [layout.shown(line) for line in lines], bad, "; ".join(v for k, v in FIXES.items() if k in kinds)
+
+
+def _verify(run_dir: Path, check: str, kinds: set[str]) -> tuple[list[str], int]:
+    root, vdirs = _vdirs(run_dir)
+    busy = rundir.in_progress(run_dir)
     if busy:
+        kinds.add("busy")
         return [f"BUSY {busy}"], 1
+    linked = rundir.link_lines(root or layout.run_of(run_dir))
+    if linked:  # checked through a link, a file would pass; nothing else is checked until it is replaced
+        kinds.add("links")
+        return [f"BAD  {line}" for line in linked], len(linked)
     lines, bad = [], 0
     manifests: dict[str, dict[str, Any]] = {}
     for vdir in vdirs:
@@ -49,13 +80,17 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
             manifest = mf.read(vdir)
         except mf.ManifestError as exc:
             lines.append(f"BAD  {exc}")
+            kinds.add("manifest")
             bad += 1
             continue
         manifests[layout.name_of(vdir)] = manifest
-        found = [f"{layout.run_of(vdir)}/{line}" for line in mf.problems(vdir, manifest, check)]
+        run = layout.run_of(vdir)
+        chunks = [f"{run}/{p}" for found in mf.bad_chunks(vdir, manifest, check).values() for p in found]
+        strays = [f"{run}/{p}" for p in mf.unlisted_problems(vdir, manifest)]
         backup = rundir.backup_problem(vdir, manifest)
-        if backup:
-            found.append(f"{vdir}/{mf.BACKUP}: {backup} (`xuezhan verify --repair` rewrites it)")
+        found = chunks + strays + ([f"{vdir}/{mf.BACKUP}: {backup} (`xuezhan verify --repair` rewrites it)"]
+                                   if backup else [])
+        kinds.update(k for k, v in (("chunks", chunks), ("strays", strays), ("backup", backup)) if v)
         lines += [f"BAD  {line}" for line in found]
         bad += len(found)
         state = "complete" if manifest["complete"] else "INCOMPLETE (continue it with --resume)"
@@ -66,10 +101,12 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
         try:
             study = rundir.read_study(root)
         except mf.ManifestError as exc:
+            kinds.add("study")
             lines.append(f"BAD  {exc}")
             return lines, bad + 1
         clash = rundir.study_problems(root, study, [layout.name_of(v) for v in vdirs], manifests)
         entries, what = rundir.run_strays(root)
+        kinds.update(k for k, v in (("study", clash), ("strays", entries)) if v)
         clash += [f"{p}: {what}" for p in entries]
         lines += [f"BAD  {line}" for line in clash]
         bad += len(clash)
@@ -78,23 +115,27 @@ def verify_run(run_dir: Path, check: str = "full") -> tuple[list[str], int]:
 
 def repair_run(run_dir: Path) -> list[str]:
     """Repair every variant directory of a run under its lock (:func:`simulator.rundir.repair`); one line per
-    change or per directory that cannot be repaired."""
+    change (``repaired  <path>: ...``) or per directory that cannot be repaired (``cannot repair <path>: ...``),
+    control characters escaped. A run holding a symbolic link is not touched (one line per link)."""
     root, vdirs = _vdirs(Path(run_dir))
+    linked = rundir.link_lines(root or layout.run_of(Path(run_dir)))
+    if linked:
+        return [layout.shown(f"cannot repair {line}") for line in linked]
     lines = []
     if root is not None and rundir.run_strays(root)[0]:  # entries of RUN/<table>/ itself, under the run's lock
         lock = DirLock(root)
         lock.acquire()
         try:
-            lines += [f"{root}/{line}" for line in rundir.quarantine(root, rundir.run_strays(root)[0], root)]
+            lines += [f"repaired  {root}/{line}" for line in rundir.quarantine(root, rundir.run_strays(root)[0], root)]
         finally:
             lock.release()
     for vdir in vdirs:
         lock = DirLock(vdir)
         lock.acquire()  # refused (RunError) while a run writes there
         try:
-            lines += [f"{layout.run_of(vdir)}/{line}" for line in rundir.repair(vdir)]
+            lines += [f"repaired  {line}" for line in rundir.repair(vdir)]
         except mf.ManifestError as exc:
             lines.append(f"cannot repair {vdir}: {exc}")
         finally:
             lock.release()
-    return lines
+    return [layout.shown(line) for line in lines]

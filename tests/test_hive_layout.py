@@ -22,6 +22,7 @@ from cli_helpers import cli_run
 from analysis.load import RunDirError, open_run
 from simulator import __version__, layout
 from simulator import manifest as mf
+from simulator.schema import LOG_FORMAT
 from xuezhan.studies import run_study
 
 ARMS = ("chengdu", "cap3", "no.exchange")  # a dot: hive values are any name the runner accepts
@@ -106,7 +107,7 @@ def test_every_file_carries_its_variant_rules_seed_and_version(study_run: Path):
             for part in parts:
                 assert layout.read_file_metadata(part) == {
                     "table": table, "variant": variant, "digest": manifest["digest"], "seed": "5",
-                    "duplicate": "false", "version": __version__}
+                    "duplicate": "false", "version": __version__, "log_format": str(LOG_FORMAT)}
         assert run.file_metadata(variant, "wins")["digest"] == run.digest(variant)
     assert run.file_metadata("cap3") != run.file_metadata("chengdu")
 
