@@ -5,6 +5,7 @@ scores and wins are listed in tests/test_analysis_tables.py), against hand-compu
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import polars as pl
 import pytest
@@ -12,6 +13,7 @@ from analysis_synth import Z, example_run, row
 
 from analysis import compare, economy, ev, fans, risk, shape
 from analysis.load import RunDirError, open_run
+from analysis.power import units_for_power
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +46,10 @@ def test_paired_by_seat_hand_computed(run_dir):
     # ⌈(2.80159·12)²⌉ = 1131 by the plain formula; the power of the test with the number of differing units
     # itself random (Binomial, analysis.power) reaches 80% at 1125
     assert r["hands_paired"] == 1125
+    # unpaired, per arm: ⌈((z_0.975 + z_0.80)·σ_u/detect)²⌉ with σ_u² = the two arms' per-hand variances
+    # 1816/3 + 616/3 (integer sums, |m·d| = 1: no integer bound above σ̂) = ⌈7.8489 · 810.67⌉ = 6363
+    zsum = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.80)
+    assert r["hands_unpaired"] == math.ceil(zsum ** 2 * (1816 / 3 + 616 / 3)) == 6363
     assert row(df, seat=3)["diff"] == -2
 
 
@@ -54,6 +60,13 @@ def test_paired_by_bot_and_components(run_dir):
     # per-hand sums of d over the two greedy seats: 0, 0, 16, 0 (m = 2): mean 2, se² = 4/3 · (3·16 + 144)/64 = 4
     assert (g["bot_baseline"], g["n_obs"], g["diff"]) == ("greedy", 8, 2)
     assert g["se_paired"] == pytest.approx(2.0)
+    # hands needed with m = 2 observations per hand (detect 0.1): a differing hand's sum has mean
+    # m₁ = m·d/π = 2·0.1·4 = 0.8 under the alternative, the observed spread gives m₂ = (se²·n·m² + (m·d)²)·n/k =
+    # (4·4·4 + 0.04)·4 = 256.16, ρ = m₁/√m₂; one hand per unit. unpaired: σ_u² = n·se_u² (above m·d < 1 the
+    # integer bound (m·d − (m·d)²)/m² = 0.04 is below it)
+    assert g["hands_paired"] == units_for_power(1 / 4, 0.8 / math.sqrt(256.16))
+    zsum = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.80)
+    assert g["hands_unpaired"] == math.ceil(zsum ** 2 * 4 * g["se_unpaired"] ** 2 / 0.1 ** 2)
     assert row(df, bot="greedy", component="score_huazhu")["diff"] == 2
     w = row(df, bot="value", component="score_win")
     assert w["diff"] == 0 and w["se_paired"] == 0 and w["n_differ"] == 0

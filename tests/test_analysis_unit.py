@@ -9,6 +9,7 @@ the 24 hands as independent.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import polars as pl
@@ -17,6 +18,7 @@ from analysis_synth import player, write_run
 
 from analysis import compare, ev, fans, risk, shape
 from analysis.load import open_run
+from analysis.power import units_for_power
 from analysis.report import build_sections, present
 from analysis.stats import cluster_bootstrap_risk, cluster_means
 
@@ -69,6 +71,18 @@ def test_paired_shares_and_risk_count_walls(dup):
     # one wall differs (all four of its hands): one differing unit, not four
     assert (s0["n_units"], s0["n_hands"], s0["n_differ"], s0["unit"]) == (WALLS, 4 * WALLS, 1, "wall")
     assert s0["diff"] == pytest.approx(4 / WALLS) and s0["interval"] == "few differing"
+    # hands needed for detect 0.1 count walls × 4 hands: a wall sums m = 4 observations of seat 0 (wall sums
+    # 0, 0, 16, 0, 0, 0: se = sd/√6/m), π = 1/6, m₁ = m·d/π = 2.4, m₂ = (se²·n·m² + (m·d)²)·n/k, ρ = m₁/√m₂
+    sums = np.array([0, 0, 16, 0, 0, 0], dtype=float)
+    se = sums.std(ddof=1) / math.sqrt(WALLS) / 4
+    assert s0["se_paired"] == pytest.approx(se)
+    m2 = (se * se * WALLS * 16 + 0.4 ** 2) * WALLS
+    assert s0["hands_paired"] == 4 * units_for_power(1 / WALLS, 2.4 / math.sqrt(m2))
+    # unpaired, per arm: 4 × ⌈(z-sum·σ_u/d)²⌉, σ_u² = the variances of the two arms' wall means
+    base, alt = np.array(SEAT0, dtype=float), np.array(SEAT0, dtype=float) + 4 * (np.arange(WALLS) == 2)
+    zsum = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.80)
+    var_u = base.var(ddof=1) + alt.var(ddof=1)
+    assert s0["hands_unpaired"] == 4 * math.ceil(zsum ** 2 * var_u / 0.1 ** 2)
     shp = shape.game_shape(dup).filter(pl.col("variant") == "base", pl.col("metric") == "exhaustive_draw (流局)")
     assert (shp["n"][0], shp["n_units"][0]) == (4 * WALLS, WALLS)
     ht = fans.hand_type_frequencies(dup).filter(pl.col("variant") == "base", pl.col("hand_type") == "pinghu")
