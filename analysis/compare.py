@@ -168,6 +168,17 @@ def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: 
             .with_columns(verdict.alias("verdict")).drop("_row"))
 
 
+def _observed_sums(units: pl.DataFrame, wide: pl.DataFrame, keys: list[str]) -> list:
+    """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` (None when none), the shape
+    :func:`analysis.power.paired_hands_needed` prices the test with at few differing units."""
+    counts = (units.filter(pl.col("d") != 0).join(wide.select(*keys).with_row_index("_row"), on=keys)
+              .group_by("_row", "d").len().sort("_row", "d"))
+    out: list = [None] * wide.height
+    for part in counts.partition_by("_row"):
+        out[int(part["_row"][0])] = (part["d"].to_numpy(), part["len"].to_numpy())
+    return out
+
+
 def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, baseline: str,
                   detect: float | Mapping[str, float], level: float, power: float,
                   measured_in: str | Mapping[str, str]) -> pl.DataFrame:
@@ -191,7 +202,8 @@ def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, 
     bounded = per_row(measured_in, pl.String).str.starts_with("share").to_numpy()
     # the power of the test that will be run at that size: Student on few differing units, normal on many
     need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), se_p, d, m=m, integer=True,
-                                 max_abs=np.where(bounded, 1.0, np.inf), level=level, power=power)
+                                 max_abs=np.where(bounded, 1.0, np.inf), level=level, power=power,
+                                 sums=_observed_sums(units, wide, keys))
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):

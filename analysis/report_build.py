@@ -322,10 +322,13 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
     s = Section(f"Paired: {variant} − {baseline}",
                 f"{variant} minus {baseline} on the same {unit}s ({rule_differences(run, variant, baseline)}). "
                 f"{unit}s = paired units, differ = units whose difference is not 0; interval 'few differing' = "
-                f"fewer than {RARE_UNITS} differing units (conservative gamma interval), 'none' = no unit differs "
+                f"fewer than {RARE_UNITS} differing units (Student interval on differing − 1 df; one: gamma interval), "
+                f"'none' = no unit differs "
                 f"(no interval, no test). p_holm: Holm over the {n_tests} tests of this section. hands_paired / "
                 "hands_unpaired: hands to simulate to detect `detect` (α = 0.05, 80% power, SD under the "
-                "alternative).")
+                "alternative; paired: the power of the test run at that size, from the observed rate and sizes of "
+                "the differing units — the rate is this run's estimate, so with fewer than about 300 differing "
+                f"{unit}s in a row the power at that size can be 10 points off 80%).")
     by_bot, by_seat, metrics = fam["by_bot"], fam["by_seat"], fam["metrics"]
     bot_zero = zero_by_construction(by_bot, "diff", "se_paired")
     score_rows = [by_seat.with_columns(pl.format("seat {}", "seat").alias("group")).drop("seat")]

@@ -31,9 +31,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from analysis.compare import HAND_UNITS, _hand_frame, paired_stats
+from analysis.compare import _hand_frame, paired_hand_metrics, paired_stats
 from analysis.load import Run, open_run
-from analysis.power import paired_hands_needed
 from analysis.rare import RARE_UNITS
 
 STUDY = """\
@@ -77,9 +76,9 @@ def row_power(run: Run, variant: str, metric: str) -> dict:
     full = paired_stats(joined.with_columns(pl.lit(0).alias("k")), ["k"], cluster=run.cluster)
     f = full.row(0, named=True)
     truth = f["diff"]
-    share = HAND_UNITS[metric].startswith("share")
-    need = float(paired_hands_needed(f["n_units"], f["n_differ"], f["se_paired"], abs(truth), integer=True,
-                                     max_abs=1.0 if share else math.inf))
+    # the report's own row at detect = the full-run estimate (its hands_paired, as printed)
+    printed = paired_hand_metrics(run, variant, "chengdu", detect={metric: abs(truth)})
+    need = float(printed.filter(pl.col("metric") == metric).row(0, named=True)["hands_paired"] or math.nan)
     out = {"variant": variant, "metric": metric, "full diff": truth, "full differ": f["n_differ"],
            "hands": f["n_hands"], "printed hands": need}
     if not np.isfinite(need) or need > f["n_hands"] // 2:
