@@ -57,7 +57,8 @@ def tables(run_dir: Path) -> dict[str, Any]:
         "shape": shape.game_shape(run), "economy": economy.economy_table(run, "bot"),
         "decline": shape.decline_effect(run, "bot"),
         "skill": skill.skill_table(run, n_boot=N_BOOT, seed=1) if run.duplicate else None,
-        "findings": [[f.variant, f.key, f.problem, f.advice] for f in diagnostics.diagnose(run, base)],
+        # what the logs show, with its counts (the advice is wording, free to change)
+        "findings": [[f.variant, f.key, f.problem] for f in diagnostics.diagnose(run, base)],
     }
     metrics = {}
     for a, b in comparisons(run, base):

@@ -49,8 +49,16 @@ def golden() -> dict[str, Any]:
     return json.loads(GOLDEN.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("study", STUDIES)
-def test_report_compare_and_checks_equal_the_golden_numbers(study: str, golden: dict[str, Any]):
+# read whole, and (a study of each kind of unit: hands, sessions, duplicate walls, several bots) in pieces of 80
+# hands: three a run, so every sum crosses piece boundaries
+CASES = [(s, None) for s in STUDIES] + [(s, "80") for s in ("quickstart", "sessions", "skill", "strategies")]
+
+
+@pytest.mark.parametrize(("study", "piece"), CASES, ids=[f"{s}-{'pieces' if p else 'whole'}" for s, p in CASES])
+def test_report_compare_and_checks_equal_the_golden_numbers(study: str, piece: str | None, golden: dict[str, Any],
+                                                            monkeypatch: pytest.MonkeyPatch):
+    if piece is not None:
+        monkeypatch.setenv("XUEZHAN_PIECE_HANDS", piece)
     want = golden[study]
     got = {k: flatten(v) for k, v in tables(RUNS / study).items()}
     assert sorted(got) == sorted(want)
