@@ -9,6 +9,11 @@ the 19.5 MB array into compiled code.
 A suit's tiles are summarised by their suit key (``Σ count[r]·5^r``) and tile count; the table then answers
 "how many tiles are missing for m melds + p pairs" in one lookup, so no function here recurses or allocates. The
 value of a win (patterns, fan, points) is :mod:`simulator.evaluate`.
+
+``is_complete``, ``shanten`` and ``wait_mask`` take ``meld_kind`` without reading it, on purpose: every hand
+function takes the five members of :class:`HandTiles` in the same order (callers unpack one record), and a kong
+counts as three tiles toward the 14 here, so whether a meld is a pung or a kong cannot change a shape — only which
+suit it is in (``meld_tile``) and how many there are. ``held_copies``/``held4_mask`` do read it (a kong holds four).
 """
 
 from __future__ import annotations
@@ -134,7 +139,7 @@ def is_seven_pairs(conc, n_melds):
 @njit(cache=True, _nrt=False)
 def is_complete(table, conc, meld_kind, meld_tile, n_melds, void):
     """True when ``conc`` plus the melds set down is a legal winning hand (standard or seven pairs, ≤ 2 suits
-    counting melds, no tile of ``void``)."""
+    counting melds, no tile of ``void``). ``meld_kind`` is not read (see the module docstring)."""
     k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     if n0 + n1 + n2 != 14 - 3 * n_melds:
         return False
@@ -177,7 +182,7 @@ def shanten(table, conc, meld_kind, meld_tile, n_melds, void):
 
     Min over the droppable suits (``void`` if declared, else any suit without a meld set down; its tiles are
     dead) of the tiles missing for the standard form (or seven pairs when nothing is set down), minus one.
-    Returns ``SHANTEN_NEVER`` when no suit can be dropped.
+    Returns ``SHANTEN_NEVER`` when no suit can be dropped. ``meld_kind`` is not read (see the module docstring).
     """
     k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     in_melds = meld_suits(meld_tile, n_melds)
@@ -253,7 +258,8 @@ def _near(conc, k):
 
 @njit(cache=True, _nrt=False)
 def wait_mask(table, conc, meld_kind, meld_tile, n_melds, void):
-    """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set)."""
+    """Bit k set when one more tile of kind k completes the 13-tile-shaped hand (``conc[k] == 4`` never set);
+    ``meld_kind`` is not read (see the module docstring)."""
     k0, k1, k2, n0, n1, n2 = suit_keys(conc)
     if n0 + n1 + n2 != 13 - 3 * n_melds:
         return 0

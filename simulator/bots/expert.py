@@ -65,10 +65,9 @@ from simulator.rules import (
     P_ADDED_KONG_FRESH_ONLY,
     P_MODE,
     P_PASS_RON_LOCK,
-    P_SELF_DRAW_BONUS,
     PASS_LOCKS,
 )
-from simulator.scoring import BONUS_ADD_BASE, BONUS_ADD_FAN, cap_fan, points_of
+from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, hand_tiles, shanten, wait_mask
 from simulator.state import (
     N_KINDS,
@@ -374,17 +373,6 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     danger = WAIT_DANGER * mean_risk(view, void)
     risk = bpar[BP_DEFENCE] / BOT_MILLI * danger * exposure
     return now >= wait - risk
-
-
-@njit(cache=True, _nrt=False)
-def self_draw_points(params, capped) -> float:
-    """Points each payer pays for the same hand won by self-draw (the self-draw bonus of the rules)."""
-    bonus = params[P_SELF_DRAW_BONUS]
-    if bonus == BONUS_ADD_BASE:
-        return points_of(capped, params) + 1.0
-    if bonus == BONUS_ADD_FAN:
-        return points_of(cap_fan(capped + 1, params), params)
-    return points_of(capped, params)
 
 
 # ---- 定缺 and 换三张 by value ---------------------------------------------------------------------------------
