@@ -17,28 +17,20 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator import layout
-from simulator.rules import BOT_LABELS, EXCHANGES, HAND_TYPES
-from simulator.schema import NULL_IF_NO_WIN
+from simulator.schema import DICTIONARIES, NO_WIN
+from simulator.schema import columns as declared_columns
 from simulator.schema import tables as tables_schema
-from simulator.tiles import N_KINDS, tile_str
-from simulator.vocab import WIN_KINDS
 
 # Fixed writer options: the bytes of a file must not depend on library defaults changing under us.
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd", "compression_level": 3, "version": "2.6", "data_page_version": "1.0",
     "use_dictionary": True, "write_statistics": True, "row_group_size": 1 << 20,
 }
-# Fixed dictionaries of the categorical columns: every file carries the same dictionary in the same order, so
-# files concatenate without re-encoding, and a value outside it is an engine bug caught at write time.
-VOCABULARIES: dict[str, tuple[str, ...]] = {
-    "exchange": tuple(e for e in EXCHANGES if e != "random"),  # the direction actually used
-    "bot": BOT_LABELS,
-    "void_suit": ("m", "p", "s"),
-    "win_kind": WIN_KINDS,
-    "kind": WIN_KINDS,
-    "hand_type": HAND_TYPES,
-    "tile": tuple(tile_str(k) for k in range(N_KINDS)),
-}
+# Fixed dictionaries of the categorical columns (declared in simulator.schema's column table): every file carries
+# the same dictionary in the same order, so files concatenate without re-encoding, and a value outside it is an
+# engine bug caught at write time.
+VOCABULARIES: dict[str, tuple[str, ...]] = DICTIONARIES
+
 
 def _vocab_array(vocab: Sequence[str]) -> pa.Array:
     key = tuple(vocab)
@@ -128,7 +120,7 @@ def encode_tables(columns: dict[str, dict[str, Any]], meta: dict[str, Any] | Non
             missing, extra = sorted(set(expected) - set(cols)), sorted(set(cols) - set(expected))
             raise ValueError(f"engine output for {table!r} does not match the schema: missing {missing}, "
                              f"unexpected {extra}")
-        nullable = NULL_IF_NO_WIN[table]
+        nullable = {c.name for c in declared_columns(table, "session_id" in columns["hands"]) if c.null == NO_WIN}
         arrays = [_column(cols.get(f.name), f, f.name in nullable) for f in schema]
         if meta is not None:
             schema = schema.with_metadata(layout.file_metadata(table, **meta))

@@ -1,7 +1,17 @@
-"""The Parquet log schema (documented for users in ``docs/logs.md``): the one declaration of every column — name,
-Arrow type, description (:data:`COLUMNS`) — from which the Arrow schemas, the engine's column dtypes
-(``simulator.records``), analysis' polars schemas (``analysis.load``) are derived, and against which a test checks
-the column tables of docs/logs.md.
+"""The Parquet log schema (documented for users in ``docs/logs.md``): the one column table — per column its name,
+Arrow type, description, source in the engine's output, null rule and dictionary (:data:`COLUMNS`) — from which
+the Arrow schemas, the engine's columns (``simulator.records`` reads each from its declared source), the file
+encoding (``simulator.encode``: null rules, fixed dictionaries) and analysis' polars schemas (``analysis.load``)
+are derived, and against which a test checks the column tables of docs/logs.md.
+
+A column's ``source`` says where ``records.to_columns`` reads it (no other place maps slots to columns):
+
+- ``"PL_FAN"``: a slot of the table's integer rows, by the name of its constant in ``simulator.state``
+  (``H_*`` of ``BatchResult.h`` for ``hands``, ``PL_*`` of ``.p`` for ``players``, ``W_*`` of ``.w`` for ``wins``);
+- ``"PL_SCORE+2"``: a slot plus an offset (the score components); ``"PL_FLAGS@3"``: bit 3 of a slot (the flags);
+- ``"context:W_CTX"``, ``"melds:W_NMELDS"``: a slot turned into text by one of ``records``' readers;
+- ``"=hand_id"``: a value that is no slot of the rows (ids, the dealt and winning tiles as text, the session
+  columns, ``score_total``), computed by ``records.DERIVED[name]``.
 
 Three tables per variant: ``hands`` (one row per hand), ``players`` (one row per player per hand) and ``wins``
 (one row per win). The files do not store the variant: it is the hive partition of their path
@@ -20,7 +30,8 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from simulator.rules import FLAGS
+from simulator.rules_vocab import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
+from simulator.vocab import WIN_KINDS
 
 # The log format: the version of what a Parquet file's bytes mean — its columns, their types and the
 # dictionaries of the categorical columns (simulator.encode.VOCABULARIES, the `bot` labels in the order of the
@@ -32,18 +43,47 @@ PARTITION = "variant"  # the hive partition key of the table directories: a colu
 CAT = pa.dictionary(pa.int8(), pa.string())
 CAT16 = pa.dictionary(pa.int16(), pa.string())
 
+# Null rules (``Column.null``): how a column's "not applicable" is written. Never a sentinel number in a file.
+NEVER = ""            # always a value
+NO_WIN = "no_win"     # an integer the engine writes as −1 for a player who did not win: null in the file
+NO_CODE = "no_code"   # a categorical whose engine code −1 means "not applicable": null in the file
+
+# The suits and tiles as the logs write them (simulator.tiles' notation; not imported: analysis reads this module
+# and must not load the tile code; tests/test_log_columns.py checks they agree).
+SUITS = "mps"
+TILE_NAMES = tuple(f"{r}{s}" for s in SUITS for r in range(1, 10))
+
 
 class Column(NamedTuple):
-    """One log column: its name, Arrow type and a one-line description (docs/logs.md says more; a test checks
-    that its column tables list exactly these names and types)."""
+    """One log column: its name, Arrow type, a one-line description (docs/logs.md says more; a test checks that its
+    column tables list exactly these names and types), where the engine's output holds it (``source``, see the
+    module docstring), its null rule (``NEVER``, ``NO_WIN``, ``NO_CODE``) and, for a categorical, the fixed
+    dictionary every file carries (``dictionary``) and, where they differ from it, the names of the engine's codes
+    (``codes``: ``exchange`` codes index the rule's choices, ``random`` included, which is never a direction
+    used)."""
 
     name: str
     type: pa.DataType
     doc: str
+    source: str = ""
+    null: str = NEVER
+    dictionary: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
+
+    @property
+    def code_names(self) -> tuple[str, ...]:
+        """The names of the engine's integer codes of a categorical column."""
+        return self.codes or self.dictionary
 
 
-def _flags(what: str) -> list[Column]:
-    return [Column(f, pa.bool_(), f"pattern flag of the {what} (RULES.md §3; all false = no win)") for f in FLAGS]
+def _cat(name: str, doc: str, source: str, dictionary: tuple[str, ...], *, null: str = NEVER,
+         wide: bool = False, codes: tuple[str, ...] = ()) -> Column:
+    return Column(name, CAT16 if wide else CAT, doc, source, null, dictionary, codes)
+
+
+def _flags(what: str, slot: str) -> list[Column]:
+    return [Column(f, pa.bool_(), f"pattern flag of the {what} (RULES.md §3; all false = no win)", f"{slot}@{i}")
+            for i, f in enumerate(FLAGS)]
 
 
 _NO_WIN = "; null = no win"
@@ -57,75 +97,87 @@ _SCORE_DOCS = ("money from wins: received as winner, paid as discarder/payer",
 
 COLUMNS: dict[str, list[Column]] = {
     "hands": [
-        Column("hand_id", pa.int64(), "global hand index: seeds, dealer, pairing across variants"),
-        Column("deal_id", pa.int64(), "wall index (= hand_id, or hand_id // 4 under duplicate)"),
-        Column("rotation", pa.int8(), "bot seating rotation of a duplicate deal, 0 otherwise"),
-        Column("dealer", pa.int8(), "dealer seat"),
-        Column("exchange", CAT, "换三张 direction used: none/clockwise/counterclockwise/opposite"),
-        Column("n_winners", pa.int8(), "players who won in this hand (血流: each counted once)"),
-        Column("n_wins", pa.int16(), "wins in this hand = its rows in wins (> n_winners only under mode: xueliu)"),
-        Column("exhaustive_draw", pa.bool_(), "流局: the wall ran out with two or more players still in"),
-        Column("tiles_left", pa.int8(), "tiles left in the wall when the hand ended"),
-        Column("n_kongs", pa.int8(), "kongs made in the hand (all kinds)"),
-        Column("turns", pa.int16(), "discards made in the hand"),
+        Column("hand_id", pa.int64(), "global hand index: seeds, dealer, pairing across variants", "=hand_id"),
+        Column("deal_id", pa.int64(), "wall index (= hand_id, or hand_id // 4 under duplicate)", "=deal_id"),
+        Column("rotation", pa.int8(), "bot seating rotation of a duplicate deal, 0 otherwise", "=rotation"),
+        Column("dealer", pa.int8(), "dealer seat", "H_DEALER"),
+        _cat("exchange", "换三张 direction used: none/clockwise/counterclockwise/opposite", "H_EXCHANGE",
+             tuple(e for e in EXCHANGES if e != "random"), codes=EXCHANGES),
+        Column("n_winners", pa.int8(), "players who won in this hand (血流: each counted once)", "H_NWINNERS"),
+        Column("n_wins", pa.int16(), "wins in this hand = its rows in wins (> n_winners only under mode: xueliu)",
+               "H_NWINS"),
+        Column("exhaustive_draw", pa.bool_(), "流局: the wall ran out with two or more players still in",
+               "H_EXHAUSTIVE"),
+        Column("tiles_left", pa.int8(), "tiles left in the wall when the hand ended", "H_TILES_LEFT"),
+        Column("n_kongs", pa.int8(), "kongs made in the hand (all kinds)", "H_NKONGS"),
+        Column("turns", pa.int16(), "discards made in the hand", "H_TURNS"),
     ],
     "players": [
-        Column("hand_id", pa.int64(), "as in hands"),
-        Column("deal_id", pa.int64(), "as in hands"),
-        Column("seat", pa.int8(), "0-3 in turn order"),
-        Column("bot", CAT, "bot in this seat (a Python bot by the name its seat gives)"),
-        Column("dealt", pa.string(), "tiles dealt, before any exchange, RULES.md notation"),
-        Column("start_shanten", pa.int8(), "缺一门 shanten after the exchange (dealer: of 14 tiles); -1 = complete"),
-        Column("void_suit", CAT, "declared void suit m/p/s; null under void_suit: none"),
-        Column("won", pa.bool_(), "this player won (血流: at least once; the win columns describe its first)"),
-        Column("win_order", pa.int8(), "1 = first win event of the hand (一炮多响 partners share it)" + _NO_WIN),
-        Column("win_kind", CAT, "discard/self_draw/rob_kong" + _NO_WIN),
-        Column("win_turn", pa.int16(), "discards made before the win" + _NO_WIN),
-        Column("hand_type", CAT16, "report label of the win (RULES.md §3)" + _NO_WIN),
-        *_flags("win"),
-        Column("gen", pa.int8(), "根 as scored (after long_uses_gen)" + _NO_WIN),
-        Column("fan", pa.int8(), "fan after extras, before the cap" + _NO_WIN),
-        Column("capped_fan", pa.int8(), "fan after the cap" + _NO_WIN),
-        Column("n_kongs", pa.int8(), "kongs this player made (all kinds)"),
-        Column("huazhu", pa.bool_(), "花猪 at an exhaustive draw"),
-        Column("ready", pa.bool_(), "ready (听牌) at the end of the hand; players who did not win only"),
-        Column("declined_wins", pa.int8(), "wins this player's bot could have taken and declined"),
-        Column("declared", pa.bool_(), "declared ready (唱歌/跳舞, declare_ready) during the hand"),
-        *(Column(name, pa.int32(), doc + " (base units)") for name, doc in zip(SCORE_COMPONENTS, _SCORE_DOCS,
-                                                                              strict=True)),
-        Column("score_total", pa.int32(), "the sum of the six components; 0 over the four players of a hand"),
+        Column("hand_id", pa.int64(), "as in hands", "=hand_id"),
+        Column("deal_id", pa.int64(), "as in hands", "=deal_id"),
+        Column("seat", pa.int8(), "0-3 in turn order", "PL_SEAT"),
+        _cat("bot", "bot in this seat (a Python bot by the name its seat gives)", "PL_BOT", BOT_LABELS),
+        Column("dealt", pa.string(), "tiles dealt, before any exchange, RULES.md notation", "=dealt"),
+        Column("start_shanten", pa.int8(), "缺一门 shanten after the exchange (dealer: of 14 tiles); -1 = complete",
+               "PL_START_SH"),
+        _cat("void_suit", "declared void suit m/p/s; null under void_suit: none", "PL_VOID", tuple(SUITS),
+             null=NO_CODE),
+        Column("won", pa.bool_(), "this player won (血流: at least once; the win columns describe its first)",
+               "PL_WON"),
+        Column("win_order", pa.int8(), "1 = first win event of the hand (一炮多响 partners share it)" + _NO_WIN,
+               "PL_WIN_ORDER", NO_WIN),
+        _cat("win_kind", "discard/self_draw/rob_kong" + _NO_WIN, "PL_WIN_KIND", WIN_KINDS, null=NO_CODE),
+        Column("win_turn", pa.int16(), "discards made before the win" + _NO_WIN, "PL_WIN_TURN", NO_WIN),
+        _cat("hand_type", "report label of the win (RULES.md §3)" + _NO_WIN, "PL_HAND_TYPE", HAND_TYPES,
+             null=NO_CODE, wide=True),
+        *_flags("win", "PL_FLAGS"),
+        Column("gen", pa.int8(), "根 as scored (after long_uses_gen)" + _NO_WIN, "PL_GEN", NO_WIN),
+        Column("fan", pa.int8(), "fan after extras, before the cap" + _NO_WIN, "PL_FAN", NO_WIN),
+        Column("capped_fan", pa.int8(), "fan after the cap" + _NO_WIN, "PL_CAPPED", NO_WIN),
+        Column("n_kongs", pa.int8(), "kongs this player made (all kinds)", "PL_NKONGS"),
+        Column("huazhu", pa.bool_(), "花猪 at an exhaustive draw", "PL_HUAZHU"),
+        Column("ready", pa.bool_(), "ready (听牌) at the end of the hand; players who did not win only", "PL_READY"),
+        Column("declined_wins", pa.int8(), "wins this player's bot could have taken and declined", "PL_DECLINED"),
+        Column("declared", pa.bool_(), "declared ready (唱歌/跳舞, declare_ready) during the hand", "PL_DECLARED"),
+        *(Column(name, pa.int32(), doc + " (base units)", f"PL_SCORE+{c}")
+          for c, (name, doc) in enumerate(zip(SCORE_COMPONENTS, _SCORE_DOCS, strict=True))),
+        Column("score_total", pa.int32(), "the sum of the six components; 0 over the four players of a hand",
+               "=score_total"),
     ],
     "wins": [
-        Column("hand_id", pa.int64(), "as in hands"),
-        Column("deal_id", pa.int64(), "as in hands"),
-        Column("win_order", pa.int8(), "win event number in the hand (一炮多响 partners share it)"),
-        Column("winner", pa.int8(), "winning seat"),
-        Column("payer", pa.int8(), "the single paying seat; -1 = every player still in pays (self-draw)"),
-        Column("n_payers", pa.int8(), "payer shares: received = points × n_payers"),
-        Column("kind", CAT, "discard/self_draw/rob_kong"),
-        Column("tile", CAT, "winning tile, e.g. 5p"),
-        Column("hand", pa.string(), "concealed tiles including the winning tile"),
-        Column("melds", pa.string(), "melds set down, e.g. pung:5p,kong:7s,ckong:3m (\"\" = none)"),
-        Column("context", pa.string(), "situational context as score flags, e.g. after_kong,last_tile"),
-        Column("hand_type", CAT16, "report label"),
-        *_flags("win"),
-        Column("gen", pa.int8(), "as in players"),
-        Column("fan", pa.int8(), "as in players"),
-        Column("capped_fan", pa.int8(), "as in players"),
-        Column("points", pa.int32(), "paid by each payer, base units (self-draw bonus included)"),
-        Column("received", pa.int32(), "total the winner received for this win, base units"),
-        Column("turn", pa.int16(), "discards made before the win"),
+        Column("hand_id", pa.int64(), "as in hands", "=hand_id"),
+        Column("deal_id", pa.int64(), "as in hands", "=deal_id"),
+        Column("win_order", pa.int8(), "win event number in the hand (一炮多响 partners share it)", "W_ORDER"),
+        Column("winner", pa.int8(), "winning seat", "W_WINNER"),
+        Column("payer", pa.int8(), "the single paying seat; -1 = every player still in pays (self-draw)", "W_PAYER"),
+        Column("n_payers", pa.int8(), "payer shares: received = points × n_payers", "W_NPAYERS"),
+        _cat("kind", "discard/self_draw/rob_kong", "W_KIND", WIN_KINDS),
+        _cat("tile", "winning tile, e.g. 5p", "W_TILE", TILE_NAMES),
+        Column("hand", pa.string(), "concealed tiles including the winning tile", "=hand"),
+        Column("melds", pa.string(), "melds set down, e.g. pung:5p,kong:7s,ckong:3m (\"\" = none)",
+               "melds:W_NMELDS"),
+        Column("context", pa.string(), "situational context as score flags, e.g. after_kong,last_tile",
+               "context:W_CTX"),
+        _cat("hand_type", "report label", "W_HAND_TYPE", HAND_TYPES, wide=True),
+        *_flags("win", "W_FLAGS"),
+        Column("gen", pa.int8(), "as in players", "W_GEN"),
+        Column("fan", pa.int8(), "as in players", "W_FAN"),
+        Column("capped_fan", pa.int8(), "as in players", "W_CAPPED"),
+        Column("points", pa.int32(), "paid by each payer, base units (self-draw bonus included)", "W_POINTS"),
+        Column("received", pa.int32(), "total the winner received for this win, base units", "W_RECEIVED"),
+        Column("turn", pa.int16(), "discards made before the win", "W_TURN"),
     ],
 }
 # Columns appended when the rule set has a ``session:`` block (absent otherwise: logs without sessions are
 # unchanged).
 SESSION_COLUMNS: dict[str, list[Column]] = {
     "hands": [Column("session_id", pa.int64(), "the session (hand_id // K; under duplicate 4·(deal_id // K) + "
-                     "rotation)"),
-              Column("hand_in_session", pa.int16(), "0 … K−1 (deal_id % K)")],
-    "players": [Column("session_id", pa.int64(), "as in hands"),
-                Column("hand_in_session", pa.int16(), "as in hands"),
-                Column("bankroll", pa.float64(), "the player's balance after this hand, in the session's money")],
+                     "rotation)", "=session_id"),
+              Column("hand_in_session", pa.int16(), "0 … K−1 (deal_id % K)", "=hand_in_session")],
+    "players": [Column("session_id", pa.int64(), "as in hands", "=session_id"),
+                Column("hand_in_session", pa.int16(), "as in hands", "=hand_in_session"),
+                Column("bankroll", pa.float64(), "the player's balance after this hand, in the session's money",
+                       "=bankroll")],
     "wins": [],
 }
 
@@ -160,4 +212,7 @@ def tables(sessions: bool) -> dict[str, pa.Schema]:
 
 
 # Integer columns that are null when the player did not win: the engine's −1 there is written as null.
-NULL_IF_NO_WIN = {"hands": (), "players": ("win_order", "win_turn", "gen", "fan", "capped_fan"), "wins": ()}
+NULL_IF_NO_WIN = {t: tuple(c.name for c in cols if c.null == NO_WIN) for t, cols in COLUMNS.items()}
+# The fixed dictionary of each categorical column, by name (a name means the same values in every table).
+DICTIONARIES: dict[str, tuple[str, ...]] = {c.name: c.dictionary for cols in COLUMNS.values() for c in cols
+                                            if c.dictionary}

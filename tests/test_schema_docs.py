@@ -79,3 +79,11 @@ def test_engine_columns_take_their_names_and_dtypes_from_the_schema():
             dtype = schema.numpy_dtype(c.type)
             if dtype is not None:
                 assert out[table][c.name].dtype == dtype, (table, c.name)
+
+
+@pytest.mark.parametrize("table", list(schema.COLUMNS))
+def test_the_docs_say_null_exactly_for_the_columns_that_can_be_null(table: str):
+    """The null rule of the column table: a column documented as possibly null is one the files write null."""
+    cells = {name: row[2] for row in _rows(HEADINGS[table]) for name in _names(row[0])}
+    for c in schema.COLUMNS[table]:
+        assert ("null" in cells[c.name]) == (c.null != schema.NEVER), (table, c.name)
