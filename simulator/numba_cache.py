@@ -62,7 +62,7 @@ def _imports(modules: dict[str, Path], text: str) -> set[Path]:
     found = set()
     for match in _IMPORT.finditer("\n" + text):
         module = match.group(1) or match.group(3)
-        names = re.findall(r"\w+", match.group(2) or "")
+        names = re.findall(r"\w+", re.sub(r"#[^\n]*", "", match.group(2) or ""))  # comments name no module
         for name in [module, *(f"{module}.{n}" for n in names)]:
             if name in modules:
                 found.add(modules[name])

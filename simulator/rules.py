@@ -24,6 +24,10 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from simulator.rule_keys import KEYS as KEYS
+from simulator.rule_keys import N_PARAMS as N_PARAMS
+from simulator.rule_keys import SLOT as SLOT
+from simulator.rule_keys import value_of
 from simulator.rules_blocks import DEALER_RULES as DEALER_RULES
 from simulator.rules_blocks import MAX_RAKE as MAX_RAKE
 from simulator.rules_blocks import MAX_ROOM_FACTOR as MAX_ROOM_FACTOR
@@ -55,11 +59,11 @@ from simulator.rules_vocab import (
     EXCHANGES,
     FLAG_BIT,
     HAND_TYPE_INDEX,
+    HAND_TYPES,
     HUAZHU_CAP,
     HUAZHU_PAYERS,
     LAST_DISCARD_CLAIMS,
     MODES,
-    N_PARAMS,
     NO_CAP,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,
@@ -182,6 +186,10 @@ class RuleSet(FrozenModel):
         data = self.model_dump(mode="json")
         if data["session"] is None:
             del data["session"]
+        for key in KEYS:  # the key table's keys at their default are left out: existing digests stay the same
+            block = data[key.block] if key.block else data
+            if block.get(key.name) == key.default:
+                del block[key.name]
         return data
 
     def digest(self) -> str:
@@ -230,10 +238,12 @@ class RuleSet(FrozenModel):
         for name, fan in s.extras.items():
             if name != "gen":
                 p[P_FLAG_FAN + FLAG_BIT[name]] = fan
-        p[P_TABLE_FAN:] = -1
+        p[P_TABLE_FAN:P_TABLE_FAN + len(HAND_TYPES)] = -1
         if s.mode == "table":
             for name, fan in s.hand_types.items():
                 p[P_TABLE_FAN + HAND_TYPE_INDEX[name]] = fan
+        for key in KEYS:  # the key table's keys: each in its slot, as its integer
+            p[SLOT[key.path]] = key.encode(value_of(self, key))
         return p
 
     def python_seats(self) -> tuple[int, ...]:
@@ -260,7 +270,8 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     Conservative: the fan bound adds every pattern and extra as if all could hold at once (with 根 × MAX_GEN and
     the add_fan bonus); the money bound adds 3 wins paid by one seat for three payers each (P + 1, the
     self-draw base bonus included; a 杠上花 feeder pays for everyone), 查大叫 to 3 seats, the 花猪 penalty to 3
-    seats, and every kong's payment from 3 seats collected and then moved again (transfer/refund). Under
+    seats, every kong's payment from 3 seats collected and then moved again (transfer/refund), and what the key
+    table's money keys move (``rule_keys.Key.money`` per unit of their value). Under
     ``mode: xueliu`` a seat takes part in up to ``XUELIU_MAX_WIN_EVENTS`` win events instead of 3."""
     s, k, st = rules.scoring, rules.kongs, rules.settlement
     extras = sum(f for name, f in s.extras.items() if name != "gen") + MAX_GEN * s.extras.get("gen", 0)
@@ -277,6 +288,7 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     kong = max(k.discard_kong.discarder, k.discard_kong.others, k.added_kong.each, k.concealed_kong.each)
     events = XUELIU_MAX_WIN_EVENTS if rules.mode == "xueliu" else 3
     money = 3 * events * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
+    money += sum(key.money * int(value_of(rules, key)) for key in KEYS)  # the key table's money keys
     return fan, money
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from simulator.rule_keys import Key, in_block
 from simulator.rules_vocab import EXTRAS, HAND_TYPES, SHAPE_PATTERNS
 
 NonNeg = Annotated[int, Field(ge=0)]
@@ -49,6 +50,23 @@ class ScoringRules(FrozenModel):
         return self
 
 
+def _field(key: Key) -> tuple[Any, Any]:
+    """A key of the key table (simulator.rule_keys) as a pydantic field: type, bounds, default, description."""
+    if key.kind == "choice":
+        kind: Any = Literal[key.choices]  # type: ignore[valid-type]
+    elif key.kind == "bool":
+        kind = bool
+    else:
+        kind = Annotated[int, Field(ge=key.low, le=key.high)]
+    return kind, Field(key.default, description=key.doc)
+
+
+def table_keys(block: str) -> type[FrozenModel]:
+    """A base model holding the key table's keys of ``block`` as fields (the block's class adds its own)."""
+    fields: dict[str, Any] = {k.name: _field(k) for k in in_block(block)}
+    return create_model(f"_{block.title()}Keys", __base__=FrozenModel, **fields)
+
+
 class KongPayment(FrozenModel):
     discarder: Payment = 2
     others: Payment = 0
@@ -66,7 +84,7 @@ class KongRules(FrozenModel):
     after_kong_deal_in: Literal["keep", "refund", "transfer"] = "transfer"
 
 
-class SettlementRules(FrozenModel):
+class SettlementRules(table_keys("settlement")):  # type: ignore[misc]
     refund_kongs_if_not_ready: bool = True
     huazhu_penalty: Annotated[int, Field(ge=0, le=10_000)] | Literal["cap"] = 16
     huazhu_pays: Literal["unwon", "all"] = "unwon"

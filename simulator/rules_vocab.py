@@ -48,7 +48,7 @@ _SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "
  P_HUAZHU_PENALTY, P_HUAZHU_PAYS, P_CHADAJIAO, P_LAST_DISCARD_CLAIMS, P_DECLARE_READY) = range(len(_SCALARS))
 P_FLAG_FAN = len(_SCALARS)                 # P_FLAG_FAN + FLAG_BIT[flag]: fan of a flag (additive + extras)
 P_TABLE_FAN = P_FLAG_FAN + len(FLAGS)      # P_TABLE_FAN + HAND_TYPE_INDEX[t]: table fan, -1 = not listed
-N_PARAMS = P_TABLE_FAN + len(HAND_TYPES)
+P_KEY_TABLE = P_TABLE_FAN + len(HAND_TYPES)  # then the slots of simulator.rule_keys (its N_PARAMS in all)
 NO_CAP = -1            # value of P_CAP when uncapped
 HUAZHU_CAP = -1        # value of P_HUAZHU_PENALTY for "cap"
 UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means 2^6 base units

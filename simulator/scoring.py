@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import rules as R
+from simulator import rules_vocab as R
 
 # ---- flag and hand-type constants (module globals are compile-time constants for numba) ------------------
 F_PINGHU = 1 << R.FLAG_BIT["pinghu"]

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
-from simulator.rules import (
+from simulator.rules_vocab import (
     DECLARES,
     HUAZHU_CAP,
     HUAZHU_PAYERS,

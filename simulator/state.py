@@ -29,7 +29,7 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from simulator.rules import P_VOID_SUIT, VOID_SUITS, XUELIU_MAX_WIN_EVENTS
+from simulator.rules_vocab import P_VOID_SUIT, VOID_SUITS, XUELIU_MAX_WIN_EVENTS
 
 # numba types of the engine's scalars and of its two tuples, for the compile plan (simulator.precompile; the arrays'
 # types are read off real allocations there).

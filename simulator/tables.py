@@ -30,8 +30,6 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from simulator.files import atomic_write
-
 N_RANKS = 9
 N_KEYS = 5**N_RANKS
 N_COLS = 10  # m + 5·p for m in 0..4, p in 0..1
@@ -168,6 +166,8 @@ def _save(arr: np.ndarray, path: Path) -> None:
     np.save(buf, arr)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        from simulator.files import atomic_write  # here, not at the top: files.py is no compiled source
+
         atomic_write(path, buf.getvalue())
         for old in range(1, TABLE_VERSION):
             path.with_name(f"suit_table_v{old}.npy").unlink(missing_ok=True)

@@ -67,10 +67,42 @@ def test_compiled_sources_are_found_by_walking_the_package():
     sources = {p.relative_to(PACKAGE).as_posix() for p in numba_cache.compiled_sources()}
     compiled = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "@njit" in p.read_text()}
     assert compiled and compiled <= sources
-    # constants the compiled code embeds come from plain modules it imports: rules (parameter slots), tiles
-    assert {"rules.py", "tiles.py"} <= sources
+    # constants the compiled code embeds come from plain modules it imports: the rule vocabulary (parameter
+    # slots, enumerations), tiles
+    assert {"rules_vocab.py", "tiles.py"} <= sources
     # the CLI and the runner are never compiled nor imported by compiled modules: editing them keeps the cache
     assert not {"cli.py", "runner.py", "study.py"} & sources
+
+
+# Python-only modules: loading and validating rules (pydantic), their schema and docs, the log columns and their
+# encoding, the files, the CLI. The compiled modules import only numba-free vocabulary (rules_vocab, vocab,
+# tiles), so editing any of these leaves every compiled function's cache valid.
+PYTHON_ONLY = ("rules.py", "rules_blocks.py", "rules_seats.py", "rules_yaml.py", "schema.py", "records.py",
+               "encode.py", "files.py", "manifest.py", "catalog.py", "cli.py", "cli_run.py", "runner.py")
+
+
+def test_python_only_modules_are_no_compiled_source():
+    sources = {p.relative_to(PACKAGE).as_posix() for p in numba_cache.compiled_sources()}
+    assert not set(PYTHON_ONLY) & sources
+
+
+def test_editing_a_python_only_module_keeps_the_compiled_cache_valid(tmp_path):
+    """The digest that decides whether numba's caches are dropped (``numba_cache.drop_stale_caches``) is the same
+    after an edit of each Python-only module, and changes after an edit of a compiled one (the check can fail)."""
+    root = tmp_path / "simulator"
+    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def digest() -> str:
+        return numba_cache.sources_digest(numba_cache.compiled_sources(root), root)
+
+    before = digest()
+    for name in PYTHON_ONLY:
+        with (root / name).open("a", encoding="utf-8") as f:
+            f.write("\nEDITED = 1  # an edit of a Python-only module\n")
+        assert digest() == before, name
+    with (root / "rules_vocab.py").open("a", encoding="utf-8") as f:
+        f.write("\nEDITED = 1\n")
+    assert digest() != before
 
 
 def test_a_stamp_mismatch_deletes_only_that_locations_cache(tmp_path, monkeypatch):

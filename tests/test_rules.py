@@ -64,7 +64,7 @@ def test_to_arrays_slots():
     p = load_rules("chengdu").to_arrays()
     assert p[R.P_FLAG_FAN + R.FLAG_BIT["qingyise"]] == 2 and p[R.P_FLAG_FAN + R.FLAG_BIT["tianhu"]] == 3
     assert p[R.P_GEN_FAN] == 1 and p[R.P_BASE] == 1
-    assert (p[R.P_TABLE_FAN:] == -1).all()  # additive: no table
+    assert (p[R.P_TABLE_FAN:R.P_KEY_TABLE] == -1).all()  # additive: no table
     q = load_rules("qq_sichuan").to_arrays()
     assert q[R.P_TABLE_FAN + R.HAND_TYPE_INDEX["pinghu"]] == 1
     assert q[R.P_TABLE_FAN + R.HAND_TYPE_INDEX["jingou"]] == -1  # not listed

@@ -68,7 +68,7 @@ from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange,
 from simulator.bots.random_bot import random_discard, random_exchange, random_void
 from simulator.bots.value import value_claim, value_discard, value_self_kong, value_takes_win
 from simulator.bots.view import seat_view
-from simulator.rules import BOT_INDEX
+from simulator.rules_vocab import BOT_INDEX
 from simulator.shape import MELD_CKONG, hand_tiles
 from simulator.state import (
     G_NWON,

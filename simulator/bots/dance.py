@@ -27,7 +27,7 @@ from __future__ import annotations
 from numba import njit
 
 from simulator.bots.common import suit_count
-from simulator.rules import (
+from simulator.rules_vocab import (
     DECLARES,
     HUAZHU_CAP,
     NO_CAP,

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from simulator.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
-from simulator.rules import DECLARES, P_DECLARE_READY
+from simulator.rules_vocab import DECLARES, P_DECLARE_READY
 from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
 
 FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility

@@ -59,7 +59,7 @@ from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
 from simulator.rng import randbelow
-from simulator.rules import (
+from simulator.rules_vocab import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
     P_ADDED_KONG_FRESH_ONLY,

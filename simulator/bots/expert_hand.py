@@ -37,7 +37,7 @@ from simulator.bots.expert_value import (
     unseen_of,
     wait_income,
 )
-from simulator.rules import (
+from simulator.rules_vocab import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
     P_CHADAJIAO,

@@ -12,7 +12,7 @@ from numba import njit
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
 from simulator.bots.expert_pwin import MODE_SINGLE, TYP_ACC, end_rate, p_win
-from simulator.rules import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
+from simulator.rules_vocab import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 from simulator.scoring import points_of
 from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
 

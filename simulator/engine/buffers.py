@@ -4,13 +4,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from simulator import state
 from simulator.rng import seed_words, spawn_states
-from simulator.rules import (
-    RuleSet,
-)
 from simulator.state import (
     H_N,
     N_KINDS,
@@ -18,6 +17,9 @@ from simulator.state import (
     BatchOut,
     BatchResult,
 )
+
+if TYPE_CHECKING:  # the pydantic rules are not imported by the engine (their edits leave its cache valid)
+    from simulator.rules import RuleSet
 
 XUELIU_ROWS_PER_HAND = 16  # win rows per hand the batch outputs start with under xueliu (regrown when short)
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)

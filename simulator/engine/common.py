@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from simulator.rules import (
+from simulator.rules_vocab import (
     BLOOM_PAYERS,
     DEAL_INS,
     DECLARES,

@@ -9,7 +9,7 @@ from simulator.bots import (
     bot_declares,
 )
 from simulator.engine.common import DECL_BOTH, DECL_DANCE, DECL_SING, keeps_waits
-from simulator.rules import (
+from simulator.rules_vocab import (
     P_DECLARE_READY,
 )
 from simulator.shape import MELD_CKONG, held4_mask

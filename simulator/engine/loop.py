@@ -26,7 +26,7 @@ from simulator.engine.common import (
 from simulator.engine.setup import deal, declare_voids, exchange_three, reset
 from simulator.engine.turn import discard_turn, draw_tile, own_turn
 from simulator.rng import derive, shuffle_int8
-from simulator.rules import (
+from simulator.rules_vocab import (
     P_MODE,
 )
 from simulator.settlement import (

@@ -12,7 +12,7 @@ from simulator.bots import (
 )
 from simulator.engine.common import EX_CLOCKWISE, EX_COUNTER, EX_RANDOM, refresh_waits
 from simulator.rng import randbelow
-from simulator.rules import (
+from simulator.rules_vocab import (
     P_EXCHANGE_THREE,
 )
 from simulator.shape import shanten

@@ -43,7 +43,7 @@ from simulator.evaluate import (
     CTX_SELF_DRAW,
     evaluate_win,
 )
-from simulator.rules import (
+from simulator.rules_vocab import (
     P_DECLARE_READY,
     P_LAST_DISCARD_CLAIMS,
     P_MODE,

@@ -21,7 +21,7 @@ from simulator.engine.common import (
     refresh_waits,
 )
 from simulator.evaluate import CTX_AFTER_KONG, CTX_KONG_DISCARD, CTX_ROB_KONG, evaluate_win
-from simulator.rules import (
+from simulator.rules_vocab import (
     P_AFTER_KONG_DEAL_IN,
     P_KONG_BLOOM_PAYER,
     P_MODE,
