@@ -12,7 +12,7 @@ documentation and slot in the compiled parameter vector — from which everythin
 - docs/rules.md's "Rule keys of the key table" (``tests/test_rule_keys.py`` checks it is :func:`reference`'s text).
 
 Plain tuples and integers (no pydantic, no numpy, no numba): compiled modules read a key's slot from here
-(``SLOT["block.key"]``), so editing the Python-only rule modules leaves numba's cache valid.
+(``SLOT["settlement.dealer_compensation"]``), so editing the Python-only rule modules leaves numba's cache valid.
 Adding a key: one row here, and the compiled code that reads it (see docs/internals.md, "Files to touch").
 The keys of :mod:`simulator.rules_vocab`'s ``_SCALARS`` predate this table and are still declared there and in
 ``rules_blocks``/``rules.py``.
@@ -51,7 +51,11 @@ class Key(NamedTuple):
         return self.choices.index(value) if self.kind == "choice" else int(value)
 
 
-KEYS: tuple[Key, ...] = ()  # one row per key, appended (a key's slot is its place here)
+KEYS: tuple[Key, ...] = (
+    Key("settlement.dealer_compensation", "int", 0,
+        "points (base units) the dealer pays each other player at the start of every hand, booked as "
+        "score_transfer; 0 = off", low=0, high=10_000, money=3),
+)
 BY_PATH = {k.path: k for k in KEYS}
 SLOT = {k.path: P_KEY_TABLE + i for i, k in enumerate(KEYS)}  # after the slots of simulator.rules_vocab
 N_PARAMS = P_KEY_TABLE + len(KEYS)  # length of RuleSet.to_arrays()

@@ -1,4 +1,5 @@
-"""Money: kong payments, win payments, 杠上炮 transfers/refunds and the exhaustive-draw settlement (RULES.md §4–§5).
+"""Money: the dealer's compensation, kong payments, win payments, 杠上炮 transfers/refunds and the
+exhaustive-draw settlement (RULES.md §4–§5).
 
 All compiled; every movement of money goes through :func:`simulator.state.pay`, so each hand is zero-sum by
 construction. Amounts are base units. The kong ledger ``kl`` remembers what each seat paid for each kong, which
@@ -12,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
+from simulator.rule_keys import SLOT
 from simulator.rules_vocab import (
     DECLARES,
     HUAZHU_CAP,
@@ -67,6 +69,17 @@ KK_DIRECT, KK_ADDED, KK_CONCEALED = 1, 2, 3
 HUAZHU_ALL = HUAZHU_PAYERS.index("all")
 DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
 _NO_FAN_LIMIT = 1 << 20  # above any cap
+P_DEALER_COMPENSATION = SLOT["settlement.dealer_compensation"]
+
+
+@njit(cache=True, _nrt=False)
+def settle_deal(params, st, dealer: int) -> None:
+    """The start of a hand, after the deal: ``settlement.dealer_compensation`` — the dealer pays each other player
+    that many base units (score_transfer; docs/rules.md "Dealer compensation"). Nothing when it is 0."""
+    amount = params[P_DEALER_COMPENSATION]
+    if amount > 0:
+        for q in range(N_SEATS):
+            pay(st, dealer, q, amount, C_TRANSFER)
 
 
 @njit(cache=True, inline="always")

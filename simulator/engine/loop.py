@@ -31,6 +31,7 @@ from simulator.rules_vocab import (
 )
 from simulator.settlement import (
     mark_ready,
+    settle_deal,
     settle_exhaustive,
 )
 from simulator.state import (
@@ -81,6 +82,7 @@ def start_hand(game, st, wall_seed, bot_seed, dealer: int) -> None:
     for s in range(N_SEATS):  # a loop, not dealt[:, :] = conc: that compiles a shape check (~1 s cold)
         for k in range(N_KINDS):
             dealt[s, k] = conc[s, k]
+    settle_deal(game.params, st, dealer)
     for c in range(pc.shape[0]):  # not pc[:] = 0 (numba's general slice assignment)
         pc[c] = 0
     pc[PC_STAGE] = STAGE_SETUP
