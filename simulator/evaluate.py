@@ -1,4 +1,4 @@
-"""Compiled evaluation of a win (RULES.md §4, §5, §8): its patterns, 根 and the split that scores most, and the best
+"""Compiled evaluation of a win (docs/spec.md §4, §5, §8): its patterns, 根 and the split that scores most, and the best
 查大叫 points of a ready hand; the hand-shape functions it builds on (completeness, shanten, waits) are
 :mod:`simulator.shape`, re-exported here.
 
@@ -49,7 +49,7 @@ from simulator.shape import (
     wait_mask,
 )
 
-# Win context bits (RULES.md §8). Neither CTX_SELF_DRAW nor CTX_ROB_KONG means a win on a discard.
+# Win context bits (docs/spec.md §8). Neither CTX_SELF_DRAW nor CTX_ROB_KONG means a win on a discard.
 CTX_SELF_DRAW = 1
 CTX_ROB_KONG = 2
 CTX_AFTER_KONG = 4      # self-draw on a kong replacement tile (杠上花)

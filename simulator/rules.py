@@ -1,4 +1,4 @@
-"""Rule sets: the YAML schema of RULES.md §2–§6 as one frozen, validated :class:`RuleSet`, its array form, and
+"""Rule sets: the YAML schema of docs/spec.md §2–§6 as one frozen, validated :class:`RuleSet`, its array form, and
 loading one (:func:`load_rules`).
 
 A rule set is read from YAML (``configs/<name>.yaml`` or a path), may ``extends:`` another (deep merge: mappings
@@ -118,7 +118,7 @@ def _seat(v: Any) -> Any:
 
 
 class RuleSet(FrozenModel):
-    """A complete, validated rule set (RULES.md §2–§6) plus the bots seated at the table."""
+    """A complete, validated rule set (docs/spec.md §2–§6) plus the bots seated at the table."""
 
     name: str = "chengdu"
     description: str = ""

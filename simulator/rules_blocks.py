@@ -1,4 +1,4 @@
-"""The blocks of a rule set (RULES.md §3–§6) as frozen, strictly validated pydantic models: ``scoring``,
+"""The blocks of a rule set (docs/spec.md §3–§6) as frozen, strictly validated pydantic models: ``scoring``,
 ``kongs``, ``settlement``, ``economy`` and ``session``; :class:`simulator.rules.RuleSet` holds one of each.
 """
 

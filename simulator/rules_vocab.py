@@ -7,7 +7,7 @@ pydantic, no numpy. Re-exported by :mod:`simulator.rules`, where callers import 
 from __future__ import annotations
 
 # ---------------------------------------------------------------------------------------------------------
-# Identifiers shared by code, logs and reports (RULES.md §3). The order of FLAGS is the bit order of the
+# Identifiers shared by code, logs and reports (docs/spec.md §3). The order of FLAGS is the bit order of the
 # pattern mask returned by the evaluator and the column order of the logs.
 SHAPE_PATTERNS = ("pinghu", "duiduihu", "qingyise", "qidui", "longqidui", "daiyaojiu", "jiangdui", "jingou",
                   "shibaluohan")
@@ -18,7 +18,7 @@ FLAG_BIT = {name: i for i, name in enumerate(FLAGS)}
 EXTRAS = ("gen",) + EXTRA_FLAGS
 COMPOSITES = ("qingdui", "qingqidui", "qinglongqidui", "qingyaojiu", "qingjingou", "jiangqidui",
               "qingshibaluohan")
-# Additive-mode label priority (RULES.md §3); table mode picks the listed entry with most fan, ties going to
+# Additive-mode label priority (docs/spec.md §3); table mode picks the listed entry with most fan, ties going to
 # the earlier entry of HAND_TYPES.
 LABEL_ORDER = ("qingshibaluohan", "shibaluohan", "qinglongqidui", "qingjingou", "qingqidui", "qingyaojiu",
                "qingdui", "jiangqidui", "longqidui", "jiangdui", "jingou", "qidui", "daiyaojiu", "qingyise",
@@ -51,7 +51,7 @@ P_TABLE_FAN = P_FLAG_FAN + len(FLAGS)      # P_TABLE_FAN + HAND_TYPE_INDEX[t]: t
 P_KEY_TABLE = P_TABLE_FAN + len(HAND_TYPES)  # then the slots of simulator.rule_keys (its N_PARAMS in all)
 NO_CAP = -1            # value of P_CAP when uncapped
 HUAZHU_CAP = -1        # value of P_HUAZHU_PENALTY for "cap"
-UNCAPPED_HUAZHU_FAN = 6  # RULES.md §5: "cap" when uncapped means 2^6 base units
+UNCAPPED_HUAZHU_FAN = 6  # docs/spec.md §5: "cap" when uncapped means 2^6 base units
 
 # Enumerations in slot order (the integer stored is the index in the tuple).
 MODES = ("xuezhan", "single", "xueliu")

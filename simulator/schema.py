@@ -82,7 +82,7 @@ def _cat(name: str, doc: str, source: str, dictionary: tuple[str, ...], *, null:
 
 
 def _flags(what: str, slot: str) -> list[Column]:
-    return [Column(f, pa.bool_(), f"pattern flag of the {what} (RULES.md §3; all false = no win)", f"{slot}@{i}")
+    return [Column(f, pa.bool_(), f"pattern flag of the {what} (docs/spec.md §3; all false = no win)", f"{slot}@{i}")
             for i, f in enumerate(FLAGS)]
 
 
@@ -117,7 +117,7 @@ COLUMNS: dict[str, list[Column]] = {
         Column("deal_id", pa.int64(), "as in hands", "=deal_id"),
         Column("seat", pa.int8(), "0-3 in turn order", "PL_SEAT"),
         _cat("bot", "bot in this seat (a Python bot by the name its seat gives)", "PL_BOT", BOT_LABELS),
-        Column("dealt", pa.string(), "tiles dealt, before any exchange, RULES.md notation", "=dealt"),
+        Column("dealt", pa.string(), "tiles dealt, before any exchange, docs/spec.md notation", "=dealt"),
         Column("start_shanten", pa.int8(), "缺一门 shanten after the exchange (dealer: of 14 tiles); -1 = complete",
                "PL_START_SH"),
         _cat("void_suit", "declared void suit m/p/s; null under void_suit: none", "PL_VOID", tuple(SUITS),
@@ -128,7 +128,7 @@ COLUMNS: dict[str, list[Column]] = {
                "PL_WIN_ORDER", NO_WIN),
         _cat("win_kind", "discard/self_draw/rob_kong" + _NO_WIN, "PL_WIN_KIND", WIN_KINDS, null=NO_CODE),
         Column("win_turn", pa.int16(), "discards made before the win" + _NO_WIN, "PL_WIN_TURN", NO_WIN),
-        _cat("hand_type", "report label of the win (RULES.md §3)" + _NO_WIN, "PL_HAND_TYPE", HAND_TYPES,
+        _cat("hand_type", "report label of the win (docs/spec.md §3)" + _NO_WIN, "PL_HAND_TYPE", HAND_TYPES,
              null=NO_CODE, wide=True),
         *_flags("win", "PL_FLAGS"),
         Column("gen", pa.int8(), "根 as scored (after long_uses_gen)" + _NO_WIN, "PL_GEN", NO_WIN),

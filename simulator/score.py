@@ -1,4 +1,4 @@
-"""Score one win from Python, as a user writes it: ``score_hand`` (notation, melds, win kind, context; RULES.md
+"""Score one win from Python, as a user writes it: ``score_hand`` (notation, melds, win kind, context; docs/spec.md
 §8), the pattern-by-pattern ``breakdown`` that ``xuezhan score`` prints, and ``check_vectors`` for a file of worked
 examples. Raises :class:`HandError` with ``code`` ``invalid_input`` or ``not_a_winning_hand``. The arithmetic is the
 engine's own (:mod:`simulator.evaluate`, :mod:`simulator.scoring`).
@@ -21,7 +21,7 @@ CONTEXT_KEYS = ("after_kong", "after_own_kong_discard", "last_tile", "first_draw
 MELD_VALUES = {name: i for i, name in enumerate(MELD_NAMES) if name}  # name -> shape.MELD_*
 
 class HandError(UserError):
-    """A hand that cannot be scored; ``code`` is ``invalid_input`` or ``not_a_winning_hand`` (RULES.md §8)."""
+    """A hand that cannot be scored; ``code`` is ``invalid_input`` or ``not_a_winning_hand`` (docs/spec.md §8)."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -118,7 +118,7 @@ def _parse_context(context) -> set[str]:
 
 
 def _check_context(ctx: set[str], win: str, melds: list[_Meld], conc: np.ndarray, win_tile: int) -> None:
-    """Reject contexts that cannot happen (RULES.md §8 invalid_input)."""
+    """Reject contexts that cannot happen (docs/spec.md §8 invalid_input)."""
     bad = None
     has_kong = any(m.kind != MELD_VALUES["pung"] for m in melds)
     if "after_kong" in ctx and win != "self_draw":
@@ -197,11 +197,11 @@ def _why_not_winning(conc: np.ndarray, melds: list[_Meld], void: int) -> str:
 
 def score_hand(rules: R.RuleSet, hand: str, melds: Iterable = (), win_tile: str = "", win: str = "discard",
                context: Mapping | Iterable | None = None, *, void: str | None = None) -> ScoreResult:
-    """Score one win as a user writes it (RULES.md §8); money in score units.
+    """Score one win as a user writes it (docs/spec.md §8); money in score units.
 
     ``hand``: every concealed tile including the winning tile, e.g. ``"123m456m789m11p22p"``; ``melds``: melds
     set down (``"pung:5p"``, ``("kong", "7s", concealed)``, ``{kind, tile, concealed}``); ``win``: discard |
-    self_draw | rob_kong; ``context``: names of RULES.md §8 (a set, or a mapping name -> bool); ``void``: the
+    self_draw | rob_kong; ``context``: names of docs/spec.md §8 (a set, or a mapping name -> bool); ``void``: the
     declared void suit letter, if any. Raises :class:`HandError`.
     """
     from simulator import evaluate as E

@@ -1,4 +1,4 @@
-"""Fans and points (RULES.md §4, §8): compiled arithmetic on pattern flags.
+"""Fans and points (docs/spec.md §4, §8): compiled arithmetic on pattern flags.
 
 Works on the ``int64`` flag bit set of :data:`simulator.rules.FLAGS`, the 根 count and the ``int64[N_PARAMS]``
 rule vector; it is called by :func:`simulator.evaluate.evaluate_win` for each candidate split. Money in compiled

@@ -1,9 +1,9 @@
 """Money: the dealer's compensation, kong payments, win payments, 杠上炮 transfers/refunds and the
-exhaustive-draw settlement (RULES.md §4–§5).
+exhaustive-draw settlement (docs/spec.md §4–§5).
 
 All compiled; every movement of money goes through :func:`simulator.state.pay`, so each hand is zero-sum by
 construction. Amounts are base units. The kong ledger ``kl`` remembers what each seat paid for each kong, which
-is what 呼叫转移 (transfer), 杠上炮 refunds and 退税 move back. Decisions where RULES.md is silent are listed in
+is what 呼叫转移 (transfer), 杠上炮 refunds and 退税 move back. Decisions where docs/spec.md is silent are listed in
 docs/rules.md ("Engine conventions").
 """
 
@@ -153,7 +153,7 @@ def transfer_kong(st, i, n_winners) -> None:
 @njit(cache=True, _nrt=False)
 def huazhu_penalty(params) -> int:
     """查花猪 penalty per payee in base units: the configured number, or ``cap`` = the points of a hand of
-    ``cap`` fan (under the rule set's points/fan_offset), and 2^6 = 64 when uncapped (RULES.md §5), whatever
+    ``cap`` fan (under the rule set's points/fan_offset), and 2^6 = 64 when uncapped (docs/spec.md §5), whatever
     points/fan_offset say."""
     pen = params[P_HUAZHU_PENALTY]
     if pen != HUAZHU_CAP:
@@ -190,7 +190,7 @@ def mark_ready(table, st, p) -> bool:
 
 @njit(cache=True, _nrt=False)
 def settle_exhaustive(table, params, st) -> None:
-    """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (RULES.md §5): those who have
+    """Exhaustive draw: 退税, then 查花猪, then 查大叫, among the players still in (docs/spec.md §5): those who have
     not won (血流: a seat that won and played on is outside this settlement, as in 血战; docs/rules.md)."""
     g, ps, conc, mk, mt, nm, kl = st.g, st.ps, st.conc, st.mk, st.mt, st.nm, st.kl
     for p in range(N_SEATS):

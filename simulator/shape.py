@@ -1,4 +1,4 @@
-"""Compiled hand shape: completeness, 缺一门 shanten, waits and four-of-a-kind masks of a hand (RULES.md §3, §5).
+"""Compiled hand shape: completeness, 缺一门 shanten, waits and four-of-a-kind masks of a hand (docs/spec.md §3, §5).
 
 Plain arrays only (see docs/internals.md): ``conc: uint8[27]`` concealed counts, ``meld_kind/meld_tile: int8[4]``
 with ``n_melds`` used, ``void`` the declared void suit or −1; :class:`HandTiles` holds the five as one record for

@@ -125,7 +125,7 @@ def void_rule(params) -> int:
 @njit(cache=True, _nrt=False)
 def strict_void(params) -> bool:
     """Whether the declared void suit binds (``void_suit: declared``): its tiles must go first, and it may not be
-    punged or konged (RULES.md §2)."""
+    punged or konged (docs/spec.md §2)."""
     return void_rule(params) == VOID_DECLARED
 
 

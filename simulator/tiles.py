@@ -1,4 +1,4 @@
-"""Tiles, the hand notation of RULES.md §1, and count vectors.
+"""Tiles, the hand notation of docs/spec.md §1, and count vectors.
 
 A tile *kind* is an integer 0–26: ``suit * 9 + (rank - 1)`` with suits m=0 (万), p=1 (筒), s=2 (条).
 A hand is held in code as a count vector ``uint8[27]`` (how many of each kind); humans read and write the

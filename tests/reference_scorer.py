@@ -1,4 +1,4 @@
-"""An independent, slow reference scorer of one win, written from RULES.md §3–4 and §8 and docs/rules.md
+"""An independent, slow reference scorer of one win, written from docs/spec.md §3–4 and §8 and docs/rules.md
 ("Scoring conventions"). It shares no code with simulator/evaluate.py or simulator/scoring.py: it enumerates
 every split of the concealed tiles by brute force and reads the rule set's ``scoring`` block directly, so that
 the engine's logged wins can be checked against something other than the engine's own evaluator.
@@ -8,16 +8,36 @@ Tiles are kinds 0..26 (suit ``k // 9`` in m, p, s order; rank ``k % 9 + 1``). Mo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
+
+SPEC = Path(__file__).resolve().parents[1] / "docs" / "spec.md"
+
+
+def spec_section(number: str) -> str:
+    """The text of docs/spec.md §``number`` (its heading to the next), whitespace collapsed."""
+    text = SPEC.read_text(encoding="utf-8")
+    start = text.index(f"\n## §{number} ")
+    end = text.find("\n## ", start + 1)
+    return " ".join(text[start:end if end > 0 else None].split())
+
+
+def _names(pattern: str) -> tuple[str, ...]:
+    found = re.search(pattern, spec_section("3"))
+    assert found, f"docs/spec.md §3 no longer says {pattern!r}"
+    return tuple(n.strip() for n in found.group(1).replace(" and ", ", ").split(","))
+
 
 SUITS = "mps"
-# RULES.md §3: the flags of a win, the composite table names, the additive label order
+# docs/spec.md §3: the flags of a win
 SHAPE = ("pinghu", "duiduihu", "qingyise", "qidui", "longqidui", "daiyaojiu", "jiangdui", "jingou", "shibaluohan")
 SITUATIONAL = ("menqing", "zhongzhang", "tianhu", "dihu", "gangshanghua", "gangshangpao", "qiangganghu",
                "haidilaoyue", "haidipao", "zimo", "sing", "dance")
-LABELS = ("qingshibaluohan", "shibaluohan", "qinglongqidui", "qingjingou", "qingqidui", "qingyaojiu", "qingdui",
-          "jiangqidui", "longqidui", "jiangdui", "jingou", "qidui", "daiyaojiu", "qingyise", "duiduihu", "pinghu")
-TABLE_ORDER = ("tianhu", "dihu") + LABELS  # table mode: ties between listed entries go to the earlier one
+# docs/spec.md §3's words, read from the page (not from the code this scorer checks): the additive label order
+# and the table mode's tie order
+LABELS = _names(r"in additive mode the first that applies of ([a-z, ]+)\.")
+TABLE_ORDER = _names(r"go to the earlier one of ([a-z, ]+?) and then that same order") + LABELS
 
 
 @dataclass(frozen=True)
@@ -225,7 +245,7 @@ def check_wins(rules, wins: dict, rows=None) -> int:
     """Assert that every logged win (or those of ``rows``) equals the reference's score: fan, capped fan, points
     in base units, hand type, 根 and the set of flags. Returns the number of wins checked."""
     flags = [f for f in ("pinghu", *SHAPE[1:], *SITUATIONAL) if f in wins]
-    assert len(flags) == len(SHAPE) + len(SITUATIONAL)  # the log has a column for every flag RULES.md names
+    assert len(flags) == len(SHAPE) + len(SITUATIONAL)  # the log has a column for every flag docs/spec.md names
     rows = range(len(wins["hand_id"])) if rows is None else rows
     for i in rows:
         win = win_of(wins["hand"][i], wins["melds"][i], wins["tile"][i], wins["kind"][i], wins["context"][i])

@@ -1,4 +1,4 @@
-"""唱歌/跳舞 (``declare_ready``, RULES.md §2.10): who declares, what a declaration locks, the extra fan, what
+"""唱歌/跳舞 (``declare_ready``, docs/spec.md §2.10): who declares, what a declaration locks, the extra fan, what
 nobody may discard to a dancer, 查大叫 of a declarer, and the Python bot decision."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The compiled evaluator against independent slow references written here (recursive splits, enumerated
-targets), plus the properties of RULES.md §3 (缺一门 shanten, waits, at most two suits)."""
+targets), plus the properties of docs/spec.md §3 (缺一门 shanten, waits, at most two suits)."""
 
 from __future__ import annotations
 

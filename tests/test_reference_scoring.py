@@ -1,5 +1,5 @@
 """The engine's logged wins against an independent reference scorer (tests/reference_scorer.py, written from
-RULES.md §3–4/§8 and docs/rules.md, sharing no code with simulator/evaluate.py or simulator/scoring.py), and
+docs/spec.md §3–4/§8 and docs/rules.md, sharing no code with simulator/evaluate.py or simulator/scoring.py), and
 random complete hands scored by ``xuezhan score``'s path (the same compiled evaluator) against it.
 
 Hypothesis draws rule variants (additive or table scoring, pattern and extra fans, caps, fan offsets, linear or
@@ -24,7 +24,7 @@ HANDS = 40  # hands per example (血流: about 3 wins a hand)
 
 @st.composite
 def variants(draw) -> dict:
-    """Overrides of chengdu's rule set: every scoring knob RULES.md §4 names."""
+    """Overrides of chengdu's rule set: every scoring knob docs/spec.md §4 names."""
     fan = st.integers(0, 4)
     table = draw(st.booleans())
     cap = draw(st.one_of(st.none(), st.integers(1, 8)))

@@ -1,4 +1,4 @@
-"""score_hand: validation (RULES.md §8 error codes), split choice, table/additive arithmetic, contexts."""
+"""score_hand: validation (docs/spec.md §8 error codes), split choice, table/additive arithmetic, contexts."""
 
 from __future__ import annotations
 

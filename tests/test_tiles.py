@@ -1,4 +1,4 @@
-"""Tile notation (RULES.md §1): parsing, formatting, count vectors and their errors."""
+"""Tile notation (docs/spec.md §1): parsing, formatting, count vectors and their errors."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ The whole hand loop is ``@njit(cache=True)`` over one :class:`~simulator.state.H
 :class:`~simulator.state.Game` (suit table, rule parameters, bot ids, step interface), its state ``st``, the seats'
 bot parameter rows ``bpar`` (kept apart: ``None`` for a simple line-up, which numba prunes) and a few scalars.
 
-Flow of a hand (RULES.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
+Flow of a hand (docs/spec.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
 shuffle (wall stream) → deal (dealer 14, others 13) → 换三张 → 定缺 → dealer's first turn (天胡, 暗杠, discard)
 → [draw → self-draw win? → kong? → discard → claims: win > kong/pung] … until three have won (``xuezhan``), the
 first win event (``single``) or the wall is empty (exhaustive draw → 退税, 查花猪, 查大叫). Under ``xueliu`` (血流成河)

@@ -37,7 +37,7 @@ from simulator.state import (
 def declare_discard_mask(ps, cur, legal) -> int:
     """The discards ``cur`` may make under ``declare_ready``: a declared hand only the tile it drew; under 跳舞 a
     player who has not declared none of the waits shown by a dancer still in, unless that leaves no legal
-    discard (then every legal one: RULES.md §2.10, "unless it is their only legal discard")."""
+    discard (then every legal one: docs/spec.md §2.10, "unless it is their only legal discard")."""
     if ps[cur, PS_DECLARED]:
         return np.int64(1) << ps[cur, PS_DRAWN]
     shown = np.int64(0)
@@ -50,7 +50,7 @@ def declare_discard_mask(ps, cur, legal) -> int:
 
 @njit(cache=True, _nrt=False)
 def offer_declare(game, st, bpar, cur: int) -> int:
-    """After its discard a ready player (a wait on a kind it does not hold four of, RULES.md §5) who has not
+    """After its discard a ready player (a wait on a kind it does not hold four of, docs/spec.md §5) who has not
     declared may declare: 唱歌 (announce) or 跳舞 (also show the waits), as ``declare_ready`` says (``both``: either,
     its choice), while tiles remain to draw. Returns 1 declared, 0 not, −1 an external seat's answer is pending."""
     params, io = game.params, game.io
