@@ -86,6 +86,11 @@ def _flags(what: str, slot: str) -> list[Column]:
             for i, f in enumerate(FLAGS)]
 
 
+def _ids() -> list[Column]:
+    """``hand_id`` and ``deal_id`` of a players or wins row: its hand's."""
+    return [Column(name, pa.int64(), "as in hands", f"={name}") for name in ("hand_id", "deal_id")]
+
+
 _NO_WIN = "; null = no win"
 SCORE_COMPONENTS = ("score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao",
                     "score_refund")
@@ -113,8 +118,7 @@ COLUMNS: dict[str, list[Column]] = {
         Column("turns", pa.int16(), "discards made in the hand", "H_TURNS"),
     ],
     "players": [
-        Column("hand_id", pa.int64(), "as in hands", "=hand_id"),
-        Column("deal_id", pa.int64(), "as in hands", "=deal_id"),
+        *_ids(),
         Column("seat", pa.int8(), "0-3 in turn order", "PL_SEAT"),
         _cat("bot", "bot in this seat (a Python bot by the name its seat gives)", "PL_BOT", BOT_LABELS),
         Column("dealt", pa.string(), "tiles dealt, before any exchange, docs/spec.md notation", "=dealt"),
@@ -145,8 +149,7 @@ COLUMNS: dict[str, list[Column]] = {
                "=score_total"),
     ],
     "wins": [
-        Column("hand_id", pa.int64(), "as in hands", "=hand_id"),
-        Column("deal_id", pa.int64(), "as in hands", "=deal_id"),
+        *_ids(),
         Column("win_order", pa.int8(), "win event number in the hand (一炮多响 partners share it)", "W_ORDER"),
         Column("winner", pa.int8(), "winning seat", "W_WINNER"),
         Column("payer", pa.int8(), "the single paying seat; -1 = every player still in pays (self-draw)", "W_PAYER"),
