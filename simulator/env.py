@@ -25,9 +25,8 @@ try:
 except ImportError as exc:  # one line naming the extra, not a traceback through this module
     raise ImportError(f"the RL environments need the rl extra: pip install 'xuezhan[rl]' ({exc})") from None
 
-from simulator import engine
 from simulator.agents import Observation, observe
-from simulator.compiled_rules import CompiledTable
+from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.game import Hand
 from simulator.rules import apply_overrides, load_raw, validate
 from simulator.state import DECISIONS, N_ACTIONS, N_KINDS, N_SEATS
@@ -142,9 +141,8 @@ class XuezhanEnv(AECEnv):
             self.master_seed = int(seed)
             self.hand_id = -1
         self.hand_id = int(options["hand_id"]) if options and "hand_id" in options else self.hand_id + 1
-        deal_ids, _ = engine.split_ids(np.array([self.hand_id], np.int64), False)
-        wall, bots = engine.deal_seeds(self.master_seed, deal_ids)
-        self.hand.deal(wall[0], bots[0], int(deal_ids[0] % N_SEATS), label=str(self.hand_id))  # as run_batch
+        plan = DealPlan.of(self.master_seed, [self.hand_id])  # as run_batch deals it
+        self.hand.deal(plan.wall_seeds[0], plan.bot_seeds[0], int(plan.dealers[0]), label=str(self.hand_id))
         for s, bot in self.bots.items():
             new_hand = getattr(bot, "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed, as in simulate (simulator.game.play_hands)

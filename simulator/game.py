@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator import engine, precompile, state
-from simulator.compiled_rules import CompiledTable
+from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
 from simulator.rules import BOT_LABELS, PYTHON_BOT, RuleSet
 from simulator.state import (
@@ -174,11 +174,8 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
     deal_id % 4."""
     from simulator.agents import ask, observe
 
-    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
-    n = hand_ids.shape[0]
-    deal_ids, rotations = engine.split_ids(hand_ids, duplicate)
-    wall_seeds, bot_seeds = engine.deal_seeds(seed, deal_ids)
-    dealers = deal_ids % 4 if dealers is None else np.asarray(dealers, dtype=np.int64)
+    plan = DealPlan.of(seed, hand_ids, duplicate=duplicate, dealers=dealers)
+    hand_ids, rotations = plan.hand_ids, plan.rotations
     table = CompiledTable.of(rules)
     bot_par = table.bot_par
     log_ids = table.bot_ids.copy()
@@ -186,12 +183,12 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
         # the class's own label only: a subclass of GreedyBot plays differently and is logged by its own name
         log_ids[b] = type(agent).__dict__.get("log_bot_id", PYTHON_BOT)
     hand = Hand(table, (), bot_ids=log_ids, record=True)  # always: observations list the discards from it
-    raw = engine.empty_raw(hand_ids, deal_ids, rotations, table.rows_per_hand)
+    raw = plan.empty_raw(table.rows_per_hand)
     ev_rows = []
     nw = 0
     st = hand.st
     seat_agent: list = [None] * state.N_SEATS
-    for i in range(n):
+    for i in range(len(hand_ids)):
         rot = int(rotations[i])
         for s in range(state.N_SEATS):
             b = (s + rot) % state.N_SEATS
@@ -199,7 +196,7 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             hand.bpar[s] = bot_par[b]
             seat_agent[s] = agents.get(b)
         hand.set_external(s for s in range(state.N_SEATS) if seat_agent[s] is not None)
-        hand.deal(wall_seeds[i], bot_seeds[i], dealers[i], label=str(hand_ids[i]))
+        hand.deal(plan.wall_seeds[i], plan.bot_seeds[i], plan.dealers[i], label=str(hand_ids[i]))
         for s in range(state.N_SEATS):
             new_hand = getattr(seat_agent[s], "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only

@@ -10,20 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from simulator import game, precompile, records, state
-from simulator.compiled_rules import CompiledTable
+from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.engine import (
     EVENTS_PER_HAND,
     alloc,
     batch_out,
-    deal_seeds,
-    empty_raw,
     grow_wins,
     play,
-    split_ids,
     trim_raw,
 )
 from simulator.rules import RuleSet
-from simulator.state import H_EV_OVERFLOW, Batch, BatchResult, Deals
+from simulator.state import H_EV_OVERFLOW, Batch, BatchResult
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
@@ -41,14 +38,10 @@ def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, r
     table = CompiledTable.of(rules)
     bot_par, bpar = table.lineup()
     precompile.pin_signatures(unless_cached=precompile.batch_plan(bot_par is None)[0])
-    hand_ids = np.ascontiguousarray(hand_ids, dtype=np.int64)
-    n = hand_ids.shape[0]
-    deal_ids, rotations = split_ids(hand_ids, duplicate)
-    wall_seeds, bot_seeds = deal_seeds(seed, deal_ids)
-    dealers = deal_ids % 4 if dealers is None else np.ascontiguousarray(dealers, dtype=np.int64)
-    raw = empty_raw(hand_ids, deal_ids, rotations, table.rows_per_hand)
-    cap = EVENTS_PER_HAND * n if record else 1
-    deals = Deals(wall_seeds, bot_seeds, dealers, rotations)
+    plan = DealPlan.of(seed, hand_ids, duplicate=duplicate, dealers=dealers)
+    raw = plan.empty_raw(table.rows_per_hand)
+    cap = EVENTS_PER_HAND * len(plan.hand_ids) if record else 1
+    deals = plan.deals()
     played = table.game()
     while True:
         events = np.zeros((cap, 1 + state.EV_W), np.int32)
