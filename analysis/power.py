@@ -16,7 +16,8 @@ test that would be run has the requested power, under a model of rare difference
 - power = ``Σ_k P(k)·P(|T| > c_k)`` with ``c_k`` the critical value used at ``k`` (:func:`analysis.rare.
   critical_values`); with more than ~200 expected differing units, the normal approximation of that mixture.
 - when the row's observed differing-unit sums are given (``sums``: their values and counts, as
-  :func:`analysis.compare.paired_comparison` passes them), ``P(|T| > c_k | k)`` for ``k ≤`` :data:`MC_UNITS` is
+  :func:`analysis.compare.paired_comparison` passes them) and ``detect`` is near the effect they show
+  (:data:`SHAPE_RHO`), ``P(|T| > c_k | k)`` for ``k ≤`` :data:`MC_UNITS` is
   not the normal approximation but the share of :data:`MC_REPS` draws of ``k`` sums from that observed
   distribution, shifted to the alternative's mean ``m₁`` (its spread and skew kept), whose statistic — the
   production one, ``ΣD·√(N−1)/√(N·ΣD² − (ΣD)²)`` — passes ``c_k``. The normal approximation of ``T`` given
@@ -210,7 +211,7 @@ def paired_hands_needed(n: np.ndarray, k: np.ndarray, se: np.ndarray, d: np.ndar
         if math.isnan(pi):
             continue
         observed = sums[idx[0]] if sums is not None and out.ndim == 1 else None
-        if observed is not None and len(observed[0]) and rho < 1.0:
+        if observed is not None and len(observed[0]) and rho < 1.0 and _near(observed, rho):
             # the observed shape at the model's two moments (ρ = 1: every sum equal, the normal model is exact)
             m1 = math.copysign(mi * abs(dd) / pi, _mean(observed))
             draws = conditional_draws(observed[0], observed[1], m1, rho)
@@ -227,4 +228,17 @@ def paired_hands_needed(n: np.ndarray, k: np.ndarray, se: np.ndarray, d: np.ndar
 def _mean(observed: tuple[np.ndarray, np.ndarray]) -> float:
     values, counts = (np.asarray(x, dtype=float) for x in observed)
     return float((values * counts).sum() / counts.sum())
+
+
+SHAPE_RHO = 1.25
+"""The observed shape stands for the alternative's only when the alternative's ``ρ`` is within this factor of
+the observed sums' own ``|mean|/√mean square`` (``detect`` near the effect seen): a shape stretched to a far
+other mean — a rare large loss against frequent small gains, put at a mean near 0 — is no model of anything."""
+
+
+def _near(observed: tuple[np.ndarray, np.ndarray], rho: float) -> bool:
+    values, counts = (np.asarray(x, dtype=float) for x in observed)
+    m2 = float((values * values * counts).sum() / counts.sum())
+    rho_obs = abs(_mean(observed)) / math.sqrt(m2) if m2 > 0 else 0.0
+    return rho_obs > 0 and 1 / SHAPE_RHO <= rho / rho_obs <= SHAPE_RHO
 

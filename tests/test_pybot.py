@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from cli_helpers import bot_module, cli_run
 
-from simulator import agents, hands, replay
+from simulator import hands, replay
 from simulator.game import IllegalActionError
 from simulator.rules import RulesError, load_rules
 from xuezhan.studies import run_study
@@ -125,7 +125,11 @@ def test_python_random_bot_depends_on_the_hand_only():
     a = hands.run_batch(rules, np.arange(8, 16), 3)
     b = hands.run_batch(rules, np.arange(0, 16), 3)
     assert np.array_equal(a.p, b.p[32:])
-    assert agents.RandomBot is not None
+    # and seat 0 really plays at random: not what a compiled greedy bot in that seat would play, and other
+    # hands' choices under another seed
+    greedy = hands.run_batch(load_rules("chengdu", {"seats": ["greedy"] * 4}), np.arange(0, 16), 3)
+    assert not np.array_equal(b.p, greedy.p)
+    assert not np.array_equal(b.p, hands.run_batch(rules, np.arange(0, 16), 4).p)
 
 
 def test_a_bot_registered_under_the_entry_point_group_is_found_by_name(botdir, monkeypatch):

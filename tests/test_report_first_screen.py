@@ -145,3 +145,35 @@ def test_session_runs_cluster_by_session(tmp_path):
     wins = run.wins().select("unit_id", "hand_id").collect()
     assert (wins["unit_id"].to_numpy() == wins["hand_id"].to_numpy() // 6).all()
     assert np.all(run.players().select("unit_id").collect()["unit_id"].to_numpy() >= 0)
+
+
+def _holm(p: list[float]) -> list[float]:
+    """Holm's step-down adjustment written out: sort ascending, p_(i)·(m − i), running maximum, at most 1."""
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    out, running = [0.0] * len(p), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, p[i] * (len(p) - rank)))
+        out[i] = running
+    return out
+
+
+def test_the_holm_family_is_every_paired_table_once():
+    """The family built here from the three paired tables a comparison prints (score by bot × every component,
+    score by seat, hand metrics: each computed on its own) and adjusted by Holm written out, against the
+    report's family and ``xuezhan compare --format json``: a table dropped or counted twice changes the size
+    and the adjusted p-values."""
+    run = open_run(Path(__file__).parent / "data" / "analysis_golden" / "huazhu")
+    base = run.baseline
+    parts = [compare.paired_comparison(run, "huazhu_8x", base, "bot", ev.COMPONENTS),
+             compare.paired_comparison(run, "huazhu_8x", base, "seat"),
+             compare.paired_hand_metrics(run, "huazhu_8x", base)]
+    raw = [p for df in parts for p in df["p_value"].to_list() if p is not None]
+    want = iter(_holm(raw))
+    expected = [[next(want) if p is not None else None for p in df["p_value"].to_list()] for df in parts]
+    fam = family.paired_family(run, "huazhu_8x", base)
+    assert family.family_tests(fam) == len(raw) > 10
+    assert sum(0 < p < 1 for p in _holm(raw)) >= 3  # adjusted p-values below 1: the family size shows
+    for got, want_p in zip((fam["by_bot"], fam["by_seat"], fam["metrics"]), expected, strict=True):
+        got_p = got["p_holm"].to_list()
+        assert [g is None for g in got_p] == [w is None for w in want_p]
+        assert [g for g in got_p if g is not None] == pytest.approx([w for w in want_p if w is not None], rel=1e-12)
