@@ -10,8 +10,7 @@ import math
 from typing import Any
 
 import pytest
-
-from tests.analysis_golden import GOLDEN, RUNS, STUDIES, flatten, tables
+from analysis_golden import GOLDEN, RUNS, STUDIES, flatten, tables
 
 REL = 1e-9
 ABS = 1e-12  # a difference of two equal sums, computed in another order
