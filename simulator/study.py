@@ -375,6 +375,13 @@ class StudyResult:
     baselines: dict[str, str] = field(default_factory=dict)  # variant -> its baseline (its population's)
 
 
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.read_bytes() == data
+    except OSError:
+        return False
+
+
 def simulate_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
                    seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
                    backend: str = "loky", scheduler: str | None = None, progress: bool = True,
@@ -400,7 +407,12 @@ def simulate_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | No
     record = study_record(study, variants, n, overrides)
     with run_lock(out_dir):  # one study per directory: checked, recorded and simulated under the lock
         existed = _check_same_study(out_dir, record)
-        atomic_write(out_dir / STUDY_FILE, _record_bytes(record))  # first: a killed study still owns DIR
+        linked = rundir.link_lines(out_dir)  # refused before anything is written (docs/logs.md, links)
+        if linked:
+            raise RunError(linked[0] + (f" (+{len(linked) - 1} more)" if len(linked) > 1 else ""))
+        data = _record_bytes(record)
+        if not (existed and _same_bytes(out_dir / STUDY_FILE, data)):  # a no-op resume needs no disk
+            atomic_write(out_dir / STUDY_FILE, data)  # first: a killed study still owns DIR
         try:
             summaries = run_variants(out_dir, variants, spec, study_locked=True)
         except RunError:

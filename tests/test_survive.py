@@ -334,3 +334,41 @@ def test_a_newline_in_a_directory_name_cannot_forge_an_ok_line(reference: Path, 
     code, out, err = cli_run(["verify", str(forged)], capsys)
     assert code == 1 and not any(line.startswith("ok") for line in (out + err).splitlines()), out + err
     assert "x\\nok   good" in out
+
+
+STUDY = """name: survive
+baseline: chengdu
+variants:
+  - name: hz8
+    rules: huazhu_8x
+hands: 8
+seed: 5
+chunk_size: 4
+"""
+
+
+def test_study_resume_refuses_a_symlinked_partition_before_writing(tmp_path: Path, capsys):
+    (tmp_path / "s.yaml").write_text(STUDY)
+    out = tmp_path / "run"
+    argv = ["study", str(tmp_path / "s.yaml"), "--out", str(out), "--jobs", "1", "--quiet", "--no-report"]
+    code, _, err = cli_run(argv, capsys)
+    assert code == 0, err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = _link_partition(out, elsewhere)
+    before = {p: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in out.rglob("*")}
+    for extra in ([], ["--hands", "12"]):  # as it was, or extended (a new study.json)
+        code, _, err = cli_run([*argv, "--resume", *extra], capsys)
+        one_line(code, err)
+        assert f"{link}: a symbolic link" in err
+    assert {p: (p.lstat().st_ino, p.lstat().st_mtime_ns) for p in out.rglob("*")} == before
+
+
+def test_verify_suggests_only_the_fix_that_applies(copy: Path, capsys):
+    (copy / "hands" / V / "notes.txt").write_text("mine")
+    code, _, err = cli_run(["verify", str(copy)], capsys)
+    assert code == 1 and "--repair` (or --resume) moves stray entries" in err and "re-simulates" not in err
+    (copy / "hands" / V / "notes.txt").unlink()
+    (copy / "wins" / V / PART).write_bytes(b"")
+    code, _, err = cli_run(["verify", str(copy)], capsys)
+    assert code == 1 and "--resume` re-simulates the damaged chunks" in err and "--repair" not in err
