@@ -131,8 +131,9 @@ def decision_timeout() -> float:
 
 def ask(agent, obs: Observation, hand_label: str) -> int:
     """``agent.act(obs)`` checked: an integer action (a bool, a string, a float, None... is the documented
-    illegal-action error); an exception, ``sys.exit`` or no answer within :func:`decision_timeout` is a
-    :class:`BotError` naming the bot, hand, seat and decision."""
+    illegal-action error); an exception, ``sys.exit``, no answer within :func:`decision_timeout` or an answer
+    after it (a bot that caught the time-out) is a :class:`BotError` naming the bot, hand, seat and decision; in a
+    runner worker, a bot still running well past it ends the worker (:class:`Watchdog`)."""
     where = f"hand {hand_label or '?'}, seat {obs.seat}, decision {obs.decision}"
     limit = decision_timeout()
     timed = limit > 0 and threading.current_thread() is threading.main_thread()
