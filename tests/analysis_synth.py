@@ -75,9 +75,9 @@ def _rows(variant: str, hands: list[dict[str, Any]]) -> tuple[list, list, list]:
     return hrows, prows, wrows
 
 
-def _parquet(rows: list[dict[str, Any]], sch: pa.Schema) -> bytes:
+def _parquet(rows: list[dict[str, Any]], sch: pa.Schema, meta: dict[bytes, bytes] | None = None) -> bytes:
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.Table.from_pylist(rows, schema=sch), sink)
+    pq.write_table(pa.Table.from_pylist(rows, schema=sch if meta is None else sch.with_metadata(meta)), sink)
     return sink.getvalue().to_pybytes()
 
 
@@ -91,11 +91,16 @@ def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: d
         vdir = layout.control_dir(root, name)
         vdir.mkdir(parents=True, exist_ok=True)
         tables = dict(zip(mf.TABLES, _rows(name, hands), strict=True))
+        rules = load_rules("chengdu", (overrides or {}).get(name))
+        # every file says which run it belongs to, as the runner writes it (the manifest's facts check it)
+        facts = {"variant": name, "digest": rules.digest(), "seed": seed, "duplicate": False, "version": "0",
+                 "log_format": 0}  # no log_format in the manifest below: 0
         size = max(1, -(-len(hands) // parts))
         chunks = []
         for first in range(0, len(hands), size):
             last = min(first + size, len(hands)) - 1
-            blobs = {t: _parquet([r for r in tables[t] if first <= r["hand_id"] <= last], sch)
+            blobs = {t: _parquet([r for r in tables[t] if first <= r["hand_id"] <= last], sch,
+                                 layout.file_metadata(t, **facts))
                      for t, sch in schema_tables(any("session_id" in h for h in hands)).items()}
             for t, blob in blobs.items():
                 layout.table_dir(vdir, t).mkdir(parents=True, exist_ok=True)
@@ -103,7 +108,6 @@ def write_run(root: Path, variants: dict[str, list[dict[str, Any]]], *, study: d
             rows = {t: pq.read_metadata(layout.table_dir(vdir, t) / mf.part_name(first, last)).num_rows
                     for t in mf.TABLES}
             chunks.append(mf.chunk_entry(first, last, rows, {t: mf.file_info(b) for t, b in blobs.items()}))
-        rules = load_rules("chengdu", (overrides or {}).get(name))
         manifest = {"format": mf.FORMAT, "package": "xuezhan", "version": "0", "variant": name, "source": {},
                     "digest": rules.digest(), "rules": rules.resolved(), "seed": seed, "duplicate": False,
                     "hands": len(hands), "chunk_size": size, "chunks": chunks,

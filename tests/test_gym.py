@@ -3,20 +3,17 @@ reproducibility against simulate), bot specs with parameters, Python bots, rule 
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
+import pettingzoo  # noqa: F401  (the test extra installs the rl extra: a missing package fails, never skips)
 import pytest
+from gymnasium.utils.env_checker import check_env
 
-pytest.importorskip("gymnasium")
-pytest.importorskip("pettingzoo")
-
-import gymnasium  # noqa: E402
-from gymnasium.utils.env_checker import check_env  # noqa: E402
-
-from simulator import agents, hands  # noqa: E402
-from simulator.env import XuezhanEnv  # noqa: E402
-from simulator.game import IllegalActionError  # noqa: E402
-from simulator.gym_env import ENV_ID, XuezhanGymEnv  # noqa: E402
-from simulator.rules import load_rules  # noqa: E402
+from simulator import agents, hands
+from simulator.env import XuezhanEnv
+from simulator.game import IllegalActionError
+from simulator.gym_env import ENV_ID, XuezhanGymEnv
+from simulator.rules import load_rules
 
 MIXED = ("greedy", {"bot": "value", "decline_below": 3}, "simulator.agents:RandomBot")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import optuna  # the test extra installs the tune extra: a missing optuna fails, never skips
 import pytest
 import yaml
 from cli_helpers import cli_run
@@ -17,8 +18,6 @@ from cli_helpers import cli_run
 from simulator import tune as tn
 from simulator.hands import play_hands
 from simulator.rules import TUNABLE, BotSpec, RulesError, load_rules, validate
-
-pytest.importorskip("optuna")
 
 TOY = tn.TuneSpec(budget=8, walls=9, blocks=3, fresh_walls=6, seed=3)  # pruning from the 6th trial on
 
@@ -28,7 +27,6 @@ def _tune(out, spec=TOY, field=None, name="toy"):
 
 
 def _trials(out, name="toy"):
-    import optuna
 
     study = optuna.load_study(study_name=name, storage=f"sqlite:///{out / f'{name}.db'}")
     return [(t.params, t.value, t.state.name) for t in study.get_trials() if t.state.name in ("COMPLETE", "PRUNED")]
@@ -81,7 +79,6 @@ def test_ctrl_c_inside_a_trial_resumes_to_the_same_result(reference, tmp_path, m
     with pytest.raises(KeyboardInterrupt):
         _tune(tmp_path)
     monkeypatch.setattr(tn, "seat0_per_wall", real)
-    import optuna
 
     cut = [t for t in optuna.load_study(study_name="toy", storage=f"sqlite:///{tmp_path / 'toy.db'}").get_trials()
            if t.state.name == "FAIL"]
