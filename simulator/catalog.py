@@ -27,7 +27,7 @@ BOT_PARAMS: dict[str, tuple[str, ...]] = {
     "defensive": ("defend_wall",),
     "expert": ("defence", "ambition", "tempo", "temperature"),
 }
-SchemaKind = Literal["rules", "study"]
+SchemaKind = Literal["rules", "study", "design"]
 
 
 def _description(path) -> str:
@@ -88,11 +88,16 @@ def rules_diff(a: str, b: str, overrides: list[str] | None = None) -> list[tuple
 
 def json_schema(kind: SchemaKind) -> dict[str, Any]:
     """The JSON Schema of a rule file (``rules``: :class:`simulator.rules.RuleSet`, plus the file-only keys
-    ``extends``) or of a study file (``study``: :class:`simulator.study.StudyFile`)."""
+    ``extends``), of a study file (``study``: :class:`simulator.study.StudyFile`) or of a design file (``design``:
+    :class:`simulator.design_file.DesignFile`)."""
     if kind == "study":
         from simulator.study import StudyFile
 
         schema = StudyFile.model_json_schema(by_alias=True)
+    elif kind == "design":
+        from simulator.design_file import DesignFile
+
+        schema = DesignFile.model_json_schema(by_alias=True)
     else:
         from simulator.rules import RuleSet
 
@@ -155,9 +160,9 @@ def diff_command(
 
 @rules_app.command("schema")
 def schema_command(
-    kind: SchemaKind = typer.Argument("rules", help="Which files: rules (configs/*.yaml) or study "
-                                      "(configs/studies/*.yaml)."),
+    kind: SchemaKind = typer.Argument("rules", help="Which files: rules (configs/*.yaml), study "
+                                      "(configs/studies/*.yaml) or design (configs/designs/*.yaml)."),
 ) -> None:
-    """Print the JSON Schema of rule or study files, for an editor's YAML validation and completion
+    """Print the JSON Schema of rule, study or design files, for an editor's YAML validation and completion
     (e.g. `xuezhan rules schema > rules.schema.json`, then `# yaml-language-server: $schema=rules.schema.json`)."""
     typer.echo(json.dumps(json_schema(kind), indent=1, ensure_ascii=False))

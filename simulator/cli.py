@@ -15,6 +15,7 @@ import typer
 from simulator.catalog import list_command, rules_app
 from simulator.cli_common import INTERRUPTED
 from simulator.cli_common import fail as fail
+from simulator.cli_design import design
 from simulator.cli_hand import play, replay, score
 from simulator.cli_logs import COMPARE_FORMATS as COMPARE_FORMATS
 from simulator.cli_logs import compare, report, verify
@@ -50,7 +51,7 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 # ---- commands: each group lives in its own module (cli_hand, cli_run, cli_logs; list and rules in catalog), -----
 # registered here in the order `xuezhan --help` lists them
 
-for _command in (score, replay, simulate, study, tune, report, verify, compare):
+for _command in (score, replay, simulate, study, tune, design, report, verify, compare):
     app.command()(_command)
 app.command("list")(list_command)
 app.add_typer(rules_app, name="rules")

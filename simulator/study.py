@@ -171,7 +171,7 @@ def load_study(ref: StudyRef) -> tuple[StudyFile, Path]:
         raise StudyError(explain(exc, where)) from None
 
 
-def _config_path(ref: str, study_path: Path) -> Path:
+def config_path(ref: str, study_path: Path) -> Path:
     """A rule set reference of a study: a path (relative to the study file first), else a name in configs/.
 
     Bare names are never looked up beside the study file, where ``haidilao`` would find the study itself.
@@ -187,7 +187,7 @@ def _variant(ref: RulesRef, study: StudyFile, study_path: Path, population: str 
              seats: list[Any] | None = None) -> Variant:
     """Load one rule variant of a study (rules file, then the study's or the population's seats, then the
     variant's overrides); in a population, the cell ``<arm>.<population>``."""
-    config = _config_path(ref.rules, study_path)
+    config = config_path(ref.rules, study_path)
     data = load_raw(config)
     seats = study.seats if population is None else seats
     if seats is not None:

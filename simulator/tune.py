@@ -127,7 +127,7 @@ def settings_record(rules: RuleSet, overrides: list[str] | None, field: list[Any
             "ranges": {k: list(v) for k, v in TUNABLE.items()}}
 
 
-def _open_study(optuna: Any, db: Path, name: str, settings: dict, pruner: Any) -> Any:
+def open_study(optuna: Any, db: Path, name: str, settings: dict, pruner: Any) -> Any:
     storage = f"sqlite:///{db}"
     existed = db.exists()
     study = optuna.create_study(study_name=name, storage=storage, direction="maximize", pruner=pruner,
@@ -168,7 +168,7 @@ def finished_only(optuna: Any, inner: Any) -> Any:
     return FinishedOnly()
 
 
-def _finished(optuna: Any, study: Any) -> list[Any]:
+def finished_trials(optuna: Any, study: Any) -> list[Any]:
     states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
     return [t for t in study.get_trials(deepcopy=False) if t.state in states]
 
@@ -261,7 +261,7 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
     # after blocks 2 and 3 a trial goes on only if it is in the top half of the finished trials at that point
     pruner = finished_only(optuna, optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=2,
                                                                            min_early_stopping_rate=0))
-    study = _open_study(optuna, out_dir / f"{name}.db", name, settings, pruner)
+    study = open_study(optuna, out_dir / f"{name}.db", name, settings, pruner)
     size = spec.walls // spec.blocks
     starts = [b * size for b in range(spec.blocks)]
     sizes = [size] * (spec.blocks - 1) + [spec.walls - starts[-1]]
@@ -278,7 +278,7 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
         return total / spec.walls
 
     ran = 0
-    while len(done := _finished(optuna, study)) < spec.budget:
+    while len(done := finished_trials(optuna, study)) < spec.budget:
         best = max((t.value for t in done if t.value is not None), default=float("nan"))
         if progress:
             progress(len(done), spec.budget, f"best on the search walls so far {best:+.3f}")
@@ -289,7 +289,7 @@ def tune(rules: RuleSet, overrides: list[str] | None, field_text: str | None, sp
                                                    n_startup_trials=min(8, max(2, spec.budget // 3)))
         study.optimize(objective, n_trials=1, catch=())
         ran += 1
-    done = _finished(optuna, study)[:spec.budget]
+    done = finished_trials(optuna, study)[:spec.budget]
     if progress:
         progress(len(done), spec.budget, "re-measuring the winner on fresh walls")
     complete = [(i, t) for i, t in enumerate(done) if t.state == optuna.trial.TrialState.COMPLETE]

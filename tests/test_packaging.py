@@ -33,7 +33,8 @@ def test_pyproject_lists_every_package_and_ships_configs():
     data = {p for p in tool["packages"] if p.startswith("simulator.configs")}
     assert set(tool["packages"]) - data == tree_packages()
     assert tool["package-dir"] == {"simulator.configs": "configs"}
-    assert data == {"simulator.configs", "simulator.configs.studies", "simulator.configs.tuned"}
+    assert data == {"simulator.configs", "simulator.configs.studies", "simulator.configs.tuned",
+                    "simulator.configs.designs"}
 
 
 def test_public_api_names_the_modules_objects():

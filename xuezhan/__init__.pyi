@@ -16,6 +16,8 @@ from simulator.runner import simulate as simulate
 from simulator.study import StudyFile as StudyFile, StudyResult as StudyResult
 from simulator.study import load_study as load_study, simulate_study as simulate_study
 from xuezhan.studies import run_study as run_study
+from simulator.design import design as design, DesignResult as DesignResult
+from simulator.design_file import load_design as load_design
 from simulator.replay import record_hand as record_hand, record_logged_hand as record_logged_hand
 
 # bots written in Python (docs/bots.md)
