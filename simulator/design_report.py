@@ -10,7 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from simulator.design_metrics import metric_info
 from simulator.files import atomic_write
+
+
+def metric_share(mid: str) -> bool:
+    try:
+        return metric_info(mid).share
+    except KeyError:  # a searched key as the objective
+        return False
 
 
 def _cell(t: dict) -> str:
@@ -54,6 +62,8 @@ def figure(design: Any, doc: dict, path: Path) -> None:
                         fmt="o", color="tab:green" if h["met"] else "tab:red", mfc="tab:green" if h["met"] else "none",
                         ms=4, capsize=2)
         lo, hi = t.band
+        if metric_share(t.metric) and lo <= 0 < hi < 1:  # a small share's bound: log-like scale near 0
+            ax.set_yscale("symlog", linthresh=hi / 10, linscale=0.5)
         ymin, ymax = ax.get_ylim()
         ax.axhspan(max(lo, ymin), min(hi, ymax), color="tab:green", alpha=0.12, lw=0)
         ax.set_title(f"{t.text()}\n({p}; search walls)", fontsize=9)

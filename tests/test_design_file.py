@@ -54,7 +54,7 @@ def test_a_good_file_loads_and_an_api_mapping_is_checked_the_same_way():
 
 def test_the_shipped_examples_load_and_the_schema_describes_design_files(capsys):
     names = sorted(p.stem for p in DESIGN_DIR.glob("*.yaml"))
-    assert len(names) >= 2
+    assert "huazhu_floor" in names
     for name in names:
         assert load_design(name).file.name == name
     code, out, _ = cli_run(["rules", "schema", "design"], capsys)
