@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from simulator.design_metrics import EDGE, metric_info
 from simulator.errors import UserError
 from simulator.rules import CONFIG_DIR, RulesError, RuleSet, apply_overrides, explain, flat_keys, load_raw, validate
-from simulator.study import config_path
+from simulator.study import DEFAULT_POPULATIONS, config_path
 
 DESIGN_DIR = CONFIG_DIR / "designs"  # the shipped design examples
 Number = int | float
@@ -100,7 +100,7 @@ class Target(_Strict):
 
 class Population(_Strict):
     seats: Annotated[list[Any], Field(min_length=4, max_length=4)]
-    duplicate: bool = False  # every wall played four times with the seats rotated
+    duplicate: bool | None = None  # every wall played four times with the seats rotated (None: the file's)
 
     @model_validator(mode="before")
     @classmethod
@@ -117,7 +117,10 @@ class DesignFile(_Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]  # the output file's stem
     description: str = ""
     baseline: str  # a rule set: a name in configs/ or a path (relative to the design file first)
-    populations: dict[str, Population] | None = None  # None: one line-up, the baseline's own seats
+    # the line-ups: name -> four seats (or {seats, duplicate}); "default" or a list of names of the studies'
+    # default populations (strong, casual, mixed, greedy: simulator.study.DEFAULT_POPULATIONS); None: the baseline's
+    populations: Literal["default"] | list[str] | dict[str, Population] | None = None
+    duplicate: bool = False  # duplicate seating for every line-up that does not say
     search: Annotated[dict[str, Space], Field(min_length=1)]
     targets: Annotated[list[Target], Field(min_length=1)]
     objective: Objective = "fewest_changes"
@@ -196,10 +199,10 @@ def _check_values(design: DesignFile, base: RuleSet, where: Path) -> None:
 
 def _check_metrics(design: DesignFile, pops: dict[str, tuple[RuleSet, bool]], where: Path) -> None:
     obj = design.objective
-    named = [(f"targets.{i}", t.metric) for i, t in enumerate(design.targets)]
+    named = [(f"targets.{i}", t.metric, t.population) for i, t in enumerate(design.targets)]
     if isinstance(obj, dict):
-        named.append(("objective", next(iter(obj.values()))))
-    for loc, mid in named:
+        named.append(("objective", next(iter(obj.values())), None))
+    for loc, mid, only in named:
         if loc == "objective" and mid in design.search:
             space = design.search[mid]
             if space.choices is not None and not all(isinstance(v, int | float) for v in space.choices):
@@ -214,6 +217,8 @@ def _check_metrics(design: DesignFile, pops: dict[str, tuple[RuleSet, bool]], wh
                               "edge:A-B, or for the objective a searched key)") from None
         m = EDGE.match(mid)
         for name, (rules, _) in pops.items():
+            if only is not None and name != only:
+                continue
             bots = {s.bot for s in rules.seats}
             missing = [b for b in (m.groups() if m else ()) if b not in bots]
             if missing:
@@ -221,6 +226,20 @@ def _check_metrics(design: DesignFile, pops: dict[str, tuple[RuleSet, bool]], wh
     for i, t in enumerate(design.targets):
         if t.population is not None and t.population not in pops:
             raise DesignError(f"{where}: targets.{i}.population: no line-up named {t.population!r}")
+
+
+def _lineups(design: DesignFile, where: Path) -> dict[str, Population]:
+    pops = design.populations
+    if pops is None:
+        return {}
+    if isinstance(pops, dict):
+        return pops
+    names = list(DEFAULT_POPULATIONS) if pops == "default" else pops
+    unknown = [n for n in names if n not in DEFAULT_POPULATIONS]
+    if unknown or not names:
+        raise DesignError(f"{where}: populations: {'no population named ' + repr(unknown[0]) if unknown else 'empty'}"
+                          f" (the default ones: {', '.join(DEFAULT_POPULATIONS)}; or a mapping name -> four seats)")
+    return {n: Population(seats=DEFAULT_POPULATIONS[n]) for n in names}
 
 
 def load_design(ref: str | Path | Mapping[str, Any]) -> Design:
@@ -241,7 +260,8 @@ def load_design(ref: str | Path | Mapping[str, Any]) -> Design:
         raw = load_raw(config)
         base = validate(raw, str(config))
         pops = {name: (validate(apply_overrides(raw, {"seats": p.seats}), f"{where} (populations.{name})"),
-                       p.duplicate) for name, p in (design.populations or {}).items()} or {base.name: (base, False)}
+                       design.duplicate if p.duplicate is None else p.duplicate)
+                for name, p in _lineups(design, where).items()} or {base.name: (base, design.duplicate)}
     except RulesError as exc:
         raise DesignError(str(exc)) from None
     _check_values(design, base, where)

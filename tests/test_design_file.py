@@ -30,6 +30,9 @@ BAD = [  # (what is wrong, the file's changes, what the error line names)
     ("an edge over a bot nobody plays", {"targets": [{"metric": "edge:expert-greedy", "at_least": 0}]},
      "targets.0: edge:expert-greedy needs a seat played by expert in line-up 'chengdu'"),
     ("a target without a band", {"targets": [{"metric": "huazhu_rate"}]}, "a target needs at_most, at_least"),
+    ("an unknown population", {"populations": ["strong", "sharks"]}, "populations: no population named 'sharks'"),
+    ("a target in no line-up", {"targets": [{"metric": "huazhu_rate", "at_most": 0.01, "population": "strong"}]},
+     "targets.0.population: no line-up named 'strong'"),
     ("an unknown objective metric", {"objective": {"maximize": "fun"}}, "objective: unknown metric id 'fun'"),
 ]
 
@@ -50,6 +53,15 @@ def test_a_good_file_loads_and_an_api_mapping_is_checked_the_same_way():
     assert d.baseline_values() == {"settlement.huazhu_penalty": 16} and d.ids() == ["huazhu_rate"]
     with pytest.raises(DesignError, match="unknown rule key"):
         load_design({**GOOD, "search": {"scoring.capp": {"choices": [3]}}})
+
+
+def test_populations_by_name_from_the_studies_defaults_with_duplicate_seating():
+    d = load_design({**GOOD, "populations": ["greedy", "mixed"], "duplicate": True,
+                     "targets": [{"metric": "edge:expert-greedy", "at_least": 0, "population": "mixed"}]})
+    assert {k: ([s.bot for s in r.seats], dup) for k, (r, dup) in d.populations.items()} == {
+        "greedy": (["greedy"] * 4, True), "mixed": (["expert", "greedy", "value", "defensive"], True)}
+    one = load_design({**GOOD, "populations": {"solo": {"seats": ["greedy"] * 4, "duplicate": False}}})
+    assert one.populations["solo"][1] is False
 
 
 def test_the_shipped_examples_load_and_the_schema_describes_design_files(capsys):
