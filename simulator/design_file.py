@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from simulator.design_metrics import EDGE, metric_info
 from simulator.errors import UserError
 from simulator.rules import CONFIG_DIR, RulesError, RuleSet, apply_overrides, explain, flat_keys, load_raw, validate
-from simulator.study import DEFAULT_POPULATIONS, config_path
+from simulator.study import DEFAULT_POPULATIONS, config_path, resolve_named_file
 
 DESIGN_DIR = CONFIG_DIR / "designs"  # the shipped design examples
 Number = int | float
@@ -175,11 +175,7 @@ class Design:
 
 
 def resolve_design_path(ref: str | Path) -> Path:
-    path = Path(ref)
-    for candidate in (path, DESIGN_DIR / path, DESIGN_DIR / f"{ref}.yaml"):
-        if candidate.is_file():
-            return candidate
-    raise DesignError(f"design {str(ref)!r} not found (looked for a file or configs/designs/{path.stem}.yaml)")
+    return resolve_named_file(ref, DESIGN_DIR, "design", DesignError)
 
 
 def _check_values(design: DesignFile, base: RuleSet, where: Path) -> None:

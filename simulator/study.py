@@ -141,13 +141,18 @@ class StudyFile(_Strict):
         return pairs
 
 
-def resolve_study_path(ref: str | Path) -> Path:
-    """A study reference (a path, or a name in ``configs/studies/``) to an existing file."""
+def resolve_named_file(ref: str | Path, folder: Path, what: str, error: type[UserError]) -> Path:
+    """A reference to a file: a path, or a name in ``folder`` (a shipped study or design); ``error`` if none."""
     path = Path(ref)
-    for candidate in (path, STUDY_DIR / path, STUDY_DIR / f"{ref}.yaml"):
+    for candidate in (path, folder / path, folder / f"{ref}.yaml"):
         if candidate.is_file():
             return candidate
-    raise StudyError(f"study {str(ref)!r} not found (looked for a file or configs/studies/{path.stem}.yaml)")
+    raise error(f"{what} {str(ref)!r} not found (looked for a file or configs/{folder.name}/{path.stem}.yaml)")
+
+
+def resolve_study_path(ref: str | Path) -> Path:
+    """A study reference (a path, or a name in ``configs/studies/``) to an existing file."""
+    return resolve_named_file(ref, STUDY_DIR, "study", StudyError)
 
 
 StudyRef = str | Path | StudyFile | Mapping[str, Any]  # a file, a shipped study's name, or the study itself
