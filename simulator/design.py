@@ -331,12 +331,20 @@ def design(ref: str | Path | Mapping[str, Any], out_dir: str | Path = "designs",
     order = sorted(range(len(trials)), key=lambda i: (objective_value(d, trials[i]), i))
     feasible = [i for i in order if trials[i].met]
     fresh_seed = f.seed + 1
+    played: dict[str, Measured] = {}
+
+    def fresh(params: dict[str, Any], what: str) -> Measured:  # each candidate measured once on the fresh walls
+        key = json.dumps(params, sort_keys=True)
+        if key not in played:
+            if progress:
+                progress(len(trials), len(trials), f"measuring {what} on fresh walls")
+            played[key] = play(d, params, fresh_seed, f.fresh_walls)
+        return played[key]
+
     confirmed: list[tuple[int, Measured]] = []
     chosen: tuple[int, Measured] | None = None
     for i in feasible[:f.confirm]:
-        if progress:
-            progress(len(trials), len(trials), f"re-measuring candidate {len(confirmed) + 1} on fresh walls")
-        m = play(d, trials[i].params, fresh_seed, f.fresh_walls)
+        m = fresh(trials[i].params, f"candidate {len(confirmed) + 1}")
         confirmed.append((i, m))
         if m.met:
             chosen = (i, m)
@@ -344,11 +352,8 @@ def design(ref: str | Path | Mapping[str, Any], out_dir: str | Path = "designs",
     closest = None
     if chosen is None:
         i = min(range(len(trials)), key=lambda i: (sum(x for x in trials[i].excess), objective_value(d, trials[i]), i))
-        m = next((c for j, c in confirmed if j == i), None) or play(d, trials[i].params, fresh_seed, f.fresh_walls)
-        closest = (i, m)
-    if progress:
-        progress(len(trials), len(trials), "measuring the baseline on fresh walls")
-    base = play(d, d.baseline_values(), fresh_seed, f.fresh_walls)
+        closest = (i, fresh(trials[i].params, "the closest candidate"))
+    base = fresh(d.baseline_values(), "the baseline")
     doc = document(d, trials, order, confirmed, chosen, closest, base, fresh_seed, ran)
     rules_path = None
     if chosen is not None:

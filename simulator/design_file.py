@@ -162,7 +162,7 @@ class Design:
                 for name, (r, dup) in self.populations.items()}
 
     def baseline_values(self) -> dict[str, Any]:
-        flat = flat_keys(next(iter(self.populations.values()))[0].resolved())
+        flat = flat_keys(next(iter(self.populations.values()))[0].model_dump(mode="json"))  # every key, defaults too
         return {k: flat[k] for k in self.file.search}
 
     def ids(self) -> list[str]:
@@ -179,7 +179,7 @@ def resolve_design_path(ref: str | Path) -> Path:
 
 
 def _check_values(design: DesignFile, base: RuleSet, where: Path) -> None:
-    flat = flat_keys(base.resolved())
+    flat = flat_keys(base.model_dump(mode="json"))  # resolved() leaves out keys at an "off" default
     for key, space in design.search.items():
         if key not in flat or key in ("name", "description") or key.startswith("seats."):
             raise DesignError(f"{where}: search.{key}: unknown rule key (a dotted key of the baseline "

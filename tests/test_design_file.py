@@ -66,7 +66,7 @@ def test_populations_by_name_from_the_studies_defaults_with_duplicate_seating():
 
 def test_the_shipped_examples_load_and_the_schema_describes_design_files(capsys):
     names = sorted(p.stem for p in DESIGN_DIR.glob("*.yaml"))
-    assert "huazhu_floor" in names
+    assert names == ["dealer_fair", "huazhu_floor"]
     for name in names:
         assert load_design(name).file.name == name
     code, out, _ = cli_run(["rules", "schema", "design"], capsys)
