@@ -369,3 +369,45 @@ def test_a_study_mixing_plain_and_session_arms_reads_and_reports(tmp_path: Path)
     assert asess.session_variants(run) == ["sess"]
     titles = [caption for _, caption, _ in sessions_section(run, "plain").items]
     assert any("P(ruin)" in t for t in titles) and not any("paired" in t for t in titles)
+
+
+def _next_dealer_from_the_log(rule: str, dealer: int, wins: list[dict]) -> int:
+    """docs/rules.md "Who deals", read off one hand's wins rows alone (no engine helper): a win event is the rows
+    sharing a ``win_order``; several rows = 一炮多响, whose first winner is the first after the discarder."""
+    if not wins:
+        return dealer  # 流局: the dealer stays
+    events: dict[int, list[dict]] = {}
+    for w in wins:
+        events.setdefault(w["win_order"], []).append(w)
+    first = events[min(events)]
+    first_winner = min(first, key=lambda w: (w["winner"] - w["payer"]) % 4 if w["payer"] >= 0 else 0)["winner"]
+    if rule == "first_winner":
+        return first_winner
+    if rule == "feeder_on_multi_ron":
+        multi = [events[o] for o in sorted(events) if len(events[o]) >= 2]
+        return multi[0][0]["payer"] if multi else first_winner
+    assert rule == "feeder_keeps_on_draw"
+    return first[0]["winner"] if first[0]["kind"] == "self_draw" else first[0]["payer"]
+
+
+@pytest.mark.parametrize("rule", ["first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw"])
+def test_xueliu_sessions_pass_the_deal_as_the_rules_say(rule):
+    """血流 (every player plays on after winning: many win events a hand, later 一炮多响 too): each next dealer
+    derived from the previous hand's logged wins by docs/rules.md's table, not by simulator.sessions."""
+    out = play(f"session.dealer={rule}", "mode=xueliu", sessions=20)
+    h, wins = pl.DataFrame(out["hands"]), pl.DataFrame(out["wins"])
+    by_hand: dict[int, list[dict]] = {}
+    for w in wins.iter_rows(named=True):
+        by_hand.setdefault(w["hand_id"], []).append(w)
+    rows = h.select("hand_id", "hand_in_session", "dealer").to_dicts()
+    later_multi = 0
+    for prev, nxt in zip(rows[:-1], rows[1:], strict=True):
+        if nxt["hand_in_session"] == 0:
+            continue
+        hw = by_hand.get(prev["hand_id"], [])
+        orders = [w["win_order"] for w in hw]
+        later_multi += any(orders.count(o) >= 2 for o in set(orders) if o > 1)
+        assert nxt["dealer"] == _next_dealer_from_the_log(rule, prev["dealer"], hw), (prev, hw)
+    assert max(len(v) for v in by_hand.values()) >= 3  # 血流: hands with several wins
+    if rule == "feeder_on_multi_ron":
+        assert later_multi > 0  # a 一炮多响 after the first win decided some deal
