@@ -72,6 +72,13 @@ def test_every_example_command_runs(doc: str, tmp_path: Path, monkeypatch, capsy
                                   *(["--quiet"] if argv[1] in ("simulate", "study") else [])], capsys)
         assert code == 0, f"{shlex.join(argv)}\n{out}\n{err}"
         assert out.strip(), shlex.join(argv)
+        assert "Traceback" not in out + err and not err.lstrip().startswith("error"), (argv, err)
+        # what a command says it writes is there: its --out path, and a simulate or study run's manifest
+        outs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--out", "-o")]
+        for path in outs:
+            assert (tmp_path / path).exists(), (shlex.join(argv), path)
+        if argv[1] in ("simulate", "study") and outs:
+            assert any((tmp_path / outs[0]).rglob("_manifest.json")), shlex.join(argv)
 
 
 def test_the_readme_python_example_runs(tmp_path: Path, monkeypatch):
