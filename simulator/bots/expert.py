@@ -48,6 +48,7 @@ from simulator.bots.expert_hand import (
     value13,
 )
 from simulator.bots.expert_kongs import (
+    breaks_ready_late,
     end_risk,
     held_kong_income,
     kong_value,
@@ -234,9 +235,10 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
         mk[nm] = MELD_KONG
         v = value13(with_tiles_left(view, tiles_left - 1), claimed, bpar)
         v += kong_value(view, claimed, u_tot, cost, direct_kong_amount(params, n_in))
+        guard = breaks_ready_late(table, claimed, r0 >= 1.0, tiles_left)
         conc[tile] += 3
         visible[tile] -= 3
-        if v > best:
+        if v > best and not guard:
             choice = 2
     return choice
 
@@ -269,6 +271,7 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
             mt[nm] = k
             v = value13(after, konged, bpar)
             v += kong_value(view, konged, u_tot, cost, concealed_kong_amount(params, n_in))
+            guard = breaks_ready_late(table, konged, r0 >= 1.0, tiles_left)
             conc[k] = 4
             visible[k] -= 4
         else:
@@ -281,10 +284,11 @@ def expert_self_kong(view, hand, opts, bpar) -> int:
             v = value13(after, hand, bpar)
             each = params[P_ADDED_KONG_EACH] * (0.5 if params[P_ADDED_KONG_FRESH_ONLY] else 1.0)
             v += kong_value(view, hand, u_tot, cost, each * n_in)
+            guard = breaks_ready_late(table, hand, r0 >= 1.0, tiles_left)
             mk[i] = MELD_PUNG
             conc[k] += 1
             visible[k] -= 1
-        if v > best:
+        if v > best and not guard:
             best, pick = v, k
     return pick
 
