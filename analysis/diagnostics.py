@@ -148,8 +148,8 @@ def _zero(arms: _Arms, table: str, condition: pl.Expr, what: str, advice: str) -
 def _huazhu(arms: _Arms, key: str, change: tuple[Any, Any]) -> _Silent | None:
     return _zero(arms, "players", pl.col("score_huazhu") != 0, "no 花猪 penalty was paid (查花猪)",
                  "花猪 needs void_suit: none (under declared 定缺 it is all but impossible) and players who keep a "
-                 "third suit late: seat experts that err (temperature 0.5) or greedy bots, as the populations of "
-                 "configs/studies/huazhu.yaml do (experts at temperature 0 almost never end as 花猪)")
+                 "third suit late: seat defensive bots or experts that err (temperature 0.5), as the populations of "
+                 "configs/studies/huazhu.yaml do (greedy bots and experts at temperature 0 almost never end as 花猪)")
 
 
 _DECLINE_ADVICE = ("only value bots (a win worth fewer than decline_below fan while more than decline_wall tiles "

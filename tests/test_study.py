@@ -119,7 +119,7 @@ def test_shipped_studies_say_what_they_compare():
         return next(v.rules for v in study_variants(s, p) if v.name == variant)
 
     assert {rules("huazhu", f"{v}.{p}").void_suit for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")
-            for p in ("strong", "greedy")} == {"none"}
+            for p in ("erring", "defensive")} == {"none"}
     assert [rules("huazhu", f"{v}.casual").settlement.huazhu_penalty
             for v in ("huazhu_16x", "huazhu_8x", "huazhu_32x")] == [16, 8, 32]
     assert [rules("caps", f"{v}.mixed").scoring.cap for v in ("cap3", "cap4", "cap5", "uncapped")] == [3, 4, 5, None]
@@ -129,7 +129,9 @@ def test_shipped_studies_say_what_they_compare():
     assert rules("pass_lock", "off.greedy").pass_ron_lock == "off"
     for name in ("huazhu", "caps", "haidilao", "pass_lock"):  # rule questions: asked of every kind of player
         study = load_study(name)[0]
-        assert study.populations == "default" and study.duplicate
+        assert study.duplicate and (study.populations == "default" or len(study.populations) == 4)
+    # 花猪 is paid by defensive bots and experts that err: huazhu's populations are where it happens
+    assert {b.bot for b in rules("huazhu", "huazhu_8x.defensive").seats} == {"defensive"}
     assert load_study("strategies")[0].duplicate
     quick = rules("quickstart", "chengdu")  # the default rules, played by experts (they react to the cap)
     assert {b.bot for b in quick.seats} == {"expert"}

@@ -44,6 +44,7 @@ from analysis.report import write_report as write_report
 from analysis import compare as compare, diagnostics as diagnostics, economy as economy, ev as ev, fans as fans
 from analysis import plots as plots, report as report, risk as risk, sessions as sessions, shape as shape
 from analysis import stats as stats
+from analysis import cells as cells, family as family, populations as populations, screen as screen
 
 __all__: list[str]
 API: dict[str, str]
