@@ -248,8 +248,8 @@ def robustness(rows: pl.DataFrame, inter: dict | None, n_pops: int) -> str:
         return f"depends on who plays: {word} with {names(major)}, reverses with {names(minor)} ({itext})"
     if still.height:
         where = f"significant with {names(sig)}" if sig.height else "not significant in any population"
-        return (f"depends on who plays: {where}; with {names(still)} nothing differs (those players' play and "
-                f"payments do not change) ({itext})")
+        return (f"depends on who plays: {where}; with {names(still)} nothing differs (not one paired unit "
+                f"changes) ({itext})")
     if sig.height and sig.height < rows.height:
         return f"depends on who plays: only significant with {names(sig)} ({itext})"
     return (f"holds in {sig.height} of {n_pops} populations ({'up' if up.height else 'down'}), but its size depends "

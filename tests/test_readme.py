@@ -101,10 +101,14 @@ def test_the_documented_study_file_is_valid_and_shows_every_key(tmp_path: Path):
     from simulator.study import StudyFile, load_study, study_variants
 
     text = (ROOT / "docs/studies.md").read_text(encoding="utf-8")
-    (block,) = code_blocks(text, "yaml")
+    block, populations = code_blocks(text, "yaml")  # the file, key by key; the populations' own example
     (tmp_path / "example.yaml").write_text(block)
     study, path = load_study(tmp_path / "example.yaml")
-    assert set(StudyFile.model_fields) == set(study.model_fields_set)  # the example sets every key
+    # the example sets every key but populations, which replace its seats: shown in "Populations"
+    assert set(StudyFile.model_fields) - {"populations"} == set(study.model_fields_set)
+    (tmp_path / "pops.yaml").write_text(block.replace("seats:", "# seats:") + populations)
+    pops, where = load_study(tmp_path / "pops.yaml")
+    assert [v.name for v in study_variants(pops, where)][:2] == ["base.strong", "cap3.strong"]
     variants = study_variants(study, path)
     assert [v.name for v in variants] == ["base", "cap3", "huazhu8", "nolock"]
     assert variants[0].rules.seats[3].decline_below == 3
