@@ -108,3 +108,41 @@ def test_the_observation_shows_the_winners_public_hands():
                 if config == "xueliu":
                     assert not laid.any()  # a 血流 winner's hand stays concealed
     assert min(seen.values()) > 0  # every block was exercised
+
+
+def test_the_first_298_offsets_are_the_documented_layout():
+    """Offsets 0–297 of the vector (the layout before 唱歌/跳舞, whose offsets must never move), element by
+    element against the layout written out here: seat 2 observing, so 'observer first' rotates seats 2, 3, 0, 1."""
+    from types import SimpleNamespace
+
+    from simulator.env import encode
+
+    hand = np.zeros(27, np.uint8)
+    hand[[0, 13, 26]] = [1, 2, 3]
+    obs = SimpleNamespace(
+        seat=2, hand=hand, decision="claim", tile=14, tiles_left=37,
+        melds=(((("pung", 4),)), (("kong", 9), ("concealed_kong", -1)), (("concealed_kong", 20),), ()),
+        discards=((0, 1), (1, 2), (2, 3), (3, 5), (3, 5)), voids=np.array([2, -1, 0, 1]),
+        won=np.array([-1, 1, -1, 0]), declared=np.zeros(4, np.int64), shown=((),) * 4,
+        laid_down=np.zeros((4, 27), np.uint8), won_on=((),) * 4, cleared=((),) * 4)
+    want = np.zeros(298, np.int64)
+    want[[0, 13, 26]] = [1, 2, 3]                                   # 0–26 own concealed counts
+    # 27–134 melded counts, per seat observer first (seat 2, 3, 0, 1), 27 each; another's concealed kong unseen
+    want[27 + 0 * 27 + 20] = 4                                      # seat 2 (self): concealed kong of 3s
+    want[27 + 2 * 27 + 4] = 3                                       # seat 0: pung of 5m
+    want[27 + 3 * 27 + 9] = 4                                       # seat 1: kong of 1p
+    # 135–242 discarded counts, same order
+    want[135 + 2 * 27 + 1] = 1                                      # seat 0 discarded 2m
+    want[135 + 3 * 27 + 2] = 1                                      # seat 1: 3m
+    want[135 + 0 * 27 + 3] = 1                                      # seat 2: 4m
+    want[135 + 1 * 27 + 5] = 2                                      # seat 3: 6m twice
+    # 243–258 declared void one-hot, 4 per seat (slot 3: none), same order: seats 2, 3, 0, 1 → 0, 1, 2, none
+    want[[243 + 0, 247 + 1, 251 + 2, 255 + 3]] = 1
+    want[[259 + 1, 259 + 3]] = 1                                    # 259–262 has won: seats 3 and 1
+    want[263 + 3] = 1                                               # 263–269 decision one-hot: claim (4th)
+    want[270 + 14] = 1                                              # 270–296 tile on offer: 6p
+    want[297] = 37                                                  # 297 tiles left
+    got = encode(obs)
+    bad = [i for i in range(298) if got[i] != want[i]]
+    assert not bad, [(i, int(got[i]), int(want[i])) for i in bad]
+    assert not got[298:].any()  # nothing declared, shown or won on: the later blocks stay 0
