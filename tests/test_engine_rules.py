@@ -339,3 +339,38 @@ def test_refund_kongs_if_not_ready():
     unready = ~p["won"] & ~p["ready"] & np.repeat(a["hands"]["exhaustive_draw"], 4)
     assert (p["score_refund"][unready] < 0).any()
     assert (p["score_refund"][~unready] >= 0).all()  # only not-ready players still in give money back
+
+
+def test_kong_rain_transfer_moves_that_kongs_income_to_its_winners():
+    """呼叫转移 in amounts, from the event log alone (docs/rules.md, Payments): the income of the discarder's last
+    kong before the 杠上炮 (every kong payment logged right after it) leaves the discarder and is split among the
+    winners of that discard by integer division, the remainder one unit each to the first winners in turn order
+    from the discarder."""
+    n = 3000
+    cols = rule_logs(n, record=True, kongs={"after_kong_deal_in": "transfer"})
+    p, w = cols["players"], cols["wins"]
+    transfer = per_hand(p["score_transfer"])
+    checked = 0
+    for hid in np.unique(w["hand_id"][w["gangshangpao"]]).tolist():
+        sel = (w["hand_id"] == hid) & w["gangshangpao"]
+        payers = set(w["payer"][sel].tolist())
+        if len(set(w["win_order"][sel].tolist())) > 1:  # two 杠上炮 in one hand: the hand's sums mix them
+            continue
+        payer = payers.pop()
+        winners = sorted(w["winner"][sel].tolist(), key=lambda s: (s - payer) % 4)
+        ev = events_of(cols, hid)
+        won_at = next(i for i, e in enumerate(ev) if e[0] == S.EV_WIN and e[1] in winners)
+        kong_at = max(i for i in range(won_at) if ev[i][0] == S.EV_KONG and ev[i][1] == payer)
+        income = 0
+        for f in ev[kong_at + 1:]:
+            if f[0] != S.EV_PAY or f[5] != S.C_KONG:
+                break
+            income += f[3]
+        share, extra = divmod(income, len(winners))
+        want = [0] * 4
+        want[payer] = -income
+        for rank, s in enumerate(winners):
+            want[s] = share + (rank < extra)
+        assert transfer[hid].tolist() == want, (hid, winners, income)
+        checked += 1
+    assert checked >= 20 and (p["score_transfer"] != 0).any()
