@@ -374,3 +374,32 @@ def test_kong_rain_transfer_moves_that_kongs_income_to_its_winners():
         assert transfer[hid].tolist() == want, (hid, winners, income)
         checked += 1
     assert checked >= 20 and (p["score_transfer"] != 0).any()
+
+
+@pytest.mark.parametrize(("pays", "mode"), [("default", "xuezhan"), ("all", "xuezhan"), ("default", "xueliu")])
+def test_huazhu_money_seat_by_seat(pays, mode):
+    """查花猪 derived seat by seat from the players table (docs/rules.md, exhaustive draw item 3): at a 流局 each
+    花猪 pays the penalty (16) to each non-花猪 player still in (under huazhu_pays: all, also to those who won);
+    花猪 do not pay each other; no other hand moves 花猪 money. Under 血流 (every hand ends in a 流局) "still in" is
+    "never won"."""
+    over = {} if pays == "default" else {"huazhu_pays": "all"}
+    cols = rule_logs(2000, void_suit="none", seats=HUAZHU_SEATS, settlement={"huazhu_penalty": 16, **over},
+                     mode=mode)
+    hz, won = per_hand(cols["players"]["huazhu"]), per_hand(cols["players"]["won"])
+    got = per_hand(cols["players"]["score_huazhu"])
+    exhaustive = cols["hands"]["exhaustive_draw"]
+    seen = 0
+    for h in range(len(exhaustive)):
+        want = [0] * 4
+        if exhaustive[h]:
+            pigs = [s for s in range(4) if hz[h, s] and not won[h, s]]
+            paid = [s for s in range(4) if not hz[h, s] and (pays == "all" or not won[h, s])]
+            for s in pigs:
+                want[s] -= 16 * len(paid)
+            for s in paid:
+                want[s] += 16 * len(pigs)
+            seen += len(pigs) > 0 and any(won[h, s] for s in paid)
+        assert got[h].tolist() == want, (h, hz[h].tolist(), won[h].tolist())
+    if pays == "all":
+        assert seen > 0  # some 花猪 paid a player who had won
+    assert (got != 0).any()
