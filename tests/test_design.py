@@ -88,8 +88,8 @@ def test_an_infeasible_design_names_the_failed_target_and_the_closest_candidate(
 
 def test_metric_sums_match_a_direct_computation():
     rules = load_rules("chengdu", {"seats": ["greedy"] * 4})
-    acc = measure(rules, True, 0, 30, 9, ["dealer_edge", "huazhu_rate", "wins_2fan_share", "edge:greedy-greedy"],
-                  batch=7)
+    acc = measure(rules, True, 0, 30, 9, ["dealer_edge", "huazhu_rate", "wins_2fan_share", "edge:greedy-greedy",
+                                          "self_draw_share", "deal_in_rate", "last_seat_edge"], batch=7)
     cols = play_hands(rules, np.arange(120), 9, duplicate=True)
     p = cols["players"]
     dealer_rows = p["seat"] == np.repeat(cols["hands"]["dealer"], 4)
@@ -101,6 +101,13 @@ def test_metric_sums_match_a_direct_computation():
     fan = cols["wins"]["fan"]
     assert acc["wins_2fan_share"].estimate(True).value == pytest.approx((fan >= 2).mean())
     assert acc["edge:greedy-greedy"].estimate(False).value == 0
+    w = cols["wins"]
+    assert acc["self_draw_share"].estimate(True).value == pytest.approx((w["kind"] == "self_draw").mean())
+    fed = {(h, q) for h, q, k in zip(w["hand_id"], w["payer"], w["kind"], strict=True)
+           if k in ("discard", "rob_kong") and q >= 0}
+    assert acc["deal_in_rate"].estimate(True).value == pytest.approx(len(fed) / 480)
+    last = p["seat"] == (np.repeat(cols["hands"]["dealer"], 4) + 3) % 4
+    assert acc["last_seat_edge"].estimate(False).value == pytest.approx(p["score_total"][last].sum() / 120)
     # one batch or seven: the same sums
     whole = Moments()
     whole.add(*per_wall("dealer_edge", cols, np.arange(120) // 4, 0, 30))
