@@ -62,8 +62,27 @@ def catalog() -> dict[str, list[dict[str, Any]]]:
     return {
         "rule sets": [{"name": p.stem, "description": _description(p)} for p in sorted(CONFIG_DIR.glob("*.yaml"))],
         "studies": [{"name": p.stem, "description": _description(p)} for p in sorted(STUDY_DIR.glob("*.yaml"))],
-        "bots": [{"name": b, "params": {p: bounds(p) for p in BOT_PARAMS[b]}} for b in BOTS],
+        "bots": [{"name": b, "params": {p: bounds(p) for p in BOT_PARAMS[b]}} for b in BOTS] + registered_bots(),
     }
+
+
+def registered_bots() -> list[dict[str, Any]]:
+    """The Python bots registered by name (``xuezhan.bots`` entry points: the built-in ``search`` and plug-ins),
+    each with its constructor's keyword defaults (no declared range: ``None``)."""
+    import inspect
+    from importlib.metadata import entry_points
+
+    from simulator.rules import BOT_ENTRY_POINTS, bot_class
+
+    out = []
+    for ep in sorted(entry_points(group=BOT_ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            sig = inspect.signature(bot_class(ep.name))
+        except ValueError:
+            continue  # a broken plug-in is reported where it is seated
+        params = {n: (p.default, None, None) for n, p in sig.parameters.items() if p.default is not p.empty}
+        out.append({"name": ep.name, "params": params})
+    return out
 
 
 def resolved_yaml(ref: str, overrides: list[str] | None = None) -> str:
@@ -131,7 +150,8 @@ def list_command() -> None:
             typer.echo(f"  {entry['name']:<{width}}  {first}")
     typer.echo("bots (a Python bot: module:Class, see docs/bots.md):")
     for bot in cat["bots"]:
-        params = ", ".join(f"{p}={d} ({lo}–{hi})" for p, (d, lo, hi) in bot["params"].items()) or "no parameters"
+        params = ", ".join(f"{p}={d}" + (f" ({lo}–{hi})" if lo is not None else "")
+                           for p, (d, lo, hi) in bot["params"].items()) or "no parameters"
         typer.echo(f"  {bot['name']:<9}  {params}")
 
 

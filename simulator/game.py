@@ -201,6 +201,9 @@ def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: 
             new_hand = getattr(seat_agent[s], "new_hand", None)
             if new_hand is not None:  # the seat's own stream seed: a bot's randomness depends on the hand only
                 new_hand(int(st.rngs[1 + s]))
+            bind_hand = getattr(seat_agent[s], "bind_hand", None)
+            if bind_hand is not None:  # the search bot (simulator.search): the live hand, copied for its rollouts
+                bind_hand(hand)
         while (d := hand.advance()) is not None:
             hand.apply(ask(seat_agent[d.seat], observe(hand, d), hand.hand_label))
         need = nw + int(st.g[state.G_NWINS])

@@ -23,6 +23,7 @@ from simulator.replay import record_hand as record_hand, record_logged_hand as r
 # bots written in Python (docs/bots.md)
 from simulator.agents import Bot as Bot, GreedyBot as GreedyBot, Observation as Observation, RandomBot as RandomBot
 from simulator.agents import PASS as PASS  # the action "pass" (no claim, no win)
+from simulator.search import SearchBot as SearchBot  # the search player (seated by name as `search`)
 
 # reinforcement learning (the rl extra: pip install 'xuezhan[rl]')
 from simulator.env import XuezhanEnv as XuezhanEnv

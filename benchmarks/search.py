@@ -1,0 +1,101 @@
+"""The search player (issue 54) against three experts and three greedy, and where the expert disagrees with it.
+
+    python benchmarks/search.py --walls 1000                       # default budget, chengdu, seed 7
+    python benchmarks/search.py --walls 200 --rollouts 24 --wall 16 --opponents expert
+
+Duplicate seating: every wall is played four times, the searching seat in each seat. For each opponent bot it
+prints the search player's mean score per player-hand (base units, SE clustered by wall), the same walls played
+with the expert in its seats (same opponents) and the paired per-wall difference search − expert with its SE, the
+search's hands/s (CPU time of this process, one searching seat) and, from the search's own log, the decisions
+where it left the expert's choice: count per player-hand and the estimated EV the expert's choice loses there
+(rollout mean gain, by decision kind and tiles left), then the costliest ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from simulator import state as S
+from simulator.game import play_hands
+from simulator.hands import run_batch
+from simulator.rules import load_rules
+from simulator.search import SearchBot
+
+
+def per_wall(raw, start: int, walls: int) -> np.ndarray:
+    """The first spec's mean score per player-hand on each wall (its four seatings), walls ``start`` on."""
+    p = raw.p
+    spec = (p[:, S.PL_SEAT] + np.repeat(raw.rotations, 4)) % 4
+    first = spec == 0
+    score = p[first, S.PL_SCORE:S.PL_N].sum(axis=1).astype(np.float64)
+    deal = raw.deal_ids[np.flatnonzero(first) // 4] - start
+    return np.bincount(deal, weights=score, minlength=walls) / 4.0
+
+
+def show(label: str, x: np.ndarray) -> str:
+    return f"{label} {x.mean():+.4f} ± {x.std(ddof=1) / np.sqrt(x.shape[0]):.4f}"
+
+
+def disagreements(decisions, hands: int, top: int) -> None:
+    """The search's departures from the expert: per decision kind and tiles left, and the costliest."""
+    if not decisions:
+        print("    no decision where the search left the expert's choice")
+        return
+    by = defaultdict(list)
+    for kind, left, gain, _se in decisions:
+        by[(kind, "≤4" if left <= 4 else ("5–8" if left <= 8 else "9+"))].append(gain)
+    print(f"    departures from the expert's choice: {len(decisions) / hands:.4f} per player-hand; estimated EV the"
+          " expert's choice loses there (rollout mean gain), by decision and tiles left:")
+    for (kind, left), g in sorted(by.items(), key=lambda kv: -sum(kv[1])):
+        print(f"      {kind:>9} {left:>4} left: {len(g):5d} ({len(g) / hands:.4f} a hand), mean {np.mean(g):+.3f}, "
+              f"{sum(g) / hands:+.4f} a hand")
+    print(f"    the {top} costliest (decision, tiles left, EV lost ± SE):")
+    for kind, left, gain, se in sorted(decisions, key=lambda d: -d[2])[:top]:
+        print(f"      {kind:>9} {left:3d} left  {gain:+.2f} ± {se:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default="chengdu")
+    ap.add_argument("--walls", type=int, default=250, help="walls, each played 4 times (the searching seat rotated)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--opponents", nargs="+", default=["expert", "greedy"])
+    ap.add_argument("--rollouts", type=int, default=None, help="rollouts per action (default: the bot's)")
+    ap.add_argument("--wall", type=int, default=None, help="search with at most this many tiles left")
+    ap.add_argument("--z", type=float, default=None, help="SEs the best action must beat the expert's by")
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--start", type=int, default=0, help="first wall (to split a run over processes)")
+    ap.add_argument("--save", help="write per opponent the per-wall means and the departures to PREFIX_OPP.npz")
+    args = ap.parse_args()
+    params = {k: v for k, v in (("rollouts", args.rollouts), ("wall", args.wall), ("z", args.z)) if v is not None}
+    ids = np.arange(4 * args.start, 4 * (args.start + args.walls), dtype=np.int64)
+    bot = SearchBot(**params)
+    print(f"search (rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, policy {bot.policy}), {args.config}, "
+          f"{args.walls:,} walls × 4 (duplicate seating), seed {args.seed}")
+    for opp in args.opponents:
+        rules = load_rules(args.config, [f"seats=[search, {opp}, {opp}, {opp}]"])
+        bot = SearchBot(**params)
+        play_hands(rules, np.arange(4, dtype=np.int64), args.seed + 1, {0: bot}, duplicate=True)  # compile first
+        bot.decisions.clear()
+        t = time.process_time()
+        raw = play_hands(rules, ids, args.seed, {0: bot}, duplicate=True)
+        cpu = time.process_time() - t
+        mine = per_wall(raw, args.start, args.walls)
+        ref = per_wall(run_batch(load_rules(args.config, [f"seats=[expert, {opp}, {opp}, {opp}]"]), ids, args.seed,
+                                 duplicate=True), args.start, args.walls)
+        print(f"  vs three {opp}: {show('search', mine)}; {show('expert in its seats', ref)}; "
+              f"{show('paired search − expert', mine - ref)} per player-hand; {ids.shape[0] / cpu:.1f} hands/s "
+              f"({cpu:.0f} s CPU)")
+        disagreements(bot.decisions, ids.shape[0], args.top)
+        if args.save:
+            np.savez(f"{args.save}_{opp}.npz", search=mine, expert=ref, cpu=cpu, hands=ids.shape[0],
+                     kinds=np.array([d[0] for d in bot.decisions], dtype=object).astype(str),
+                     decisions=np.array([d[1:] for d in bot.decisions], np.float64).reshape(-1, 3))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""The search player (issue 54): its samples of the hidden tiles use public information only, it is deterministic
+for a seed, and it is seated by name like every bot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simulator import engine, state
+from simulator.game import play_hands
+from simulator.hands import run_batch
+from simulator.rules import RulesError, load_rules
+from simulator.search import SearchBot, public_of
+from simulator.search_sample import hidden_count, redeal
+from simulator.tables import suit_table
+
+FIELDS = tuple(f for f in state.HandState._fields if f != "events")
+
+
+def _scramble(st, seat: int, pub, rng: np.random.Generator) -> None:
+    """Another hidden world with the same public part: the other seats' concealed tiles and the wall still to draw
+    re-dealt among themselves (sizes kept, the seat's own pinned draw kept), their hidden per-seat scalars, random
+    streams and deals changed."""
+    head, tail, pin = int(st.g[state.G_HEAD]), int(st.g[state.G_TAIL]), int(pub.pin[0])
+    seats = [q for q in range(4) if pub.sizes[q] >= 0]
+    walls = [w for w in range(head, tail) if w != pin]
+    tiles = [k for q in seats for k in range(27) for _ in range(int(st.conc[q, k]))] + [int(st.wall[w]) for w in walls]
+    rng.shuffle(tiles)
+    i = 0
+    for q in seats:
+        st.conc[q] = 0
+        for _ in range(int(pub.sizes[q])):
+            st.conc[q, tiles[i]] += 1
+            i += 1
+        for col in (state.PS_WAITS, state.PS_LOCKED, state.PS_LOCK_MASK, state.PS_LOCK_FAN, state.PS_DECLINED,
+                    state.PS_DRAWN, state.PS_READY, state.PS_START_SH):
+            st.ps[q, col] = rng.integers(0, 1 << 20)
+        st.rngs[1 + q] = rng.integers(0, 1 << 62)
+    for w in walls:
+        st.wall[w] = tiles[i]
+        i += 1
+    st.rngs[0] = rng.integers(0, 1 << 62)
+    st.dealt[[q for q in range(4) if q != seat]] = rng.integers(0, 4, (3, 27))
+
+
+class _Watcher(SearchBot):
+    """Plays the policy's answers; at every decision it could search, re-deals the hidden tiles of the real hand's
+    step and of another hidden world with the same public part, and records whether the two re-deals agree."""
+
+    def __init__(self, leak: bool = False):
+        super().__init__(rollouts=2, wall=55)
+        self.leak = leak  # the mutation: the re-deal keeps one hidden count of the state it was given
+        self.checked = 0
+        self.leaks: list[str] = []
+
+    def _search(self, hand, obs, legal, policy):
+        seat, pc = obs.seat, hand.st.pc
+        pin = (-1, -1)
+        if pc[state.PC_DREW]:
+            at = hand.snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else hand.snap.g[state.G_HEAD]
+            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
+            assert hand.st.wall[at] == pin[1]
+        pub = public_of(obs, pin)
+        assert int(pub.pool.sum()) == hidden_count(hand.snap, seat, pub)
+        dealt = []
+        for world in range(2):
+            st = engine.alloc(False, 3)
+            engine.copy_state(hand.snap, st)
+            st.wall[:] = hand.st.wall
+            st.dealt[:] = hand.st.dealt
+            if world:
+                _scramble(st, seat, pub, np.random.default_rng(self.checked))
+            given = st.conc.copy()
+            assert redeal(suit_table(), st, seat, pub, np.uint64(1234 + self.checked))
+            if self.leak:
+                q = next(q for q in range(4) if pub.sizes[q] > 0)
+                st.conc[q, int(np.argmax(given[q]))] = given[q].max()
+            dealt.append(st)
+        a, b = dealt
+        for q in range(4):  # a re-dealt seat holds none of its clean suit; every unseen tile is dealt once
+            if pub.clean[q] >= 0:
+                assert a.conc[q, 9 * pub.clean[q]:9 * pub.clean[q] + 9].sum() == 0
+        diff = [f for f in FIELDS if not np.array_equal(getattr(a, f), getattr(b, f))]
+        if diff:
+            self.leaks.append(f"decision {obs.decision} at {obs.tiles_left} left: {diff}")
+        self.checked += 1
+        return policy
+
+
+@pytest.mark.parametrize("config", ["chengdu", "exchange_three"])
+def test_samples_use_public_information_only(config):
+    """At every own-turn decision of several hands the re-deal of the real step and of a scrambled hidden world
+    (same public part) are byte-identical, field by field of the state. A re-deal that kept one hidden tile of the
+    real hand (say, an opponent's count of one kind, or one wall position) fails here."""
+    rules = load_rules(config, ["seats=[search, expert, expert, expert]"])
+    bot = _Watcher()
+    play_hands(rules, np.arange(4, dtype=np.int64), 5, {0: bot}, duplicate=True)
+    assert bot.checked > 10
+    assert not bot.leaks, bot.leaks[:3]
+
+
+def test_a_leak_of_one_hidden_count_is_caught():
+    """The same watch over a re-deal that keeps one opponent's count of one kind from the state it was given."""
+    rules = load_rules("chengdu", ["seats=[search, expert, expert, expert]"])
+    bot = _Watcher(leak=True)
+    play_hands(rules, np.arange(1, dtype=np.int64), 5, {0: bot}, duplicate=True)
+    assert len(bot.leaks) > bot.checked // 2
+
+
+def _search_rules(**params):
+    spec = "{bot: search, params: {" + ", ".join(f"{k}: {v}" for k, v in params.items()) + "}}"
+    return load_rules("chengdu", [f"seats=[{spec}, expert, expert, expert]"])
+
+
+def test_search_is_deterministic_and_logged_by_name():
+    rules = _search_rules(rollouts=3, wall=6)
+    ids = np.arange(4, dtype=np.int64)
+    a, b = run_batch(rules, ids, 11, duplicate=True), run_batch(rules, ids, 11, duplicate=True)
+    for f in ("h", "p", "w"):
+        assert np.array_equal(getattr(a, f), getattr(b, f))
+    assert "search" in a.bot_labels
+
+
+@pytest.mark.parametrize("params,msg", [({"rollouts": 1}, "rollouts"), ({"wall": 70}, "wall"),
+                                        ({"policy": "random"}, "policy"), ({"depth": 2}, "params do not fit")])
+def test_bad_parameters_are_one_clear_error(params, msg):
+    with pytest.raises(RulesError, match=msg) if msg == "params do not fit" else pytest.raises(ValueError, match=msg):
+        rules = _search_rules(**params)
+        rules.seats[0].build()
