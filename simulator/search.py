@@ -61,7 +61,7 @@ class SearchBot(Bot):
     answers the decisions not searched; ``z``: how many standard errors of the paired difference the best action
     must beat the policy's choice by (0 = the best mean always)."""
 
-    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 1.0):
+    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
