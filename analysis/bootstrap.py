@@ -120,12 +120,19 @@ def _by_hand(values: np.ndarray, clusters: np.ndarray, units: np.ndarray | None 
     value) defaults to the hand itself."""
     values = np.asarray(values, dtype=float)
     clusters = np.asarray(clusters)
-    order = np.argsort(clusters, kind="stable")
-    vals = values[order]
-    _, start, size = np.unique(clusters[order], return_index=True, return_counts=True)
-    mean = np.add.reduceat(vals, start) / size
-    mean2 = np.add.reduceat(vals * vals, start) / size
-    unit_of_hand = np.asarray(units)[order][start] if units is not None else np.arange(start.size)
+    if clusters.size and bool((clusters[1:] >= clusters[:-1]).all()):  # logs are in hand order: no sort, no copy
+        order, vals, grouped = None, values, clusters
+    else:
+        order = np.argsort(clusters, kind="stable")
+        vals, grouped = values[order], clusters[order]
+    start = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]]) if grouped.size else np.zeros(0, np.int64)
+    size = np.diff(np.r_[start, grouped.size])
+    mean = np.add.reduceat(vals, start) / size if start.size else np.zeros(0)
+    mean2 = np.add.reduceat(vals * vals, start) / size if start.size else np.zeros(0)
+    if units is None:
+        unit_of_hand = np.arange(start.size)
+    else:
+        unit_of_hand = (np.asarray(units) if order is None else np.asarray(units)[order])[start]
     horder = np.argsort(unit_of_hand, kind="stable")
     _, ustart, usize = np.unique(unit_of_hand[horder], return_index=True, return_counts=True)
     return vals, start, size, mean, mean2, horder, ustart, usize

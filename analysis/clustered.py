@@ -12,6 +12,11 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis.inference import LEVEL, z_value
+from analysis.pieces import Pieces, collect_each, summed
+
+Frame = pl.LazyFrame | Pieces
+"""What the estimators read: a lazy frame, or :class:`analysis.pieces.Pieces` (a run read one hand-id range at a
+time; the estimators sum their per-unit statistics over the pieces, so memory follows the piece)."""
 
 
 def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
@@ -48,14 +53,19 @@ def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Ex
             pl.when(has).then(mean + z * se).alias("ci_hi")]
 
 
-def cluster_means(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
+def collected_moments(lf: Frame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id") -> pl.DataFrame:
+    """:func:`cluster_moments` collected (summed over the pieces of a :class:`~analysis.pieces.Pieces`)."""
+    return summed(collect_each(lf, lambda x: [cluster_moments(x, by, values, cluster)])[0], by)
+
+
+def cluster_means(lf: Frame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
                   level: float = LEVEL, name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
     """Long table ``by…, <name>, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value
     column per group with its cluster-robust SE over the ``n_units`` clusters (``cluster``: hands by default,
     walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
     interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
     [0, 1]; the others get ``mean ± z·se``."""
-    return means_from_moments(cluster_moments(lf, by, values, cluster).collect(), by, values, level, name, shares)
+    return means_from_moments(collected_moments(lf, by, values, cluster), by, values, level, name, shares)
 
 
 def means_from_moments(mom: pl.DataFrame, by: Sequence[str], values: Sequence[str], level: float = LEVEL,
@@ -142,31 +152,36 @@ def cluster_share_exprs(k: pl.Expr, SS: pl.Expr, SM: pl.Expr, n_obs: pl.Expr, MM
             lo.alias(f"{prefix}_lo"), hi.alias(f"{prefix}_hi")]
 
 
-def cluster_proportions(lf: pl.LazyFrame, by: Sequence[str], value: str, cluster: str = "hand_id",
+def cluster_proportions(lf: Frame, by: Sequence[str], value: str, cluster: str = "hand_id",
                         level: float = LEVEL) -> pl.DataFrame:
     """Distribution of a discrete column per group: ``by…, value, k, n_obs, n_units, p, se, p_lo, p_hi``.
 
     ``p`` = share of the group's observations taking that value; its SE is cluster-robust (``cluster`` is the
     independent unit) and the interval is the effective-n Wilson one of :func:`share_interval_exprs`."""
     by = list(by)
-    sizes = lf.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
-    totals = sizes.group_by(by).agg(pl.len().alias("n_units"), pl.col("_m").sum().alias("_M"),
-                                    (pl.col("_m") ** 2).sum().alias("_MM"))
-    counts = (lf.group_by([*by, cluster, value]).agg(pl.len().cast(pl.Float64).alias("_c"))
-              .join(sizes, on=[*by, cluster], how="inner")
-              .group_by([*by, value]).agg(pl.col("_c").sum().alias("_T"), (pl.col("_c") ** 2).sum().alias("_SS"),
-                                          (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+
+    def queries(x: pl.LazyFrame) -> list[pl.LazyFrame]:
+        sizes = x.group_by([*by, cluster]).agg(pl.len().cast(pl.Float64).alias("_m"))
+        totals = sizes.group_by(by).agg(pl.len().alias("n_units"), pl.col("_m").sum().alias("_M"),
+                                        (pl.col("_m") ** 2).sum().alias("_MM"))
+        counts = (x.group_by([*by, cluster, value]).agg(pl.len().cast(pl.Float64).alias("_c"))
+                  .join(sizes, on=[*by, cluster], how="inner")
+                  .group_by([*by, value]).agg(pl.col("_c").sum().alias("_T"),
+                                              (pl.col("_c") ** 2).sum().alias("_SS"),
+                                              (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
+        return [counts, totals]
+
+    counts, totals = collect_each(lf, queries)
     est = cluster_share_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"),
                               pl.col("n_units"), "p", level)
-    out = (counts.join(totals, on=by, how="inner")
-           .with_columns(est)
-           .select(*by, value, pl.col("_T").cast(pl.Int64).alias("k"), pl.col("_M").cast(pl.Int64).alias("n_obs"),
-                   pl.col("n_units").cast(pl.Int64), "p", pl.col("p_se").alias("se"), "p_lo", "p_hi")
-           .sort([*by, value]))
-    return out.collect()
+    return (summed(counts, [*by, value]).join(summed(totals, by), on=by, how="inner")
+            .with_columns(est)
+            .select(*by, value, pl.col("_T").cast(pl.Int64).alias("k"), pl.col("_M").cast(pl.Int64).alias("n_obs"),
+                    pl.col("n_units").cast(pl.Int64), "p", pl.col("p_se").alias("se"), "p_lo", "p_hi")
+            .sort([*by, value]))
 
 
-def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
+def cluster_diff_se(lf: Frame, by: Sequence[str], group: str, value: str,
                     cluster: str = "hand_id") -> pl.DataFrame:
     """Cluster-robust SE of ``mean(value | group) − mean(value | not group)`` when both groups share clusters.
 
@@ -177,23 +192,31 @@ def cluster_diff_se(lf: pl.LazyFrame, by: Sequence[str], group: str, value: str,
     clusters with an observation in either group (the sandwich estimator, with the ``G/(G−1)`` factor of
     :func:`ratio_mean_exprs`). A cluster holding observations of both groups enters once, so their covariance
     counts. Returns ``by…, n_units (G), n_obs, diff, se`` for the groups where both sides have observations
-    (``se`` null when ``G < 2``)."""
+    (``se`` null when ``G < 2``). Two passes over the frame: the group means, then the clusters' terms."""
     by = list(by)
-    per = (lf.group_by([*by, cluster, group])
-           .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col(value).cast(pl.Float64).sum().alias("_s")))
-    sides = per.group_by([*by, group]).agg(pl.col("_m").sum().alias("_N"), pl.col("_s").sum().alias("_T"))
+
+    def per(x: pl.LazyFrame) -> pl.LazyFrame:
+        return (x.group_by([*by, cluster, group])
+                .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col(value).cast(pl.Float64).sum().alias("_s")))
+
+    sides = summed(collect_each(lf, lambda x: [
+        per(x).group_by([*by, group]).agg(pl.col("_m").sum().alias("_N"), pl.col("_s").sum().alias("_T"))])[0],
+        [*by, group])
     both = (sides.group_by(by).agg(pl.len().alias("_sides"),
                                    (pl.col("_T") / pl.col("_N")).filter(pl.col(group)).first().alias("_mean1"),
                                    (pl.col("_T") / pl.col("_N")).filter(~pl.col(group)).first().alias("_mean0"),
                                    pl.col("_N").sum().cast(pl.Int64).alias("n_obs"))
             .filter(pl.col("_sides") == 2))
-    infl = (per.join(sides, on=[*by, group])
-            .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
-                           * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
-            .group_by([*by, cluster]).agg(pl.col("_u").sum())
-            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U")))
+
+    def influence(x: pl.LazyFrame) -> list[pl.LazyFrame]:
+        return [per(x).join(sides.lazy(), on=[*by, group])
+                .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
+                               * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
+                .group_by([*by, cluster]).agg(pl.col("_u").sum())
+                .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U"))]
+
+    infl = summed(collect_each(lf, influence)[0], by)
     g = pl.col("n_units").cast(pl.Float64)
     return (both.join(infl, on=by)
             .select(*by, "n_units", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),
-                    pl.when(g > 1).then((g / (g - 1) * pl.col("_U")).sqrt()).alias("se"))
-            .collect())
+                    pl.when(g > 1).then((g / (g - 1) * pl.col("_U")).sqrt()).alias("se")))

@@ -32,7 +32,7 @@ The independent unit is the hand, or the wall (``deal_id``) under duplicate seat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -40,6 +40,7 @@ import polars as pl
 from analysis.ev import COMPONENTS, group_columns
 from analysis.fmt import fmt, fmt_p
 from analysis.load import Run, as_run
+from analysis.pieces import advance, pieces, summed
 from analysis.power import paired_hands_needed
 from analysis.rare import RARE_UNITS, few_interval, rare_diff_interval, rare_diff_p
 from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, ratio_mean_exprs, z_value
@@ -86,15 +87,20 @@ def _wide_unit_sums(a: pl.LazyFrame, b: pl.LazyFrame, on: list[str], keys: list[
                       for n in names])
 
 
-def _moments(units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
-    """Cluster ratio means of ``x``, ``x_base`` and ``d`` per group, with unit counts and ``n_differ``."""
+def _unit_moments(units: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per group: unit counts, ``n_differ`` and the sums over units of ``x``, ``x_base`` and ``d`` (additive
+    over pieces of whole units)."""
     aggs = [pl.len().cast(pl.Int64).alias("n_units"), pl.col("_h").sum().cast(pl.Int64).alias("n_hands"),
             pl.col("_m").sum().alias("_M"), (pl.col("_m") ** 2).sum().alias("_MM"),
             (pl.col("d") != 0).sum().cast(pl.Int64).alias("n_differ")]
     for v in ("x", "x_base", "d"):
         aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
                  (pl.col(v) * pl.col("_m")).sum().alias(f"{v}__SM")]
-    mom = units.group_by(keys, maintain_order=True).agg(aggs)
+    return units.group_by(keys, maintain_order=True).agg(aggs)
+
+
+def _moments(mom: pl.DataFrame, level: float) -> pl.DataFrame:
+    """Cluster ratio means of ``x``, ``x_base`` and ``d`` per group from :func:`_unit_moments`."""
     n, M, MM = pl.col("n_units").cast(pl.Float64), pl.col("_M"), pl.col("_MM")
     cols = []
     for v, (mean, se) in (("x", ("mean", "_se_a")), ("x_base", ("mean_baseline", "_se_b")),
@@ -141,7 +147,7 @@ def paired_stats(joined: pl.LazyFrame, keys: Sequence[str], cluster: str = "hand
     quantities."""
     keys = list(keys)
     units = _unit_sums(joined, keys, cluster)
-    out = _intervals(_moments(units, keys, level), units, keys, level)
+    out = _intervals(_moments(_unit_moments(units, keys), level), units, keys, level)
     return out.select(*keys, "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline", "diff",
                       "se_paired", "ci_lo", "ci_hi", "interval", "p_value")
 
@@ -168,24 +174,38 @@ def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: 
             .with_columns(verdict.alias("verdict")).drop("_row"))
 
 
-def _observed_sums(units: pl.DataFrame, wide: pl.DataFrame, keys: list[str]) -> list:
+def _observed_sums(differing: pl.DataFrame, wide: pl.DataFrame, keys: list[str]) -> list:
     """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` (None when none), the shape
-    :func:`analysis.power.paired_hands_needed` prices the test with at few differing units."""
-    counts = (units.filter(pl.col("d") != 0).join(wide.select(*keys).with_row_index("_row"), on=keys)
-              .group_by("_row", "d").len().sort("_row", "d"))
+    :func:`analysis.power.paired_hands_needed` prices the test with at few differing units (``differing``: the
+    counts of :func:`_piecewise`)."""
+    counts = (differing.join(wide.select(*keys).with_row_index("_row"), on=keys)
+              .group_by("_row", "d").agg(pl.col("len").sum()).sort("_row", "d"))
     out: list = [None] * wide.height
     for part in counts.partition_by("_row"):
         out[int(part["_row"][0])] = (part["d"].to_numpy(), part["len"].to_numpy())
     return out
 
 
-def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, baseline: str,
+def _piecewise(run: Run, units: Callable[[Run], pl.DataFrame], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(moments, differing)``: :func:`_unit_moments` of ``units(piece)`` summed over the run's pieces, and how
+    many units have each nonzero difference ``d`` per group (``keys…, d, len``): all that :func:`_intervals` and
+    the hands needed read of the units, a few distinct sums a group however many units the run has."""
+    moms, differing = [], []
+    for piece in pieces(run):
+        sums = units(piece)
+        moms.append(_unit_moments(sums, keys))
+        differing.append(sums.filter(pl.col("d") != 0).group_by(*keys, "d").agg(pl.len().cast(pl.Int64)))
+        advance()
+    return summed(moms, keys), summed(differing, [*keys, "d"])
+
+
+def _paired_stats(sums: tuple[pl.DataFrame, pl.DataFrame], keys: list[str], run: Run, variant: str, baseline: str,
                   detect: float | Mapping[str, float], level: float, power: float,
                   measured_in: str | Mapping[str, str]) -> pl.DataFrame:
-    """One row per key with the paired statistics from the per-unit sums of :func:`_unit_sums` (``detect`` and
-    ``measured_in``: one value, or one per ``metric`` key)."""
-    wide = _moments(units, keys, level)
-    wide = _intervals(wide, units, keys, level)
+    """One row per key with the paired statistics from :func:`_piecewise`'s moments and differing units
+    (``detect`` and ``measured_in``: one value, or one per ``metric`` key)."""
+    mom, differing = sums
+    wide = _intervals(_moments(mom, level), differing, keys, level)
 
     def per_row(value: float | str | Mapping, dtype: pl.DataType) -> pl.Series:
         if isinstance(value, Mapping):
@@ -203,7 +223,7 @@ def _paired_stats(units: pl.DataFrame, keys: list[str], run: Run, variant: str, 
     # the power of the test that will be run at that size: Student on few differing units, normal on many
     need_p = paired_hands_needed(n, wide["n_differ"].to_numpy(), se_p, d, m=m, integer=True,
                                  max_abs=np.where(bounded, 1.0, np.inf), level=level, power=power,
-                                 sums=_observed_sums(units, wide, keys))
+                                 sums=_observed_sums(differing, wide, keys))
     # two independent integer-valued arms also differ by an integer: the same bound holds per arm pair
     need_u = hands_needed(se_u, n, d, level, power, m=m, integer=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -243,13 +263,16 @@ def paired_comparison(run: Run | str, variant: str, baseline: str | None = None,
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
 
-    a = run.players(variant).select(*run.id_columns, "seat", "bot", *components)
-    b = run.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
-                                     *[pl.col(c).alias(f"{c}__b") for c in components])
     groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
     keys = [*groups, "component"]
-    units = _wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, "component", run.cluster)
-    out = _paired_stats(units, keys, run, variant, baseline, detect, level, power, "base units")
+
+    def units(r: Run) -> pl.DataFrame:
+        a = r.players(variant).select(*r.id_columns, "seat", "bot", *components)
+        b = r.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
+                                       *[pl.col(c).alias(f"{c}__b") for c in components])
+        return _wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, "component", r.cluster)
+
+    out = _paired_stats(_piecewise(run, units, keys), keys, run, variant, baseline, detect, level, power, "base units")
     corder = {c: i for i, c in enumerate(components)}
     return (out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
             .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"))
@@ -333,9 +356,13 @@ def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = Non
             raise ValueError(f"unknown hand metric(s) {bad} in detect; expected some of {names}")
         detect = {**HAND_DETECT, **(detect or {})}
 
-    b = _hand_frame(run, baseline).drop(*run.id_columns[1:]).rename({n: f"{n}__b" for n in names})
-    units = _wide_unit_sums(_hand_frame(run, variant), b, ["hand_id"], [], names, "metric", run.cluster)
-    out = _paired_stats(units, ["metric"], run, variant, baseline, detect, level, power, HAND_UNITS)
+
+    def units(r: Run) -> pl.DataFrame:
+        b = _hand_frame(r, baseline).drop(*r.id_columns[1:]).rename({n: f"{n}__b" for n in names})
+        return _wide_unit_sums(_hand_frame(r, variant), b, ["hand_id"], [], names, "metric", r.cluster)
+
+    out = _paired_stats(_piecewise(run, units, ["metric"]), ["metric"], run, variant, baseline, detect, level, power,
+                        HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
     return (out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))
             .sort("_m").drop("_m"))

@@ -22,6 +22,7 @@ import polars as pl
 
 from analysis.ev import group_columns, player_frame
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means
 
 PLAYERS_PER_HAND = 4
@@ -54,11 +55,13 @@ def economy_table(run: Run | str, by: str | Sequence[str] = "bot", room_factor: 
     run = as_run(run)
     cols = group_columns(by)
     params = coin_parameters(run, room_factor, rake)
-    lf = (player_frame(run, position="position" in cols).join(params.lazy(), on="variant", how="left")
-          .with_columns(coins_expr().alias("coins"))
-          .with_columns((pl.col("coins") < 0).alias("coin_loss")))
-    out = cluster_means(lf, ["variant", *cols], ["coins", "coin_loss"], cluster=run.cluster, level=level,
-                        shares=["coin_loss"])
+    def coins(r: Run) -> pl.LazyFrame:
+        return (player_frame(r, position="position" in cols).join(params.lazy(), on="variant", how="left")
+                .with_columns(coins_expr().alias("coins"))
+                .with_columns((pl.col("coins") < 0).alias("coin_loss")))
+
+    out = cluster_means(Pieces(run, coins), ["variant", *cols], ["coins", "coin_loss"], cluster=run.cluster,
+                        level=level, shares=["coin_loss"])
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     return (out.join(params, on="variant").join(order, on="variant")
             .with_columns(pl.col("quantity").replace_strict({"coins": 0, "coin_loss": 1},

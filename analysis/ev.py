@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means, normal_p, p_adjust
 from simulator.schema import SCORE_COMPONENTS
 
@@ -74,8 +75,8 @@ def expected_value(run: Run | str, by: str | Sequence[str] = "bot", components: 
     run = as_run(run)
     cols = group_columns(by)
     values = list(COMPONENTS if components else COMPONENTS[:1])
-    out = cluster_means(player_frame(run, position="position" in cols), ["variant", *cols], values,
-                        cluster=run.cluster, level=level, name="component")
+    frame = Pieces(run, lambda r: player_frame(r, position="position" in cols))
+    out = cluster_means(frame, ["variant", *cols], values, cluster=run.cluster, level=level, name="component")
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     comp = pl.DataFrame({"component": values, "_c": range(len(values))})
     out = out.join(order, on="variant").join(comp, on="component").sort("_v", *cols, "_c").drop("_v", "_c")

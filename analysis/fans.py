@@ -18,11 +18,12 @@ row per variant, zeros included, in that canonical order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments
 from simulator.rules import FLAGS, HAND_TYPES
 
@@ -34,6 +35,16 @@ def _totals_queries(run: Run) -> list[pl.LazyFrame]:
     return [run.hands().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_hands")),
             run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")),
             run.hands().group_by("variant").agg(pl.col(run.cluster).n_unique().cast(pl.Int64).alias("n_units"))]
+
+
+def _summed(run: Run, queries: Callable[[Run], Sequence[pl.LazyFrame]],
+            keys: Sequence[Sequence[str]]) -> list[pl.DataFrame]:
+    """``queries(piece)`` on every piece of the run, each query's frames summed per group of its ``keys``
+    (share moments, totals and counts of units are additive over pieces of whole units)."""
+    return [summed(frames, k) for frames, k in zip(collect_pieces(run, queries), keys, strict=True)]
+
+
+_TOTAL_KEYS = (["variant"], ["variant"], ["variant"])
 
 
 def _totals(run: Run, collected: Sequence[pl.DataFrame]) -> pl.DataFrame:
@@ -57,15 +68,21 @@ def _win_shares(grid: pl.DataFrame, counts: pl.DataFrame, totals: pl.DataFrame, 
             .drop("_SS", "_SM", "_MM", "_nc"))
 
 
-def _frequencies(run: Run, long: pl.LazyFrame, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
-    """``long`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
+def _frequencies(run: Run, long: Callable[[Run], pl.LazyFrame], key: str, keys: tuple[str, ...],
+                 level: float) -> pl.DataFrame:
+    """``long(run or a piece)`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
     cl = run.cluster
     ids = run.id_columns
-    queries = [*share_moments(long, run.wins().select("variant", *ids), ["variant"], key, cluster=cl),
-               *share_moments(long.select("variant", *ids, key).unique(),
-                              run.hands().select("variant", *ids), ["variant"], key, cluster=cl),
-               *_totals_queries(run)]
-    counts, totals, hcounts, htotals, *sizes = pl.collect_all(queries)  # shared scans computed once
+
+    def queries(r: Run) -> list[pl.LazyFrame]:  # shared scans computed once
+        events = long(r)
+        return [*share_moments(events, r.wins().select("variant", *ids), ["variant"], key, cluster=cl),
+                *share_moments(events.select("variant", *ids, key).unique(),
+                               r.hands().select("variant", *ids), ["variant"], key, cluster=cl),
+                *_totals_queries(r)]
+
+    counts, totals, hcounts, htotals, *sizes = _summed(
+        run, queries, (["variant", key], ["variant"], ["variant", key], ["variant"], *_TOTAL_KEYS))
     extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
     grid = _totals(run, sizes).join(pl.DataFrame({key: list(keys) + extra,
                                            "_order": range(len(keys) + len(extra))}), how="cross")
@@ -82,7 +99,7 @@ def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
     win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
-    return _frequencies(run, run.wins().select("variant", *run.id_columns, "hand_type"), "hand_type",
+    return _frequencies(run, lambda r: r.wins().select("variant", *r.id_columns, "hand_type"), "hand_type",
                         HAND_TYPES, level)
 
 
@@ -90,10 +107,12 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
     :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
     run = as_run(run)
-    long = (run.wins().select("variant", *run.id_columns, *FLAGS)
-            .unpivot(index=["variant", *run.id_columns], on=list(FLAGS), variable_name="flag",
-                     value_name="_on")
-            .filter(pl.col("_on")).drop("_on"))
+
+    def long(r: Run) -> pl.LazyFrame:
+        return (r.wins().select("variant", *r.id_columns, *FLAGS)
+                .unpivot(index=["variant", *r.id_columns], on=list(FLAGS), variable_name="flag", value_name="_on")
+                .filter(pl.col("_on")).drop("_on"))
+
     return _frequencies(run, long, "flag", FLAGS, level)
 
 
@@ -103,14 +122,16 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     ``p`` is a share of wins, clustered by ``run.cluster`` like ``p_win`` (cluster-robust SE, effective-n
     Wilson interval)."""
     run = as_run(run)
-    long = (run.wins().select("variant", run.cluster, *FAN_MEASURES)
-            .unpivot(index=["variant", run.cluster], on=list(FAN_MEASURES), variable_name="measure",
-                     value_name="value")
-            .with_columns(pl.col("value").cast(pl.Int64)))
-    counts, totals, *sizes = pl.collect_all([
-        *share_moments(long, run.wins().select("variant", run.cluster), ["variant"], ["measure", "value"],
-                       cluster=run.cluster),
-        *_totals_queries(run)])
+
+    def queries(r: Run) -> list[pl.LazyFrame]:
+        long = (r.wins().select("variant", r.cluster, *FAN_MEASURES)
+                .unpivot(index=["variant", r.cluster], on=list(FAN_MEASURES), variable_name="measure",
+                         value_name="value")
+                .with_columns(pl.col("value").cast(pl.Int64)))
+        return [*share_moments(long, r.wins().select("variant", r.cluster), ["variant"], ["measure", "value"],
+                               cluster=r.cluster), *_totals_queries(r)]
+
+    counts, totals, *sizes = _summed(run, queries, (["variant", "measure", "value"], ["variant"], *_TOTAL_KEYS))
     top = counts["value"].max()
     top = int(top) if top is not None else 0
     grid = (_totals(run, sizes).select("variant", "n_wins", "n_units")
@@ -129,9 +150,10 @@ def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` (clustered by ``run.cluster``; ``n_obs`` = wins, or hands
     for ``wins_per_hand``)."""
     run = as_run(run)
-    per_win = cluster_means(run.wins(), ["variant"], list(FAN_MEASURES), cluster=run.cluster, level=level)
-    per_hand = cluster_means(run.hands().with_columns(pl.col("n_wins").alias("wins_per_hand")), ["variant"],
-                             ["wins_per_hand"], cluster=run.cluster, level=level)
+    per_win = cluster_means(Pieces(run, lambda r: r.wins()), ["variant"], list(FAN_MEASURES), cluster=run.cluster,
+                            level=level)
+    per_hand = cluster_means(Pieces(run, lambda r: r.hands().with_columns(pl.col("n_wins").alias("wins_per_hand"))),
+                             ["variant"], ["wins_per_hand"], cluster=run.cluster, level=level)
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
     return (pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
             .sort("_vorder", "_i").drop("_vorder", "_i"))

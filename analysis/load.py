@@ -20,6 +20,7 @@ This module never imports the engine or the runner.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -69,6 +70,9 @@ class Run:
     variants: tuple[str, ...]
     manifests: dict[str, dict[str, Any]] = field(repr=False)
     study: dict[str, Any] | None = field(default=None, repr=False)
+    hand_range: tuple[int, int] | None = None
+    """Hand ids ``[first, stop)`` this view reads (:meth:`restrict`; ``None``: every hand): a piece of a large
+    run, read without the others (:mod:`analysis.pieces`)."""
 
     # -- metadata -----------------------------------------------------------------------------------------
     def rules(self, variant: str) -> dict[str, Any]:
@@ -220,6 +224,10 @@ class Run:
         frames = []
         for name in names:
             parts = self.parts(name, table)
+            if self.hand_range is not None:
+                first, stop = self.hand_range
+                chunks = self.manifests[name]["chunks"]
+                parts = [p for p, c in zip(parts, chunks, strict=True) if c["first"] < stop and c["last"] >= first]
             if parts:
                 lf = pl.scan_parquet(parts, hive_partitioning=False, missing_columns="insert",
                                      extra_columns="ignore")
@@ -231,6 +239,8 @@ class Run:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
             frames.append(lf)
         out = pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
+        if self.hand_range is not None:  # a chunk may straddle the range's ends (chunk sizes that differ)
+            out = out.filter(pl.col("hand_id").is_between(*self.hand_range, closed="left"))
         if not self.has_sessions:
             return out
         if "session_id" not in target:  # wins: the session of each win's hand
@@ -247,6 +257,11 @@ class Run:
         hand = pl.col("deal_id") if self.duplicate else pl.col("hand_id")
         return (pl.when(pl.col("session_id").is_not_null()).then(pl.col("session_id") // per)
                 .otherwise(-hand - 1).cast(pl.Int64).alias("unit_id"))
+
+    def restrict(self, first: int, stop: int) -> Run:
+        """This run reading only hands ``first <= hand_id < stop`` (manifests and metadata unchanged); the
+        range should hold whole units (:attr:`cluster`), as :func:`analysis.pieces.pieces` makes them."""
+        return dataclasses.replace(self, hand_range=(int(first), int(stop)))
 
     def parts(self, variant: str, table: str) -> list[Path]:
         """Part files of one table of a variant, as the (verified) manifest lists them, in hand-id order."""

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from analysis.load import Run
+from analysis.pieces import collect_pieces, summed
 
 ROW_KEYS = {"hands": ["hand_id"], "players": ["hand_id", "seat"], "wins": ["hand_id", "win_order", "winner"]}
 """The columns that identify a row of each log table across variants."""
@@ -32,38 +33,47 @@ PLAY: dict[str, dict[str, tuple[str, ...]]] = {
 """Kinds of play and the logged columns that record them (``turns`` = discards made; ``tiles_left`` at the end;
 ``melds`` and ``hand`` of a win = the claims and tiles it was made of)."""
 
-def _differences(run: Run, variant: str, baseline: str, kinds: Mapping[str, Mapping[str, Sequence[str]]],
-                 common: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per (hand, kind) that differs on a common hand."""
-    parts = []
+def _digests(run: Run, variant: str, kinds: Mapping[str, Mapping[str, Sequence[str]]]) -> pl.LazyFrame:
+    """One row per hand of ``variant``: ``hand_id`` and, per kind and table, a 64-bit digest of the rows' kind
+    columns with their row keys (the sum, wrapping, of a hash of every row: the same rows in any order give the
+    same digest, a row changed, missing or added changes it but for a chance of 2⁻⁶⁴)."""
+    out = run.scan("hands", variant).select("hand_id")
+    names = {t: set(run.scan(t, variant).collect_schema().names()) for t in ROW_KEYS}
     for table, keys in ROW_KEYS.items():
-        wanted = {k: cols[table] for k, cols in kinds.items() if table in cols}
-        if not wanted:
+        digests = [pl.struct(*keys, *[c for c in cols[table] if c in names[table]]).hash(seed=0)
+                   .sum().alias(f"{kind}|{table}")
+                   for kind, cols in kinds.items() if table in cols]
+        if not digests:
             continue
-        a = run.scan(table, baseline).drop("variant").join(common, on="hand_id", how="semi")
-        b = run.scan(table, variant).drop("variant").join(common, on="hand_id", how="semi")
-        names = set(a.collect_schema().names())
-        j = a.with_columns(pl.lit(True).alias("_a")).join(
-            b.with_columns(pl.lit(True).alias("_b")), on=keys, how="full", suffix="_v", coalesce=True)
-        one_side = pl.col("_a").is_null() | pl.col("_b").is_null()
-        for kind, cols in wanted.items():
-            present = [c for c in cols if c in names]
-            differs = pl.any_horizontal(*[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_() for c in present],
-                                        one_side)  # a row (a win) logged in one arm only
-            parts.append(j.filter(differs).select("hand_id", pl.lit(kind).alias("kind")))
-    return pl.concat(parts).unique() if parts else pl.LazyFrame(schema={"hand_id": pl.Int64, "kind": pl.String})
+        per_hand = run.scan(table, variant).group_by("hand_id").agg(digests)
+        out = out.join(per_hand, on="hand_id", how="left")  # no row (a hand without wins): digest null
+    return out
+
+
+def _piece_differences(run: Run, variant: str, baseline: str,
+                       kinds: Mapping[str, Mapping[str, Sequence[str]]]) -> pl.LazyFrame:
+    """On one piece: ``_n`` (hands both logged), ``_any`` (hands on which any kind differs) and per kind the
+    hands on which it differs."""
+    a, b = _digests(run, baseline, kinds), _digests(run, variant, kinds)
+    cols = [c for c in a.collect_schema().names() if c != "hand_id"]
+    j = a.join(b, on="hand_id", how="inner", suffix="_v")
+    differs = {kind: pl.any_horizontal(*[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_()
+                                         for c in cols if c.split("|")[0] == kind] or [pl.lit(False)])
+               for kind in kinds}
+    return j.select(pl.len().alias("_n"), pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_any"),
+                    *[e.sum().alias(k) for k, e in differs.items()])
 
 
 def hand_differences(run: Run, variant: str, baseline: str,
                      kinds: Mapping[str, Mapping[str, Sequence[str]]] = PLAY) -> tuple[int, int, dict[str, int]]:
     """``(hands on which any kind differs, hands logged by both, {kind: hands on which it differs})`` for the
-    kinds of :data:`PLAY` (or any ``{kind: {table: columns}}``), on the hands both variants logged."""
-    common = (run.hands(baseline).select("hand_id")
-              .join(run.hands(variant).select("hand_id"), on="hand_id", how="semi"))
-    n = common.select(pl.len()).collect().item()
-    diffs = _differences(run, variant, baseline, kinds, common).collect()
-    by_kind = dict(diffs.group_by("kind").len().iter_rows())
-    return (int(diffs["hand_id"].n_unique()), int(n), {k: int(by_kind.get(k, 0)) for k in kinds})
+    kinds of :data:`PLAY` (or any ``{kind: {table: columns}}``), on the hands both variants logged.
+
+    Each arm is reduced to per-hand digests of each kind's columns (:func:`_digests`), one piece of the run at a
+    time (:mod:`analysis.pieces`), and the digests are compared: no join of whole rows."""
+    counts = summed(collect_pieces(run, lambda piece: [_piece_differences(piece, variant, baseline, kinds)])[0], [])
+    row = counts.row(0, named=True)
+    return int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds}
 
 
 def play_table(run: Run, pairs: Sequence[tuple[str, str]]) -> pl.DataFrame:

@@ -115,15 +115,16 @@ def _umask() -> int:
 
 
 def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | None = None, *, n_boot: int = 200,
-                 session_hands: int = 40, seed: int = 0, findings: list | None = None) -> Path:
+                 session_hands: int = 40, seed: int = 0, findings: list | None = None,
+                 progress: bool = False) -> Path:
     """Write ``out`` (default ``run_dir/report.html``) and the Markdown summary beside it (``report.md`` for
     the default name, else ``out`` with the suffix ``.md``) and every table as CSV in ``<out stem>_tables/``
     (:func:`write_tables`); return the HTML path. Nothing is written if any part fails.
 
     ``baseline``: a variant name (default: ``study.json``'s baseline, else the first variant). ``findings``:
     :func:`analysis.diagnostics.diagnose` of this run and baseline when the caller has it already (``xuezhan
-    study``). A bad run directory or unknown variant raises :class:`analysis.load.RunDirError` before anything
-    is written."""
+    study``). ``progress``: a bar of the tables computed, on a terminal. A bad run directory or unknown variant
+    raises :class:`analysis.load.RunDirError` before anything is written."""
     run = run_dir if isinstance(run_dir, Run) else open_run(run_dir)
     base = run.check(baseline) if baseline is not None else run.baseline
     out = Path(out) if out is not None else run.path / "report.html"
@@ -134,7 +135,7 @@ def write_report(run_dir: Path | Run, baseline: str | None = None, out: Path | N
 
         raise RunDirError(f"--out {out}: directory {out.parent} does not exist")
     sections = build_sections(run, base, n_boot=n_boot, session_hands=session_hands, seed=seed, findings=findings,
-                              render=True)
+                              render=True, progress=progress)
     name = (run.study or {}).get("name") or run.path.name
     title = f"xuezhan report: {name}"
     from simulator import __version__

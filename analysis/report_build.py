@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import economy, ev, family, fans, play, plots, risk, sessions, shape, skill, summary, sweep
+from analysis import economy, ev, family, fans, pieces, play, plots, risk, sessions, shape, skill, summary, sweep
 from analysis.cells import baseline_of, comparisons, populations
 from analysis.fmt import fmt
 from analysis.load import Run
@@ -142,17 +142,21 @@ def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: in
 
 
 def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands: int = 40, seed: int = 0,
-                   findings: list | None = None, render: bool = False) -> list[Section]:
+                   findings: list | None = None, render: bool = False, progress: bool = False) -> list[Section]:
     """Compute every table and figure of the report: the summary first, then the details.
 
     ``findings``: :func:`analysis.diagnostics.diagnose`'s result when the caller already has it (computed here
     otherwise). ``render``: also render every figure to PNG (``Section.pngs``) as soon as it is drawn, while the
-    remaining tables are computed (:data:`TABLE_THREADS`)."""
+    remaining tables are computed (:data:`TABLE_THREADS`). ``progress``: a bar of the tables done (on a
+    terminal's stderr)."""
     pool = ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="report")
     try:
         tables = _submit_tables(pool, run, baseline, n_boot, session_hands, seed, findings)
-        return _assemble(run, baseline, {k: f.result for k, f in tables.items()}, n_boot, session_hands, seed,
-                         render)
+        with pieces.progress("report", len(tables), "tables", enabled=progress):
+            for f in tables.values():
+                f.add_done_callback(lambda _: pieces.advance("tables"))
+            return _assemble(run, baseline, {k: f.result for k, f in tables.items()}, n_boot, session_hands,
+                             seed, render)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

@@ -25,14 +25,15 @@ For each variant and group (seat or bot) the sample is every player-hand of that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import polars as pl
 
 from analysis.ev import group_columns, player_frame
 from analysis.load import Run, as_run
-from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, session_risk
+from analysis.pieces import Pieces, collect_pieces, summed
+from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, risk_kernel, session_risk
 
 PROBS = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 HAND_THRESHOLDS = (0, 8, 16, 32)
@@ -51,21 +52,52 @@ def _label(key: str, alpha: float) -> str:
     return key
 
 
-def _groups(run: Run, cols: list[str]) -> list[tuple[dict, np.ndarray, np.ndarray, np.ndarray]]:
-    """Per variant and group: (key, scores, hand of each score, independent unit of each score)."""
-    df = (player_frame(run, position="position" in cols)
-          .select("variant", *cols, *run.id_columns, "score_total").collect())
+def _groups(run: Run, cols: list[str]) -> Iterator[tuple[dict, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per variant and group, one at a time: (key, scores, hand of each score, independent unit of each score).
+    A variant's player-hands are read on their own, only the columns needed (one number a player-hand, its hand
+    and unit), so memory holds one variant's scores, not every row of every variant."""
     unit = run.cluster
-    out = []
+    ids = list(dict.fromkeys(["hand_id", unit]))
     for variant in run.variants:
-        sub = df.filter(pl.col("variant") == variant)
-        if sub.height == 0:
+        df = (player_frame(run, variant, position="position" in cols)
+              .select(*cols, *ids, pl.col("score_total").cast(pl.Int32)).collect())
+        if df.height == 0:
             continue
-        for key, part in sub.sort(cols).partition_by(cols, as_dict=True, maintain_order=True).items():
-            out.append(({"variant": variant, **dict(zip(cols, key, strict=True))},
-                        part["score_total"].to_numpy().astype(float), part["hand_id"].to_numpy(),
-                        part[unit].to_numpy()))
-    return out
+        keys = df.select(cols).unique().sort(cols)
+        for key in keys.iter_rows():
+            part = df if keys.height == 1 else df.filter(
+                pl.all_horizontal(*[pl.col(c) == k for c, k in zip(cols, key, strict=True)]))
+            hands = part["hand_id"].to_numpy()
+            yield ({"variant": variant, **dict(zip(cols, key, strict=True))},
+                   part["score_total"].to_numpy().astype(float), hands,
+                   hands if unit == "hand_id" else part[unit].to_numpy())
+            del part
+        del df
+
+
+def _histograms(run: Run, cols: list[str]) -> Iterator[tuple[dict, np.ndarray, np.ndarray, tuple[int, int, int]]]:
+    """Per variant and group: (key, distinct scores ascending, their counts, (units, hands, player-hands)),
+    summed over the pieces of the run: all that the per-hand statistics without a bootstrap read."""
+    unit = run.cluster
+    by = ["variant", *cols]
+
+    def queries(r: Run) -> list[pl.LazyFrame]:
+        lf = player_frame(r, position="position" in cols).select(*by, *dict.fromkeys(["hand_id", unit]), "score_total")
+        return [lf.group_by(*by, "score_total").agg(pl.len().cast(pl.Int64).alias("k")),
+                lf.group_by(by).agg(pl.col(unit).n_unique().cast(pl.Int64).alias("n_units"),
+                                    pl.col("hand_id").n_unique().cast(pl.Int64).alias("n_hands"),
+                                    pl.len().cast(pl.Int64).alias("n_obs"))]
+
+    hist, sizes = collect_pieces(run, queries)
+    hist, sizes = summed(hist, [*by, "score_total"]), summed(sizes, by)
+    order = {v: i for i, v in enumerate(run.variants)}
+    sizes = (sizes.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
+             .sort("_v", *cols))
+    for row in sizes.iter_rows(named=True):
+        key = {c: row[c] for c in by}
+        part = hist.filter(pl.all_horizontal(*[pl.col(c).eq_missing(v) for c, v in key.items()])).sort("score_total")
+        yield (key, part["score_total"].to_numpy().astype(float), part["k"].to_numpy().astype(float),
+               (row["n_units"], row["n_hands"], row["n_obs"]))
 
 
 def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
@@ -90,6 +122,12 @@ def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float 
     run = as_run(run)
     cols = group_columns(by)
     rows = []
+    if n_boot == 0:  # the statistics of the score's distribution: counts per distinct score, read in pieces
+        for key, distinct, counts, sizes in _histograms(run, cols):
+            stats = risk_kernel(distinct, counts[None, :], probs, thresholds, alpha)
+            rows += [(*key.values(), _label(k, alpha), float(v[0]), np.nan, np.nan, *sizes)
+                     for k, v in stats.items()]
+        return _table(rows, cols)
     for i, (key, values, hands, units) in enumerate(_groups(run, cols)):
         stats = cluster_bootstrap_risk(values, units, probs=probs, thresholds=thresholds, alpha=alpha,
                                        n_boot=n_boot, seed=np.random.SeedSequence([seed, i]), level=level)
@@ -126,7 +164,8 @@ def score_distribution(run: Run | str, by: str | Sequence[str] = "bot", level: f
     Wilson 95% interval at the effective sample size)."""
     run = as_run(run)
     cols = group_columns(by)
-    out = cluster_proportions(player_frame(run, position="position" in cols), ["variant", *cols], "score_total",
-                              cluster=run.cluster, level=level)
+    frame = Pieces(run, lambda r: player_frame(r, position="position" in cols).select(
+        "variant", *cols, run.cluster, "score_total"))
+    out = cluster_proportions(frame, ["variant", *cols], "score_total", cluster=run.cluster, level=level)
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     return out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v")

@@ -25,6 +25,7 @@ import polars as pl
 
 from analysis.ev import group_columns
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_diff_se, cluster_means, cluster_moments, means_from_moments, z_value
 
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
@@ -51,6 +52,17 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant: ``variant, metric, per, n, n_units, estimate, se, ci_lo, ci_hi`` (see the module
     docstring; ``n`` = hands, wins or player-hands, ``n_units`` = independent units, ``Run.unit``)."""
     run = as_run(run)
+    parts = _shape_parts(run, level)
+    collected = [summed(frames, ["variant"]) for frames in
+                 collect_pieces(run, lambda piece: [mom for mom, _ in _shape_parts(piece, level)])]
+    order = {v: i for i, v in enumerate(run.variants)}
+    out = pl.concat([rows(mom) for (_, rows), mom in zip(parts, collected, strict=True)]).with_row_index("_i")
+    return (out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
+            .sort("_v", "_i").drop("_v", "_i"))
+
+
+def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, Callable[[pl.DataFrame], pl.DataFrame]]]:
+    """The moments of every :func:`game_shape` metric on ``run`` (or a piece of it), with their row makers."""
     cl = run.cluster
     hands, players, wins = run.hands(), run.players(), run.wins()
     per_hand = (players.group_by("variant", "hand_id")
@@ -87,11 +99,7 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                             "declined a win": pl.col("declined_wins") > 0}, "player-hand", cl, level, True),
         _rows(player_rows, {"declined wins per player": pl.col("declined_wins")}, "player-hand", cl, level, False),
     ]
-    collected = pl.collect_all([mom for mom, _ in parts])  # shared scans and joins computed once
-    order = {v: i for i, v in enumerate(run.variants)}
-    out = pl.concat([rows(mom) for (_, rows), mom in zip(parts, collected, strict=True)]).with_row_index("_i")
-    return (out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
-            .sort("_v", "_i").drop("_v", "_i"))
+    return parts
 
 
 def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
@@ -111,16 +119,23 @@ def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float
     cols = group_columns(by)
     keys = ["variant", *cols, "declined"]
     cl = run.cluster
-    players = run.players().with_columns((pl.col("declined_wins") > 0).alias("declined"),
-                                         pl.col("won").cast(pl.Float64).alias("won_f"))
+
+    def frame(r: Run) -> pl.LazyFrame:
+        return r.players().select("variant", *dict.fromkeys([*cols, cl, "hand_id"]), "won", "capped_fan",
+                                  "score_total",
+                                  (pl.col("declined_wins") > 0).alias("declined"),
+                                  pl.col("won").cast(pl.Float64).alias("won_f"))
+
+    players = Pieces(run, frame)
+    winners = Pieces(run, lambda r: frame(r).filter(pl.col("won")))
     allp = cluster_means(players, keys, ["won_f", "score_total"], cluster=cl, level=level, shares=["won_f"])
-    fans = cluster_means(players.filter(pl.col("won")), keys, ["capped_fan"], cluster=cl, level=level)
+    fans = cluster_means(winners, keys, ["capped_fan"], cluster=cl, level=level)
     out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
     z = z_value(level)
     gkeys = ["variant", *cols]
     diff = pl.concat([
         cluster_diff_se(lf, gkeys, "declined", v, cluster=cl).with_columns(pl.lit(q).alias("quantity"))
-        for lf, v, q in ((players, "won_f", "won"), (players.filter(pl.col("won")), "capped_fan", "capped_fan"),
+        for lf, v, q in ((players, "won_f", "won"), (winners, "capped_fan", "capped_fan"),
                          (players, "score_total", "score_total"))])
     diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_units",
                        pl.lit(None, dtype=pl.Int64).alias("n_hands"), "n_obs",

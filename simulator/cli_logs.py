@@ -42,7 +42,7 @@ def report(
     _outside_tables(run_dir, out)
     run = open_run(run_dir, check=check, partial=partial)
     try:
-        path = write_report(run, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed)
+        path = write_report(run, baseline, out, n_boot=boot, session_hands=session_hands, seed=seed, progress=True)
     except OSError as exc:  # read-only or full directory: the report writes temporaries, nothing half-written
         if exc.errno is None:  # pyarrow reports an undecodable file as an OSError without errno
             raise _unreadable(run_dir, exc) from None
@@ -146,7 +146,11 @@ def compare(
     if by is None:
         by = "bot" if len(set(run.bots(a)) | set(run.bots(b))) > 1 else "seat"
     # the report's Holm family (every paired row of B against A), so p Holm and the verdict match the report
-    scores, metrics, n_tests = compare_rows(run, b, a, by, components, detect)
+    from analysis.pieces import pieces, progress
+
+    passes = 3 + (by == "seat" and any(c != "score_total" for c in components))  # the family's paired tables
+    with progress(f"compare {b} − {a}", passes * len(pieces(run))):
+        scores, metrics, n_tests = compare_rows(run, b, a, by, components, detect)
     if format_ == "table":
         _compare_tables(scores, metrics, a, b, by, components, n_tests)
     else:

@@ -14,6 +14,8 @@ from analysis.cells import baseline_of
 from analysis.diagnostics import diagnose as diagnose_run
 from analysis.diagnostics import differing_hands, stale_findings
 from analysis.load import open_run
+from analysis.pieces import pieces
+from analysis.pieces import progress as bar
 from analysis.populations import check_headline
 from analysis.report import write_report
 from simulator.study import Overrides, PopulationChoice, StudyRef, StudyResult, load_study, simulate_study
@@ -43,11 +45,13 @@ def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = 
         return dataclasses.replace(result, findings=stale)
     run = open_run(result.out_dir)  # opened (and its files verified) once, for the diagnostics and the report
     baseline = result.summaries[0].name
-    findings = diagnose_run(run, baseline)  # the stale seats first, read back from the manifests (as `report` does)
-    path = write_report(run, baseline, None, findings=findings) if report else None
+    bases = {v: baseline_of(run, v, baseline) for v in run.variants}
+    # each check reads the run one piece at a time: identical play (every column), then play only
+    with bar("study checks", 2 * sum(v != b for v, b in bases.items()) * len(pieces(run)), enabled=progress):
+        findings = diagnose_run(run, baseline)  # the stale seats first, read back from the manifests
+        differing = {v: differing_hands(run, v, b) for v, b in bases.items() if v != b} if diagnose else {}
+    path = write_report(run, baseline, None, findings=findings, progress=progress) if report else None
     if not diagnose:  # the result's findings are then the stale seats only; the report still checked the run
         return dataclasses.replace(result, report=path, findings=[f for f in findings if f.key == "seats"])
-    bases = {v: baseline_of(run, v, baseline) for v in run.variants}
-    differing = {v: differing_hands(run, v, b) for v, b in bases.items() if v != b}
     return dataclasses.replace(result, report=path, findings=findings, differing=differing,
                                baselines={v: b for v, b in bases.items() if v != b})
