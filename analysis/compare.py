@@ -32,12 +32,14 @@ The independent unit is the hand, or the wall (``deal_id``) under duplicate seat
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from analysis.ev import COMPONENTS, group_columns
+from analysis.ev import COMPONENTS, By, group_columns
 from analysis.fmt import fmt, fmt_p
 from analysis.load import Run, as_run
 from analysis.pieces import advance, pieces, summed
@@ -246,14 +248,31 @@ def _variants(run: Run, variant: str, baseline: str | None) -> tuple[str, str]:
     return run.check(variant), base
 
 
-def paired_comparison(run: Run | str, variant: str, baseline: str | None = None, by: str | Sequence[str] = "bot",
+def _keywords(func: str, variant: str, old: tuple[Any, ...], **named: Any) -> tuple[Any, ...]:
+    """The keyword arguments of a call that passed some of them by position, in the old positional order, with a
+    DeprecationWarning: ``xuezhan compare RUN A B`` names the baseline first, so a copied order flipped the sign."""
+    if len(old) > len(named):
+        raise TypeError(f"{func}() takes at most {len(named) + 2} positional arguments ({len(old) + 2} given)")
+    warnings.warn(f"{func}(run, {variant!r}, {old[0]!r}, ...): arguments after the variant by position are "
+                  f"deprecated; write baseline={old[0]!r} (and the others) by keyword. `xuezhan compare RUN A B` "
+                  "names the baseline first, so a copied order would flip the sign", DeprecationWarning, stacklevel=3)
+    return (*old, *list(named.values())[len(old):])
+
+
+def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | None = None, by: By = "bot",
                       components: Sequence[str] = ("score_total",), detect: float = DETECT,
                       level: float = LEVEL, power: float = POWER) -> pl.DataFrame:
-    """Paired per-player comparison of score quantities (base units), ``variant`` minus ``baseline``.
+    """Paired per-player comparison of score quantities (base units), ``variant`` minus ``baseline`` (the
+    study's baseline by default); every argument after ``variant`` is keyword-only (passed by position they
+    still work, with a DeprecationWarning).
 
     ``by="seat"`` groups by seat; ``by="bot"`` by the pair (``bot`` in the variant, ``bot_baseline``), so a
     strategy swap at a seat is compared on the same hands. ``components``: any of
     ``analysis.ev.COMPONENTS``. Columns: see the module docstring."""
+    if old:
+        baseline, by, components, detect, level, power = _keywords(
+            "paired_comparison", variant, old, baseline=baseline, by=by, components=components, detect=detect,
+            level=level, power=power)
     run = as_run(run)
     variant, baseline = _variants(run, variant, baseline)
     cols = group_columns(by)
@@ -341,12 +360,16 @@ def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
             .select(*run.id_columns, *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
 
 
-def paired_hand_metrics(run: Run | str, variant: str, baseline: str | None = None,
+def paired_hand_metrics(run: Run | str, variant: str, *old: Any, baseline: str | None = None,
                         detect: float | Mapping[str, float] | None = None, level: float = LEVEL,
                         power: float = POWER) -> pl.DataFrame:
     """Paired comparison of hand-level metrics (:data:`HAND_METRICS`, shares as 0/1 means): one row per
-    ``metric`` with the same statistics as :func:`paired_comparison`. ``detect``, in each metric's own unit:
-    None = :data:`HAND_DETECT`; a mapping overrides some metrics' defaults; one number applies to all."""
+    ``metric`` with the same statistics as :func:`paired_comparison` (arguments after ``variant`` keyword-only,
+    as there). ``detect``, in each metric's own unit: None = :data:`HAND_DETECT`; a mapping overrides some
+    metrics' defaults; one number applies to all."""
+    if old:
+        baseline, detect, level, power = _keywords("paired_hand_metrics", variant, old, baseline=baseline,
+                                                   detect=detect, level=level, power=power)
     run = as_run(run)
     variant, baseline = _variants(run, variant, baseline)
     names = list(HAND_METRICS)

@@ -16,11 +16,9 @@ the manifest's ``economy`` (``{room_factor, rake}``) unless given as arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import polars as pl
 
-from analysis.ev import group_columns, player_frame
+from analysis.ev import By, group_columns, player_frame
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means
@@ -46,7 +44,7 @@ def coins_expr() -> pl.Expr:
     return pl.col("room_factor") * pl.col("base") * pl.col("score_total") - pl.col("rake")
 
 
-def economy_table(run: Run | str, by: str | Sequence[str] = "bot", room_factor: float | None = None,
+def economy_table(run: Run | str, by: By = "bot", room_factor: float | None = None,
                   rake: float | None = None, level: float = LEVEL) -> pl.DataFrame:
     """Coins per player per hand: ``variant, <by…>, base, room_factor, rake, house_per_hand, quantity, n_hands,
     n_obs, mean, se, ci_lo, ci_hi`` with quantities ``coins`` (mean coin delta per hand) and ``coin_loss``

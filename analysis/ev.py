@@ -14,6 +14,7 @@ estimator on every ``score_*`` column of the ``players`` table; the components' 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 import polars as pl
@@ -24,12 +25,16 @@ from analysis.stats import LEVEL, cluster_means, normal_p, p_adjust
 from simulator.schema import SCORE_COMPONENTS
 
 COMPONENTS = ("score_total", *SCORE_COMPONENTS)
-GROUPINGS = ("seat", "bot", "position")
+Grouping = Literal["seat", "bot", "position"]
+By = Grouping | Sequence[Grouping]
+"""A table's grouping (the ``by`` argument): one of ``GROUPINGS`` or a sequence of them, e.g. ``("seat", "bot")``;
+a type checker refuses any other string."""
+GROUPINGS: tuple[Grouping, ...] = get_args(Grouping)
 POSITION_NAMES = ("dealer", "dealer+1", "dealer+2", "dealer+3")
 """Display names of ``position`` 0-3: the seat's place after the dealer in play order."""
 
 
-def group_columns(by: str | Sequence[str]) -> list[str]:
+def group_columns(by: By | str | Sequence[str]) -> list[str]:
     """Validate a grouping: ``"seat"``, ``"bot"``, ``"position"`` or a sequence of them (e.g.
     ``("seat", "bot")``)."""
     cols = [by] if isinstance(by, str) else list(by)
@@ -65,7 +70,7 @@ def add_tests(df: pl.DataFrame, estimate: str = "mean", family: Sequence[str] = 
     return out.with_columns(pl.Series("p_holm", adj, dtype=pl.Float64, nan_to_null=True)).drop("_row")
 
 
-def expected_value(run: Run | str, by: str | Sequence[str] = "bot", components: bool = True,
+def expected_value(run: Run | str, by: By = "bot", components: bool = True,
                    level: float = LEVEL) -> pl.DataFrame:
     """Mean score per hand: ``variant, <by…>, component, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi,
     p_value, p_holm``.

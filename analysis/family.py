@@ -42,9 +42,10 @@ def paired_family(run: Run, variant: str, baseline: str, detect: float = compare
     (score_total), ``metrics`` — plus any ``extra`` paired tables (same columns, e.g. seat × other components
     that ``xuezhan compare -c`` asks for), with ``p_holm`` and ``verdict`` recomputed over all of them: one
     family of tests. ``detect``: the score tables' threshold (base units)."""
-    parts = {"by_bot": compare.paired_comparison(run, variant, baseline, "bot", ev.COMPONENTS, detect=detect),
-             "by_seat": compare.paired_comparison(run, variant, baseline, "seat", detect=detect),
-             "metrics": compare.paired_hand_metrics(run, variant, baseline), **(extra or {})}
+    parts = {"by_bot": compare.paired_comparison(run, variant, baseline=baseline, by="bot",
+                                                 components=ev.COMPONENTS, detect=detect),
+             "by_seat": compare.paired_comparison(run, variant, baseline=baseline, by="seat", detect=detect),
+             "metrics": compare.paired_hand_metrics(run, variant, baseline=baseline), **(extra or {})}
     tagged = pl.concat([df.select(*compare.COLUMNS).with_columns(pl.lit(k).alias("_t"),
                                                                    pl.int_range(pl.len()).alias("_i"))
                         for k, df in parts.items()])
@@ -62,7 +63,8 @@ def compare_rows(run: Run, variant: str, baseline: str, by: str, components: Seq
     ``components`` and the hand metrics, adjusted in the report's family (:func:`paired_family`) — extended by
     the seat × component rows the report does not show when those are asked for — and the family's size."""
     others = [c for c in components if c != "score_total"]
-    extra = ({"seat_components": compare.paired_comparison(run, variant, baseline, "seat", others, detect=detect)}
+    extra = ({"seat_components": compare.paired_comparison(run, variant, baseline=baseline, by="seat",
+                                                           components=others, detect=detect)}
              if by == "seat" and others else {})
     fam = paired_family(run, variant, baseline, detect, extra)
     order = {c: i for i, c in enumerate(components)}

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import polars as pl
 
-from analysis.ev import group_columns, player_frame
+from analysis.ev import By, group_columns, player_frame
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, risk_kernel, session_risk
@@ -110,7 +110,7 @@ def _table(rows: list[dict], cols: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.col("ci_lo", "ci_hi").fill_nan(None))
 
 
-def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float = LEVEL,
+def risk_table(run: Run | str, by: By = "bot", *, alpha: float = LEVEL,
                probs: Sequence[float] = PROBS, thresholds: Sequence[float] = HAND_THRESHOLDS,
                n_boot: int = 200, seed: int = 0, level: float = LEVEL) -> pl.DataFrame:
     """Per-hand risk, long format: ``variant, <by…>, statistic, estimate, ci_lo, ci_hi, n_units, n_hands,
@@ -136,7 +136,7 @@ def risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, alpha: float 
     return _table(rows, cols)
 
 
-def session_risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, hands: int = 40,
+def session_risk_table(run: Run | str, by: By = "bot", *, hands: int = 40,
                        alpha: float = LEVEL, probs: Sequence[float] = PROBS,
                        thresholds: Sequence[float] = SESSION_THRESHOLDS, n_sessions: int = N_SESSIONS,
                        n_boot: int = 100, boot_sessions: int = BOOT_SESSIONS, seed: int = 0,
@@ -158,7 +158,7 @@ def session_risk_table(run: Run | str, by: str | Sequence[str] = "bot", *, hands
     return _table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands"))
 
 
-def score_distribution(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
+def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:
     """Distribution of the per-hand score: ``variant, <by…>, score_total, k, n_obs, n_units, p, se, p_lo, p_hi``
     (``p`` = share of the group's player-hands with that score, base units; clustered by ``run.cluster``,
     Wilson 95% interval at the effective sample size)."""

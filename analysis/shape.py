@@ -19,11 +19,11 @@ share of wins worth at least 2 fan before the cap (a big hand reached, whatever 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import polars as pl
 
-from analysis.ev import group_columns
+from analysis.ev import By, group_columns
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_diff_se, cluster_means, cluster_moments, means_from_moments, z_value
@@ -102,7 +102,7 @@ def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, Callable[[p
     return parts
 
 
-def decline_effect(run: Run | str, by: str | Sequence[str] = "bot", level: float = LEVEL) -> pl.DataFrame:
+def decline_effect(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:
     """Players who declined at least one win (``declined``) vs those who declined none, per variant and group.
 
     Rows: ``variant, <by…>, declined, quantity, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi`` for ``won`` (share

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import typer
 
+from simulator import cli_complete
 from simulator.errors import UserError
 
 # the parameters of BotSpec each compiled bot reads (docs/studies.md, "Bots and their parameters")
@@ -89,10 +90,15 @@ def resolved_yaml(ref: str, overrides: list[str] | None = None) -> str:
     """The rule set ``ref`` (name or path) with ``extends:`` resolved and ``overrides`` applied, as YAML."""
     import yaml
 
-    from simulator.rules import load_rules
+    from simulator.rules import load_rules, read_yaml_mapping, resolve_config_path
 
     rules = load_rules(ref, overrides or None)
-    return f"# digest {rules.digest()}\n" + yaml.safe_dump(rules.resolved(), sort_keys=False, allow_unicode=True)
+    data = rules.resolved()
+    path = resolve_config_path(ref)
+    own = read_yaml_mapping(path)
+    if own.get("extends") and not own.get("description"):  # not the parent's, which extends: passed down
+        data["description"] = _description(path)
+    return f"# digest {rules.digest()}\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
 def rules_diff(a: str, b: str, overrides: list[str] | None = None) -> list[tuple[str, Any, Any]]:
@@ -157,7 +163,8 @@ def list_command() -> None:
 
 @rules_app.command("show")
 def show_command(
-    ref: str = typer.Argument("chengdu", help="Rule set: a name in configs/ or a YAML path."),
+    ref: str = typer.Argument("chengdu", autocompletion=cli_complete.rule_sets,
+                              help="Rule set: a name in configs/ or a YAML path."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
 ) -> None:
     """Print a rule set as the engine plays it: extends: resolved, overrides applied, every key (YAML)."""
@@ -166,8 +173,8 @@ def show_command(
 
 @rules_app.command("diff")
 def diff_command(
-    a: str = typer.Argument(..., help="Rule set A (name or path)."),
-    b: str = typer.Argument(..., help="Rule set B (name or path)."),
+    a: str = typer.Argument(..., autocompletion=cli_complete.rule_sets, help="Rule set A (name or path)."),
+    b: str = typer.Argument(..., autocompletion=cli_complete.rule_sets, help="Rule set B (name or path)."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override applied to both, repeatable."),
 ) -> None:
     """Print the resolved keys on which two rule sets differ: KEY: A-value -> B-value."""

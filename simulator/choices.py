@@ -8,3 +8,7 @@ from typing import Literal
 
 Backend = Literal["loky", "dask"]  # joblib's local processes, or a dask.distributed cluster (the dask extra)
 Lang = Literal["zh", "en"]  # a replay's tile names: Chinese, or tile notation with English words
+Check = Literal["full", "sizes"]  # how a reader verifies a run's files: size, SHA-256 and rows; or sizes only (fast)
+CompareFormat = Literal["table", "csv", "json"]  # xuezhan compare's output
+CompareBy = Literal["bot", "seat"]  # a paired comparison's grouping
+Suit = Literal["m", "p", "s"]  # a suit: 万 (characters), 筒 (dots), 条 (bamboo)

@@ -7,6 +7,7 @@ subclass by the library and printed here as one line
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -69,6 +70,10 @@ def main() -> None:
     # typer may vendor click: take the exception classes from where typer's own come from.
     click = sys.modules[typer.BadParameter.__module__]
     signal.signal(signal.SIGTERM, _terminate)
+    # a seat's `mymodule:MyBot` from the directory the command runs in, as uvicorn and celery do (last on the path:
+    # a local analysis.py never shadows an installed module); workers inherit the path (loky, multiprocessing)
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     # loky's resource tracker (a process of its own, started with this interpreter's -W options) warns in several
     # lines about semaphores "leaked" by a killed run; it cleans them up anyway, so the warning only alarms.
     sys.warnoptions.append("ignore:resource_tracker:UserWarning")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from simulator.choices import Lang
+from simulator import cli_complete
+from simulator.choices import Lang, Suit
 from simulator.cli_common import fail
 
 # ---- score (simulator.scoring) -------------------------------------------------------------------------------
@@ -28,8 +29,9 @@ def score(
     context: str = typer.Option(
         "", "--context", help="Context as in the logs' context column, e.g. after_kong,last_tile (same as the "
         "flags above)."),
-    void: str | None = typer.Option(None, "--void", help="Declared void suit m, p or s (default: none declared)."),
-    rules_ref: str = typer.Option("chengdu", "--rules", help="Rule set: a name in configs/ or a YAML path."),
+    void: Suit | None = typer.Option(None, "--void", help="Declared void suit m, p or s (default: none declared)."),
+    rules_ref: str = typer.Option("chengdu", "--rules", autocompletion=cli_complete.rule_sets,
+                                  help="Rule set: a name in configs/ or a YAML path."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the breakdown."),
     vectors: Path | None = typer.Option(None, "--vectors", help="Run a vectors file (scoring.yaml format)."),
@@ -80,7 +82,8 @@ def _text_file(path: Path, option: str) -> None:
 # ---- replay (simulator.replay) --------------------------------------------------------------------------------
 
 def replay(
-    config: str | None = typer.Argument(None, help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML "
+    config: str | None = typer.Argument(None, autocompletion=cli_complete.rule_sets,
+                                        help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML "
                                         "path (not with --run)."),
     seed: int | None = typer.Option(None, "--seed", help="Master seed, as given to simulate (not with --run)."),
     hand: int = typer.Option(0, "--hand", help="Hand id to replay (default 0)."),
@@ -89,7 +92,8 @@ def replay(
                                    "4·deal_id + rotation), as simulate --duplicate."),
     run: Path | None = typer.Option(None, "--run", help="Replay a hand of this run directory exactly as it was "
                                     "played (rules, seed, seating from its manifest), verified against its logs."),
-    variant: str | None = typer.Option(None, "--variant", help="Variant of --run (default: the study's baseline, "
+    variant: str | None = typer.Option(None, "--variant", autocompletion=cli_complete.variants,
+                                       help="Variant of --run (default: the study's baseline, "
                                        "or the only variant)."),
     lang: Lang = typer.Option("zh", "--lang", help="zh (Chinese tile names) or en (tile notation, English)."),
 ) -> None:
@@ -117,7 +121,8 @@ def replay(
 # ---- play (simulator.play) ------------------------------------------------------------------------------------
 
 def play(
-    config: str = typer.Argument("chengdu", help="Rule set: a name in configs/ or a YAML path."),
+    config: str = typer.Argument("chengdu", autocompletion=cli_complete.rule_sets,
+                                 help="Rule set: a name in configs/ or a YAML path."),
     seed: int = typer.Option(0, "--seed", help="Master seed (the same hands as simulate --seed)."),
     hand: int = typer.Option(0, "--hand", help="Hand id to play."),
     seat: int = typer.Option(0, "--seat", help="Your seat, 0–3 (the other seats keep the rule set's bots)."),

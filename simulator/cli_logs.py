@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import get_args
 
 import typer
 
+from simulator import cli_complete
+from simulator.choices import Check, CompareBy, CompareFormat
 from simulator.cli_common import check_mode, fail
 
 # ---- report, compare (analysis.report, analysis.compare) -------------------------------------------------
 
 def report(
     run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study)."),
-    baseline: str | None = typer.Option(None, "--baseline", "-b", help="Baseline variant (default: the study's "
+    baseline: str | None = typer.Option(None, "--baseline", "-b", autocompletion=cli_complete.variants,
+                                        help="Baseline variant (default: the study's "
                                         "baseline, else the first variant)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="HTML file (default: RUN_DIR/report.html); "
                                     "the Markdown summary is written beside it."),
@@ -23,7 +27,7 @@ def report(
                              "intervals: 0 (no intervals) or at least 100."),
     session_hands: int = typer.Option(40, "--session-hands", help="Hands per session in the session-risk table."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and session draws."),
-    check: str = typer.Option("full", "--check", help="Verify the logs first: full (size, SHA-256, rows of every "
+    check: Check = typer.Option("full", "--check", help="Verify the logs first: full (size, SHA-256, rows of every "
                               "file) or sizes (fast: sizes only)."),
     partial: bool = typer.Option(False, "--partial", help="Read the chunks finished so far while a run is still "
                                  "writing (otherwise refused)."),
@@ -82,7 +86,7 @@ def _unreadable(run_dir: Path, exc: Exception) -> typer.Exit:
 def verify(
     run_dir: Path = typer.Argument(..., help="Run directory (from simulate or study), or one "
                                   "_variants/variant=<name>/ in it."),
-    check: str = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
+    check: Check = typer.Option("full", "--check", help="full (size, SHA-256 and row count of every file) or sizes "
                               "(fast: sizes only)."),
     repair: bool = typer.Option(False, "--repair", help="Restore a damaged manifest from its backup copy and move "
                                 "unlisted entries of the table directories to _quarantine/ (then --resume "
@@ -106,15 +110,16 @@ def verify(
 
 def compare(
     run_dir: Path = typer.Argument(..., help="Run directory holding both variants."),
-    a: str = typer.Argument(..., help="Baseline variant A."),
-    b: str = typer.Argument(..., help="Variant B, compared with A on the same hands (differences are B − A)."),
-    by: str | None = typer.Option(None, "--by", help="Group players by 'bot' or 'seat' (default: bot when the "
+    a: str = typer.Argument(..., autocompletion=cli_complete.variants, help="Baseline variant A."),
+    b: str = typer.Argument(..., autocompletion=cli_complete.variants,
+                            help="Variant B, compared with A on the same hands (differences are B − A)."),
+    by: CompareBy | None = typer.Option(None, "--by", help="Group players by 'bot' or 'seat' (default: bot when the "
                                   "seats hold different bots, else seat)."),
     component: list[str] | None = typer.Option(None, "--component", "-c", help="Score column(s) to compare "
                                                "(default score_total), e.g. -c score_huazhu; repeatable."),
     detect: float = typer.Option(0.1, "--detect", help="Difference to detect (base units) for the score "
                                 "table's hands needed (hand metrics use their own defaults)."),
-    format_: str = typer.Option("table", "--format", "-f", help="table (terminal), csv (one table, column "
+    format_: CompareFormat = typer.Option("table", "--format", "-f", help="table (terminal), csv (one table, column "
                                 "'table' = score or hand_metric) or json ({scores, metrics}); csv and json carry "
                                 "full precision."),
     partial: bool = typer.Option(False, "--partial", help="Read the chunks finished so far while a run is still "
@@ -157,7 +162,7 @@ def compare(
         typer.echo(_compare_text(scores, metrics, a, b, by, format_, n_tests), nl=False)
 
 
-COMPARE_FORMATS = ("table", "csv", "json")
+COMPARE_FORMATS: tuple[str, ...] = get_args(CompareFormat)
 
 
 def _compare_tables(scores, metrics, a: str, b: str, by: str, components: list[str], n_tests: int) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from simulator import cli_complete
 from simulator.choices import Backend
 from simulator.cli_common import INTERRUPTED, fail, set_bot_timeout
 
@@ -35,7 +36,8 @@ def _print_summaries(summaries, stale: bool = True) -> None:
 
 
 def simulate(
-    config: str = typer.Argument(..., help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
+    config: str = typer.Argument(..., autocompletion=cli_complete.rule_sets,
+                                 help="Rule set: a name in configs/ (chengdu, cap3, ...) or a YAML path."),
     hands: int = typer.Option(..., "--hands", "-n", help="Number of hands (hand ids 0..N-1)."),
     seed: int = typer.Option(0, "--seed", help="Master seed: hand k's wall and bot streams depend on (seed, k)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
@@ -68,7 +70,8 @@ def simulate(
 
 
 def study(
-    study_file: str = typer.Argument(..., help="Study YAML: a path or a name in configs/studies/."),
+    study_file: str = typer.Argument(..., autocompletion=cli_complete.studies,
+                                     help="Study YAML: a path or a name in configs/studies/."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (default: runs/<study name>)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Parallel workers (default: all CPUs)."),
     hands: int | None = typer.Option(None, "--hands", "-n", help="Override the study's number of hands."),
@@ -116,7 +119,8 @@ def study(
 # ---- tune (simulator.tune) --------------------------------------------------------------------------------------
 
 def tune(
-    config: str = typer.Argument(..., help="Rule set: a name in configs/ or a YAML path."),
+    config: str = typer.Argument(..., autocompletion=cli_complete.rule_sets, help="Rule set: a name in configs/ or a "
+                                "YAML path."),
     set_: list[str] | None = typer.Option(None, "--set", help="Rule override KEY=VALUE, repeatable."),
     field: str | None = typer.Option(None, "--field", help="Seats 1-3: one seat spec or a YAML list of three, "
                                      "e.g. greedy or '[expert, greedy, greedy]' (default: three default experts)."),

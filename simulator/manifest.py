@@ -18,9 +18,10 @@ import json
 import re
 import stat
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 from simulator import layout
+from simulator.choices import Check
 from simulator.errors import UserError
 
 MANIFEST = "_manifest.json"
@@ -33,7 +34,7 @@ FORMAT = 3                   # 3: table-first layout (simulator.layout); 2: vari
 TABLES = layout.TABLES       # hands, players, wins
 MAX_HANDS = 10**10           # upper limit of --hands (documented in docs/logs.md)
 MAX_CHUNKS = 2_000_000       # = MAX_HANDS / the default chunk size: bounds the manifest (~0.5 KB per chunk)
-CHECKS = ("full", "sizes")   # full: size + SHA-256 + row count in the footer; sizes: size only (fast)
+CHECKS: tuple[str, ...] = get_args(Check)  # full: size + SHA-256 + row count in the footer; sizes: size only
 QUARANTINE = "_quarantine"  # where --resume and verify --repair move what is not theirs (never deleted)
 _PART_RE = re.compile(r"part-\d+-\d+\.parquet\Z")
 _SHA_RE = re.compile(r"[0-9a-f]{64}\Z")

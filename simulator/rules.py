@@ -19,11 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import numpy as np
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from simulator.errors import did_you_mean
 from simulator.rule_keys import KEYS as KEYS
 from simulator.rule_keys import N_PARAMS as N_PARAMS
 from simulator.rule_keys import SLOT as SLOT
@@ -302,8 +303,28 @@ def _is_internal(part: Any) -> bool:
     return text in _INTERNAL_LOC or "-" in text or "[" in text
 
 
-def explain(exc: ValidationError, source: str | Path) -> str:
-    """One line naming the source and the dotted key of the first validation error.
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation holds (``X``, ``X | None``, ``list[X]``, ``Annotated[X, ...]`` ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models(arg)]
+
+
+def _close_key(model: type[BaseModel] | None, key: tuple) -> str:
+    """``" (did you mean 'cap'?)"`` for an unknown key close to a key of the model where it stands."""
+    for part in key[:-1]:
+        if isinstance(part, int) or model is None:
+            continue  # a list's item keeps the list's model
+        field = model.model_fields.get(str(part))
+        model = next(iter(_models(field.annotation)), None) if field is not None else None
+    if model is None or not key:
+        return ""
+    return did_you_mean(key[-1], [f.alias or name for name, f in model.model_fields.items()])
+
+
+def explain(exc: ValidationError, source: str | Path, model: type[BaseModel] | None = None) -> str:
+    """One line naming the source and the dotted key of the first validation error; an unknown key close to one
+    of ``model``'s (the model validated) gets a "did you mean".
 
     A value that fails every member of a union (``huazhu_penalty: -1``, an integer ≥ 0 or ``cap``) gets one
     message listing what is accepted, not pydantic's per-member reports."""
@@ -314,7 +335,7 @@ def explain(exc: ValidationError, source: str | Path) -> str:
     same = [e for e in errors if tuple(x for x in e["loc"] if not _is_internal(x)) == key]
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
-        msg = "unknown key"
+        msg = f"unknown key{_close_key(model, key)}"
     elif len(same) > 1 and len(same) == len(errors):
         expected = " or ".join(e["msg"].removeprefix("Input should be ") for e in same)
         msg = f"got {shorten(repr(err.get('input')))}; expected a value {expected}"
@@ -340,7 +361,7 @@ def validate(data: dict, source: str = "<rules>", recorded: bool = False) -> Rul
     try:
         return RuleSet.model_validate(data, context={RECORDED: True} if recorded else None)
     except ValidationError as exc:
-        raise RulesError(explain(exc, source)) from None
+        raise RulesError(explain(exc, source, RuleSet)) from None
 
 
 def load_rules(ref: str | Path = "chengdu", overrides: list[str] | dict | None = None) -> RuleSet:

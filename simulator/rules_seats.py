@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator, model_serializer, model_validator
 
+from simulator.errors import did_you_mean
 from simulator.rules_blocks import FrozenModel
 from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOT_MILLI, BOTS
 from simulator.rules_yaml import CONFIG_DIR, RulesError, read_yaml_mapping, shorten
@@ -173,11 +174,16 @@ def bot_class(name: str) -> type:
             for part in attr.split("."):
                 obj = getattr(obj, part)
         except (ImportError, AttributeError) as e:
-            raise ValueError(f"cannot load bot {name!r}: {e}") from None
+            hint = ""
+            if isinstance(e, ModuleNotFoundError) and e.name == mod.split(".")[0]:
+                hint = (f"; {mod.split('.')[0]} must be importable: run from its directory (the xuezhan command "
+                        "looks there), or add that directory to PYTHONPATH or sys.path")
+            raise ValueError(f"cannot load bot {name!r}: {e}{hint}") from None
     else:
         eps = [ep for ep in entry_points(group=BOT_ENTRY_POINTS) if ep.name == name]
         if not eps:
-            raise ValueError(f"unknown bot {name!r}: not one of {', '.join(BOTS)}, not a 'package.module:Class'"
+            raise ValueError(f"unknown bot {name!r}{did_you_mean(name, BOTS)}: not one of {', '.join(BOTS)}, not a "
+                             "'package.module:Class'"
                              f" path and not registered under the {BOT_ENTRY_POINTS!r} entry points")
         try:
             obj = eps[0].load()

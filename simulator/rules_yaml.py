@@ -12,15 +12,15 @@ from typing import Any
 
 import yaml
 
-from simulator.errors import UserError
+from simulator.errors import UserError, did_you_mean
 
 
 def _config_dir() -> Path:
-    """Named rule sets and studies: ``simulator/configs`` inside an installed package (the repository's top-level
-    ``configs/``, shipped as package data by ``pyproject.toml``), else the checkout's ``configs/`` (a source
-    tree on ``PYTHONPATH`` or an editable install, where ``configs/`` is the one source of truth)."""
+    """Named rule sets and studies: ``simulator/configs`` — in a checkout (and an editable install) a symbolic link
+    to the repository's top-level ``configs/``, the one source of truth; in an installed package its copy, shipped
+    as package data by ``pyproject.toml``. Without the link (a file system that dropped it), ``configs/``."""
     packaged = Path(str(importlib.resources.files("simulator") / "configs"))
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "configs"
+    return packaged.resolve() if packaged.is_dir() else Path(__file__).resolve().parent.parent / "configs"
 
 
 CONFIG_DIR = _config_dir()
@@ -57,7 +57,8 @@ def resolve_config_path(ref: str | Path, relative_to: Path | None = None) -> Pat
     for c in candidates:
         if c.is_file():
             return c
-    raise RulesError(f"rule set {str(ref)!r} not found (looked for a file or configs/{ref_path.stem}.yaml)")
+    hint = did_you_mean(ref_path.stem, sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+    raise RulesError(f"rule set {str(ref)!r} not found (looked for a file or configs/{ref_path.stem}.yaml){hint}")
 
 
 def read_yaml_mapping(path: Path, what: str = "a rule set") -> dict:

@@ -58,6 +58,7 @@ from simulator.runner_worker import preload, run_chunk
 from simulator.runner_worker import watch_parent as watch_parent
 from simulator.runplan import (  # noqa: F401 - Variant, RunSpec, RunSummary, plan_chunks, read_manifest, BACKENDS, LOCK_NAME: this module's API too
     BACKENDS,
+    DASK_MISSING,
     LOCK_NAME,
     RunSpec,
     RunSummary,
@@ -94,7 +95,7 @@ def _backend(spec: RunSpec, jobs: int) -> Iterator[None]:
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise RunError("--backend dask needs the dask extra: pip install 'xuezhan[dask]'") from None
+        raise RunError(DASK_MISSING) from None
     from joblib import parallel_config
 
     with ExitStack() as stack:

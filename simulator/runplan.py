@@ -7,6 +7,7 @@ Everything here only reads and checks, or cleans under the run's lock; :mod:`sim
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from simulator.dirlock import MAX_NAME, RunError
 from simulator.manifest import MANIFEST, MAX_CHUNKS, MAX_HANDS
 from simulator.rules import RuleSet, load_rules, resolve_config_path
 from simulator.schema import LOG_FORMAT, TABLES
+
+DASK_MISSING = "--backend dask needs the dask extra: pip install 'xuezhan[dask]'"
 
 DEFAULT_CHUNK_SIZE = 5_000
 MAX_CHUNK_SIZE = 200_000     # a worker holds a whole chunk in memory
@@ -169,6 +172,8 @@ def validate_spec(spec: RunSpec, variants: Sequence[Variant]) -> None:
         raise RunError(f"--backend {spec.backend!r}: expected one of {', '.join(BACKENDS)}")
     if spec.scheduler is not None and spec.backend != "dask":
         raise RunError("--scheduler needs --backend dask")
+    if spec.backend == "dask" and not all(importlib.util.find_spec(m) for m in ("dask", "distributed")):
+        raise RunError(DASK_MISSING)  # now, not after compiling the engine (runner._backend imports it then)
     if spec.duplicate and spec.hands % 4:
         raise RunError(f"duplicate play needs a multiple of 4 hands (4 seatings per wall), got {spec.hands}")
     for v in variants:

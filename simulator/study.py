@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from simulator import layout, rundir
 from simulator import manifest as mf
-from simulator.errors import UserError
+from simulator.errors import UserError, did_you_mean
 from simulator.files import atomic_write
 from simulator.rules import (
     CONFIG_DIR,
@@ -147,7 +147,8 @@ def resolve_named_file(ref: str | Path, folder: Path, what: str, error: type[Use
     for candidate in (path, folder / path, folder / f"{ref}.yaml"):
         if candidate.is_file():
             return candidate
-    raise error(f"{what} {str(ref)!r} not found (looked for a file or configs/{folder.name}/{path.stem}.yaml)")
+    hint = did_you_mean(path.stem, sorted(p.stem for p in folder.glob("*.yaml")))
+    raise error(f"{what} {str(ref)!r} not found (looked for a file or configs/{folder.name}/{path.stem}.yaml){hint}")
 
 
 def resolve_study_path(ref: str | Path) -> Path:
@@ -173,7 +174,7 @@ def load_study(ref: StudyRef) -> tuple[StudyFile, Path]:
     try:
         return StudyFile.model_validate(data), where
     except ValidationError as exc:
-        raise StudyError(explain(exc, where)) from None
+        raise StudyError(explain(exc, where, StudyFile)) from None
 
 
 def config_path(ref: str, study_path: Path) -> Path:
@@ -387,10 +388,10 @@ def _same_bytes(path: Path, data: bytes) -> bool:
         return False
 
 
-def simulate_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
-                   seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
-                   backend: str = "loky", scheduler: str | None = None, progress: bool = True,
-                   populations: PopulationChoice | None = None) -> StudyResult:
+def simulate_study(ref: StudyRef, *, out_dir: str | Path | None = None, jobs: int | None = None,
+                   hands: int | None = None, seed: int | None = None, overrides: Overrides | None = None,
+                   resume: bool = False, backend: str = "loky", scheduler: str | None = None,
+                   progress: bool = True, populations: PopulationChoice | None = None) -> StudyResult:
     """Simulate a study (a file, a shipped study's name, a :class:`StudyFile` or a dict with a study file's keys, as
     in docs/studies.md): every variant on common random numbers, and ``study.json``. The diagnostics and the
     report are :func:`xuezhan.studies.run_study`'s (it calls this first).

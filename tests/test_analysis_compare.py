@@ -23,8 +23,22 @@ def run_dir(tmp_path_factory):
 
 # -- paired comparison -------------------------------------------------------------------------------------------
 
+def test_arms_after_the_variant_are_keyword_only(run_dir):
+    """`xuezhan compare RUN A B` names the baseline first; the Python call names the baseline by keyword, so a copied
+    order cannot flip the sign silently: the old positional call still works, with a DeprecationWarning."""
+    new = compare.paired_comparison(run_dir, "alt", baseline="base", by="seat")
+    with pytest.warns(DeprecationWarning, match=r"paired_comparison\(run, 'alt', 'base', \.\.\.\).*baseline='base'"):
+        old = compare.paired_comparison(run_dir, "alt", "base", "seat")
+    assert old.equals(new) and set(old["baseline"]) == {"base"}
+    with pytest.warns(DeprecationWarning, match="baseline='base'"):
+        assert compare.paired_hand_metrics(run_dir, "alt", "base").equals(
+            compare.paired_hand_metrics(run_dir, "alt", baseline="base"))
+    with pytest.raises(TypeError, match="at most 8 positional arguments"):
+        compare.paired_comparison(run_dir, "alt", "base", "seat", ["score_total"], 1.0, 0.05, 0.8, "extra")
+
+
 def test_paired_by_seat_hand_computed(run_dir):
-    df = compare.paired_comparison(run_dir, "alt", "base", by="seat", detect=1.0)
+    df = compare.paired_comparison(run_dir, "alt", baseline="base", by="seat", detect=1.0)
     r = row(df, seat=0)
     # d = 0, 0, +24, 0: mean 6, sd 12, paired se 6; unpaired var (605.33 + 205.33)/4 = 202.67
     assert (r["n_units"], r["n_hands"], r["unit"], r["mean"], r["mean_baseline"], r["diff"]) == \
@@ -54,7 +68,7 @@ def test_paired_by_seat_hand_computed(run_dir):
 
 
 def test_paired_by_bot_and_components(run_dir):
-    df = compare.paired_comparison(run_dir, "alt", "base", by="bot", components=["score_total", "score_huazhu",
+    df = compare.paired_comparison(run_dir, "alt", baseline="base", by="bot", components=["score_total", "score_huazhu",
                                                                                  "score_win"])
     g = row(df, bot="greedy", component="score_total")
     # per-hand sums of d over the two greedy seats: 0, 0, 16, 0 (m = 2): mean 2, se² = 4/3 · (3·16 + 144)/64 = 4
@@ -79,7 +93,7 @@ def test_paired_by_bot_and_components(run_dir):
 
 
 def test_paired_against_itself_is_zero(run_dir):
-    df = compare.paired_comparison(run_dir, "base", "base", by="seat")
+    df = compare.paired_comparison(run_dir, "base", baseline="base", by="seat")
     assert (df["diff"] == 0).all() and (df["se_paired"] == 0).all()
 
 

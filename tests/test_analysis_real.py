@@ -138,7 +138,7 @@ def test_shape_and_risk_match_direct_counts(run_dir):
 
 def test_paired_comparisons(run_dir):
     run = open_run(run_dir)
-    same = compare.paired_comparison(run, "huazhu_16x", "huazhu_16x", by="seat")
+    same = compare.paired_comparison(run, "huazhu_16x", baseline="huazhu_16x", by="seat")
     assert (same["diff"] == 0).all()
     cap = compare.paired_comparison(run, "cap3", by="seat", components=["score_total"])
     assert (cap["n_hands"] == 1000).all()

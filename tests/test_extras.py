@@ -22,6 +22,26 @@ def test_dask_backend_without_dask_names_the_extra(monkeypatch):
         pass
 
 
+@pytest.mark.parametrize("command", [["study", "quickstart"], ["simulate", "chengdu", "--hands", "8"]])
+def test_a_run_without_dask_is_refused_before_compiling_and_leaves_nothing(command, monkeypatch, tmp_path, capsys):
+    """The missing extra is found before the engine compiles (a minute cold) and before any directory is made."""
+    from cli_helpers import cli_run
+
+    from simulator import warmup
+
+    for name in ("dask", "distributed", "dask.distributed"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if dask were not installed
+
+    def compile_engine(*args, **kwargs):
+        raise AssertionError("the engine compiled before the run was refused")
+
+    monkeypatch.setattr(warmup, "warm_up", compile_engine)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli_run([*command, "--backend", "dask", "--out", "runs/x", "--quiet"], capsys)
+    assert (code, err) == (2, "error: --backend dask needs the dask extra: pip install 'xuezhan[dask]'\n"), out
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("module", ["simulator.env", "simulator.gym_env"])
 def test_rl_envs_without_gymnasium_name_the_extra(module):
     code = f"import sys; sys.modules['gymnasium'] = None; import {module}"

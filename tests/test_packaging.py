@@ -32,7 +32,9 @@ def test_pyproject_lists_every_package_and_ships_configs():
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     data = {p for p in tool["packages"] if p.startswith("simulator.configs")}
     assert set(tool["packages"]) - data == tree_packages()
-    assert tool["package-dir"] == {"simulator.configs": "configs"}
+    assert tool["package-dir"] == {"": "."}  # no mapping: an editable install is a plain .pth line (test_typing)
+    link = ROOT / "simulator" / "configs"
+    assert link.is_symlink() and os.readlink(link) == "../configs"  # configs/ stays the one copy
     assert data == {"simulator.configs", "simulator.configs.studies", "simulator.configs.tuned",
                     "simulator.configs.designs"}
 

@@ -105,7 +105,7 @@ def _sweep_run(root: Path) -> Path:
 def test_an_ordered_sweep_gets_a_dose_response(tmp_path):
     run = open_run(_sweep_run(tmp_path / "run"))
     assert sweep.sweep_rule(run, "h16") == "settlement.huazhu_penalty"
-    metrics = {v: compare.paired_hand_metrics(run, v, "h16") for v in ("h8", "h32")}
+    metrics = {v: compare.paired_hand_metrics(run, v, baseline="h16") for v in ("h8", "h32")}
     dose = sweep.dose_table(run, "h16", "settlement.huazhu_penalty", metrics)
     order = dose.sort("order").unique("value", maintain_order=True)["value"].to_list()
     assert order == ["8", "16", "32"]  # the rule's order, not the variants'
@@ -124,7 +124,7 @@ def test_every_plot_draws_into_given_axes(example):
                  lambda a: plots.fan_frequency_dots(fans.hand_type_frequencies(run), ax=a),
                  lambda a: plots.risk_quantiles(risk.risk_table(run, "seat", n_boot=0), ax=a)):
         assert draw(ax) is fig
-    cmp = compare.paired_hand_metrics(run, "alt", "base")
+    cmp = compare.paired_hand_metrics(run, "alt", baseline="base")
     panels = cmp["measured_in"].n_unique()
     axes = Figure().subplots(panels, 1)
     assert plots.comparison_deltas(cmp, ["metric"], ax=list(axes)) is axes[0].figure

@@ -281,7 +281,7 @@ def test_compare_piped_never_truncates(small_study: Path, capsys):
     code, out, err = cli_run(["compare", str(small_study), "chengdu", "lenient", "--by", "seat"], capsys)
     assert code == 0, err
     assert "…" not in out
-    expected = paired_comparison(small_study, "lenient", "chengdu", "seat")
+    expected = paired_comparison(small_study, "lenient", baseline="chengdu", by="seat")
     for row in expected.iter_rows(named=True):  # every row, with all its numbers, on one line
         line = next(x for x in out.splitlines() if f"│ seat {row['seat']} " in x)
         assert f"{fmt(row['diff'])} [{fmt(row['ci_lo'])}, {fmt(row['ci_hi'])}]" in line, line
@@ -293,8 +293,8 @@ def test_compare_csv_and_json_carry_full_precision(small_study: Path, capsys):
 
     from analysis.compare import paired_comparison, paired_hand_metrics
 
-    scores = paired_comparison(small_study, "cap3", "chengdu", "bot")
-    metrics = paired_hand_metrics(small_study, "cap3", "chengdu")
+    scores = paired_comparison(small_study, "cap3", baseline="chengdu", by="bot")
+    metrics = paired_hand_metrics(small_study, "cap3", baseline="chengdu")
     code, out, err = cli_run(["compare", str(small_study), "chengdu", "cap3", "--by", "bot", "--format", "csv"],
                              capsys)
     assert code == 0, err

@@ -24,6 +24,7 @@ from simulator.replay import record_hand as record_hand, record_logged_hand as r
 from simulator.agents import Bot as Bot, GreedyBot as GreedyBot, Observation as Observation, RandomBot as RandomBot
 from simulator.agents import PASS as PASS  # the action "pass" (no claim, no win)
 from simulator.search import SearchBot as SearchBot  # the search player (seated by name as `search`)
+from simulator.agents import DANCE as DANCE, DECLARE as DECLARE, KONG as KONG, PUNG as PUNG, WIN as WIN  # actions
 
 # reinforcement learning (the rl extra: pip install 'xuezhan[rl]')
 from simulator.env import XuezhanEnv as XuezhanEnv
@@ -33,7 +34,7 @@ from simulator.gym_env import XuezhanGymEnv as XuezhanGymEnv
 from analysis.load import Run as Run, open_run as open_run
 from analysis.fans import fan_distribution as fan_distribution, flag_frequencies as flag_frequencies
 from analysis.fans import hand_type_frequencies as hand_type_frequencies
-from analysis.ev import expected_value as expected_value
+from analysis.ev import By as By, expected_value as expected_value
 from analysis.risk import risk_table as risk_table, session_risk_table as session_risk_table
 from analysis.shape import game_shape as game_shape
 from analysis.compare import paired_comparison as paired_comparison, paired_hand_metrics as paired_hand_metrics

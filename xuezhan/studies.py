@@ -18,12 +18,13 @@ from analysis.pieces import pieces
 from analysis.pieces import progress as bar
 from analysis.populations import check_headline
 from analysis.report import write_report
+from simulator.choices import Backend
 from simulator.study import Overrides, PopulationChoice, StudyRef, StudyResult, load_study, simulate_study
 
 
-def run_study(ref: StudyRef, *, out_dir: Path | None = None, jobs: int | None = None, hands: int | None = None,
+def run_study(ref: StudyRef, *, out_dir: str | Path | None = None, jobs: int | None = None, hands: int | None = None,
               seed: int | None = None, overrides: Overrides | None = None, resume: bool = False,
-              backend: str = "loky", scheduler: str | None = None, report: bool = True,
+              backend: Backend = "loky", scheduler: str | None = None, report: bool = True,
               progress: bool = True, diagnose: bool = True,
               populations: PopulationChoice | None = None) -> StudyResult:
     """Run a study (a file, a shipped study's name, a :class:`~simulator.study.StudyFile` or a dict with a study
