@@ -77,7 +77,7 @@ def row_power(run: Run, variant: str, metric: str) -> dict:
     f = full.row(0, named=True)
     truth = f["diff"]
     # the report's own row at detect = the full-run estimate (its hands_paired, as printed)
-    printed = paired_hand_metrics(run, variant, "chengdu", detect={metric: abs(truth)})
+    printed = paired_hand_metrics(run, variant, baseline="chengdu", detect={metric: abs(truth)})
     need = float(printed.filter(pl.col("metric") == metric).row(0, named=True)["hands_paired"] or math.nan)
     out = {"variant": variant, "metric": metric, "full diff": truth, "full differ": f["n_differ"],
            "hands": f["n_hands"], "printed hands": need}

@@ -7,6 +7,7 @@ subclass by the library and printed here as one line
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -65,8 +66,28 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+class _StderrLines(logging.Handler):
+    """The library's log records as plain lines on the current stderr (no level or time: they read as the CLI's
+    other notices; resolved at each record, so a captured stderr gets them)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            typer.echo(self.format(record), err=True)
+        except Exception:  # noqa: BLE001 - logging's convention: a failing handler reports, never raises
+            self.handleError(record)
+
+
+def _log_to_stderr() -> None:
+    """Logger ``xuezhan`` (compile notices, ...) to stderr from INFO up, once per process (tests call main often)."""
+    logger = logging.getLogger("xuezhan")
+    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
+        logger.addHandler(_StderrLines())
+    logger.setLevel(logging.INFO)  # (records still propagate: the root has no handler in the CLI)
+
+
 def main() -> None:
     """Console-script entry point: user errors (and usage errors) become one line and exit status 2."""
+    _log_to_stderr()
     # typer may vendor click: take the exception classes from where typer's own come from.
     click = sys.modules[typer.BadParameter.__module__]
     signal.signal(signal.SIGTERM, _terminate)

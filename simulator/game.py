@@ -8,11 +8,12 @@ by Python agents (:mod:`simulator.agents`) and returns the same raw arrays as :f
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 
-from simulator import engine, precompile, state
+from simulator import engine, numba_cache, precompile, state
 from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
 from simulator.rules import BOT_LABELS, PYTHON_BOT, RuleSet
@@ -33,6 +34,8 @@ from simulator.state import (
     ST_ILLEGAL,
     BatchResult,
 )
+
+LOG = logging.getLogger("xuezhan.compile")  # as simulator.warmup: the one-time compile notice
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,10 @@ class Hand:
     the step path logs Python bots under their own), each hand's seating set in ``game.bots`` and ``bpar``."""
 
     def __init__(self, table: CompiledTable, external, *, bot_ids: np.ndarray | None = None, record: bool = True):
-        precompile.pin_signatures(unless_cached=precompile.step_plan())
+        plan = precompile.step_plan()
+        if not plan[0].signatures and not numba_cache.is_cached(*plan):  # an RL environment's or a replay's first
+            LOG.warning("compiling the engine's step path (one time, cached; a minute or more on a cold cache) …")
+        precompile.pin_signatures(unless_cached=plan)
         self.rules = table.rules
         self.game = table.game(table.bot_ids if bot_ids is None else bot_ids)
         self.bpar = np.array(table.bot_par, dtype=np.int64)

@@ -11,6 +11,7 @@ simulation only.
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+LOG = logging.getLogger("xuezhan.compile")  # the one-time compile notices (docs/internals.md, "Logging")
 _warm: set[str] = set()  # line-ups this process has already run (nothing left to compile or load)
 _busy = False  # a warm-up is compiling in this process (its own play_hands call must not start another)
 
@@ -50,30 +52,23 @@ def warm_up(progress: bool = True, lineups=("simple",)) -> float:
     ``"full"``; see :func:`lineup_of`), in this process; returns the seconds spent.
 
     Cheap when the cache is warm (nothing is compiled or loaded here: the workers load it themselves). When it
-    is cold, says so on stderr, before and after (always: a silent minute looks hung, from the CLI's ``--quiet``
-    as from Python), with a spinner on a terminal when ``progress``, and compiles: about half a minute per
-    line-up on a quiet core.
+    is cold, says so before and after (logger ``xuezhan.compile`` at WARNING, so that it shows without any logging
+    set-up: a silent minute looks hung, from the CLI's ``--quiet`` as from Python), and compiles: about half a
+    minute per line-up on a quiet core. ``progress`` is kept for callers; the notice does not depend on it.
     """
     if _busy:
         return 0.0
     cold = [lu for lu in dict.fromkeys(lineups) if lu not in _warm and not cache_is_warm(lu)]
     if not cold:
         return 0.0  # (the disk check costs 0.3 ms: cheap before each play_hands call)
-    from rich.console import Console
-
     from simulator import engine, tables
 
     start = time.perf_counter()
-    console = Console(stderr=True)
-    what = f"compiling the engine (one time, cached in {cache_location()} and {tables.cache_dir()})"
-    if progress and console.is_terminal:
-        with console.status(f"{what} …"):
-            _compile_all(engine, tables, cold)
-    else:  # a log file or a notebook gets the line before the wait, not only after it
-        console.print(f"{what} …", highlight=False, soft_wrap=True)
-        _compile_all(engine, tables, cold)
-    console.print(f"compiled in {time.perf_counter() - start:.0f} s; later runs start at once", highlight=False,
-                  soft_wrap=True)
+    # logged, not printed: shown on stderr when nothing is configured (logging's last resort takes WARNING), in a
+    # notebook's cell, through the CLI's handler; silenced or captured like any library's log
+    LOG.warning("compiling the engine (one time, cached in %s and %s) …", cache_location(), tables.cache_dir())
+    _compile_all(engine, tables, cold)
+    LOG.warning("compiled in %.0f s; later runs start at once", time.perf_counter() - start)
     return time.perf_counter() - start
 
 

@@ -18,7 +18,7 @@ from simulator.hands import play_hands
 from simulator.rules import load_rules
 
 
-def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, capsys):
+def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, caplog):
     from simulator import warmup
 
     calls = []
@@ -26,14 +26,57 @@ def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, c
     monkeypatch.setattr(warmup, "_warm", set())
     monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: True)
     assert warmup.warm_up(progress=True) == 0.0 and not calls
-    assert capsys.readouterr().err == ""
+    assert caplog.records == []
     monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: False)
     warmup.warm_up(progress=True)
     assert calls == [1]
-    err = capsys.readouterr().err
-    assert "one time, cached in" in err and str(warmup.cache_location()) in err
+    assert [(r.name, r.levelname) for r in caplog.records] == [("xuezhan.compile", "WARNING")] * 2
+    assert "one time, cached in" in caplog.text and str(warmup.cache_location()) in caplog.text
     warmup.warm_up(progress=True)  # once per process
     assert calls == [1]
+
+
+COLD = ("import logging, sys; from simulator import warmup; warmup._run_once = lambda *a: None; "
+        "warmup.cache_is_warm = lambda lineup: False; {setup}; warmup.warm_up(progress=False)")
+
+
+@pytest.mark.parametrize(("setup", "shown"), [("pass", True), ("logging.getLogger('xuezhan').setLevel(logging.ERROR)",
+                                                                False)])
+def test_the_compile_notice_shows_unconfigured_and_is_silenced_by_logging(setup, shown):
+    """A library logs (issue 52): with no logging set up the notice reaches stderr (a silent minute looks hung);
+    a notebook or an RL program silences or captures it as any library's log."""
+    proc = subprocess.run([sys.executable, "-c", COLD.format(setup=setup)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ("compiling the engine (one time" in proc.stderr) is shown, proc.stderr
+    assert ("compiled in" in proc.stderr) is shown and proc.stdout == ""
+
+
+def test_the_cli_prints_the_librarys_log_as_plain_lines(capsys):
+    import logging
+
+    from simulator import cli
+
+    cli._log_to_stderr()
+    cli._log_to_stderr()  # once per process, however often main runs
+    logging.getLogger("xuezhan.compile").warning("compiling the engine (one time, cached in %s) …", "/cache")
+    assert capsys.readouterr().err == "compiling the engine (one time, cached in /cache) …\n"
+
+
+def test_an_rl_environment_announces_a_cold_step_compile(monkeypatch, caplog):
+    """The PettingZoo/Gymnasium path says it is compiling before a cold first hand (minutes of silence before)."""
+    import types
+
+    pytest.importorskip("pettingzoo")
+    from simulator import game
+    from simulator.env import XuezhanEnv
+
+    monkeypatch.setattr(game.precompile, "step_plan", lambda: (types.SimpleNamespace(signatures=[]), ()))
+    monkeypatch.setattr(game.numba_cache, "is_cached", lambda *a: False)
+    monkeypatch.setattr(game.precompile, "pin_signatures", lambda **kw: None)
+    XuezhanEnv("chengdu")
+    assert [(r.name, r.levelname) for r in caplog.records] == [("xuezhan.compile", "WARNING")]
+    assert "compiling the engine's step path" in caplog.text
 
 
 def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
@@ -131,7 +174,7 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
     assert sigs["bot_discard" if simple else "param_discard"][2] == typeof(rows[0])
 
 
-def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, capsys):
+def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, caplog):
     """A notebook's first xuezhan.play_hands on a cold cache says it is compiling (as simulate does)."""
     from simulator import warmup
 
@@ -141,7 +184,7 @@ def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, capsys):
     monkeypatch.setattr(warmup, "cache_is_warm", lambda lineup: False)
     warmup.play_hands(load_rules("chengdu", {"seats": ["expert"] * 4}), np.arange(2), 0)  # xuezhan.play_hands
     assert calls == [False]  # the full copy, which this line-up needs
-    assert "compiling the engine (one time" in capsys.readouterr().err
+    assert "compiling the engine (one time" in caplog.text
 
 
 def test_the_compile_plan_types_scalars_by_their_annotations():
