@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from analysis.ev import COMPONENTS, By, group_columns
-from analysis.fmt import fmt, fmt_p
+from analysis.fmt import fmt, fmt_interval, fmt_p
 from analysis.load import Run, as_run
 from analysis.pieces import advance, pieces, summed
 from analysis.power import paired_hands_needed
@@ -435,7 +435,7 @@ def diff_cell(r: Mapping) -> str:
     if r["n_differ"] == 0:
         return f"{fmt(r['diff'])} (no {r['unit']} differs)"
     star = "*" if r["interval"] == "few differing" else ""
-    return f"{fmt(r['diff'])} [{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]{star}"
+    return f"{fmt_interval(r['diff'], r['ci_lo'], r['ci_hi'], r['se_paired'], signed=False)}{star}"
 
 
 def footnote(level: float = LEVEL, power: float = POWER, n_tests: int | None = None) -> str:

@@ -295,6 +295,51 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None, ax=
     return fig
 
 
+VERDICT_COLORS = ("#1a7f37", "#9a6700")  # forest's marked verdicts: green, amber
+
+
+def forest(rows: pl.DataFrame, marked: Sequence[str] = (), ax=None) -> Figure:
+    """The answer at a glance: each paired effect (``diff``, ``ci_lo``, ``ci_hi``; shares in percentage points)
+    as a dot with its 95% interval over its own shaded ±``detect`` band (what would matter), one panel per unit
+    of measurement; a row coloured when its ``verdict`` is ``marked[0]`` (green) or ``marked[1]`` (amber), e.g.
+    significant (Holm) and ≥ detect, significant but smaller. Rows: :mod:`analysis.compare` tables of several
+    comparisons (``variant``, ``baseline``, a ``bot`` / ``seat`` / ``metric`` label)."""
+    if rows.height == 0:
+        fig, axes, _ = _axes(ax, 1, (7, 1.2))
+        axes[0].text(0.5, 0.5, "no paired effect to draw", ha="center", va="center", transform=axes[0].transAxes)
+        axes[0].set_axis_off()
+        return fig
+    share = pl.col("measured_in").str.starts_with("share")
+    rows = rows.with_columns(*[pl.when(share).then(pl.col(c) * 100).otherwise(pl.col(c)).alias(c)
+                               for c in ("diff", "ci_lo", "ci_hi", "detect")],
+                             pl.when(share).then(pl.lit("percentage points")).otherwise(pl.col("measured_in"))
+                             .alias("measured_in"))
+    units = list(dict.fromkeys(rows["measured_in"].to_list()))
+    sizes = [rows.filter(pl.col("measured_in") == u).height for u in units]
+    fig, axes, made = _axes(ax, len(units), (7.5, 0.9 + 0.32 * sum(sizes) + 0.7 * len(units)), sizes)
+    label = [c for c in ("bot", "seat", "metric") if c in rows.columns]
+    for ax, unit in zip(axes, units, strict=True):
+        sub = rows.filter(pl.col("measured_in") == unit)
+        names = [plain(next((str(r[c]) for c in label if r.get(c) is not None), "")) + f"  [{r['variant']}−"
+                 f"{r['baseline']}]" for r in sub.iter_rows(named=True)]
+        y = np.arange(sub.height, dtype=float)
+        for yi, d in zip(y, sub["detect"].to_list(), strict=True):
+            if d is not None and np.isfinite(d):
+                ax.fill_betweenx([yi - 0.4, yi + 0.4], -d, d, color="#dddddd", lw=0)
+        for i, r in enumerate(sub.iter_rows(named=True)):
+            color = dict(zip(marked, VERDICT_COLORS, strict=False)).get(r["verdict"], COLORS[0])
+            interval_points(ax, np.array([r["diff"]], float), y[i:i + 1], pl.Series([r["ci_lo"]], dtype=pl.Float64),
+                            pl.Series([r["ci_hi"]], dtype=pl.Float64), color)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_yticks(y, labels=names)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"variant − baseline, {unit} (95% CI; grey: ±detect)")
+        _fonts(ax)
+    if made:
+        fig.tight_layout()
+    return fig
+
+
 def risk_quantiles(risk: pl.DataFrame, ax=None) -> Figure:
     """Quantiles of the score (per hand or per session) from :mod:`analysis.risk` as a box of q(0.05)–q(0.95),
     whiskers q(0.01)–q(0.99), median tick and CVaR mark, per variant and group (parts whose quantiles were

@@ -17,7 +17,22 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from analysis import economy, ev, family, fans, pieces, play, plots, risk, sessions, shape, skill, summary, sweep
+from analysis import (
+    compare,
+    economy,
+    ev,
+    family,
+    fans,
+    pieces,
+    play,
+    plots,
+    risk,
+    sessions,
+    shape,
+    skill,
+    summary,
+    sweep,
+)
 from analysis.cells import baseline_of, comparisons, populations
 from analysis.fmt import fmt
 from analysis.load import Run
@@ -262,6 +277,13 @@ def _summary_section(run: Run, baseline: str, families: dict[tuple[str, str], di
     comparison's largest practically significant differences in plain words."""
     sec = Section("Summary")
     sec.items = summary.summary_items(run, baseline, families, ev_pos, play)
+    if families:  # the answer first as a picture too, then the tables
+        effects = [pl.concat([summary.score_rows(f), f["metrics"].filter(pl.col("metric").is_in(summary.PLAY_METRICS))],
+                             how="diagonal_relaxed") for f in families.values()]
+        sec.items.insert(0, ("figure", "The answer at a glance: each comparison's change of the mean score per hand by "
+                             "bot and of play (shares in percentage points), 95% interval, over its ±detect band "
+                             "(green: significant (Holm) and ≥ detect; amber: significant but smaller)",
+                             plots.forest(pl.concat(effects, how="diagonal_relaxed"), compare.VERDICTS[:2])))
     return sec
 
 

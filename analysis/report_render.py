@@ -16,7 +16,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from analysis import ev, plots
-from analysis.fmt import html_table, md_table, round_to_se
+from analysis.fmt import fmt_to_se, html_table, md_table, zh_spans
 from analysis.load import Run
 
 
@@ -57,9 +57,10 @@ def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     """A table as the report shows it: the unit count headed ``hands`` or ``walls`` (``n_hands`` dropped when
     every hand is its own unit), pinyin hand types / flags followed by their Chinese names, positions as
     ``dealer``, ``dealer+1``…, the constant ``unit``/``baseline`` columns of paired tables dropped, and a
-    paired table cut to the columns a reader needs (:data:`PAIRED_HIDDEN` are in its CSV), numbers rounded to
-    their standard error (:func:`analysis.fmt.round_to_se`)."""
-    out = df.drop([c for c in ("unit", "baseline") if c in df.columns])
+    paired table cut to the columns a reader needs (:data:`PAIRED_HIDDEN` are in its CSV), estimates and intervals
+    printed at the precision of their standard error, trailing zeros kept (:func:`analysis.fmt.fmt_to_se`)."""
+    shown = fmt_to_se(df)  # estimates and intervals as text at their SE's precision, before the SEs are dropped
+    out = shown.drop([c for c in ("unit", "baseline") if c in df.columns])
     if "hands_paired" in out.columns and "verdict" in out.columns:  # a paired table: the rest is in its CSV
         out = out.drop([c for c in PAIRED_HIDDEN if c in out.columns])
     if "n_units" in out.columns:
@@ -73,7 +74,7 @@ def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     if "position" in out.columns:
         out = out.with_columns(pl.col("position").map_elements(lambda p: ev.POSITION_NAMES[p],
                                                                return_dtype=pl.String))
-    return round_to_se(out) if "se" in df.columns or "se_paired" in df.columns else out
+    return out
 
 
 def slug(title: str) -> str:
@@ -89,32 +90,58 @@ def _contents_at(sections: list[Section]) -> int:
     return titles.index("Summary") + 1 if "Summary" in titles else min(1, len(sections))
 
 
+FONTS = ('system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC",'
+         '"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif')
+"""The page's font stack: Latin first, then the common CJK fonts of Linux, macOS and Windows (no boxes for 花猪)."""
+
+
+def _paragraphs(text: str) -> str:
+    """A section's text as HTML: runs of ``- `` lines as a list, other lines as paragraphs; Chinese in spans."""
+    out: list[str] = []
+    items: list[str] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith(("- ", "• ")):
+            items.append(f"<li>{zh_spans(html.escape(line.lstrip()[2:]))}</li>")
+            continue
+        if items:
+            out.append(f"<ul>{''.join(items)}</ul>")
+            items = []
+        if line.strip():
+            out.append(f"<p class='m'>{zh_spans(html.escape(line))}</p>")
+    if items:
+        out.append(f"<ul>{''.join(items)}</ul>")
+    return "".join(out)
+
+
 def render_html(title: str, sections: list[Section], subtitle: str, run: Run | None = None) -> str:
-    css = ("body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse;margin:.5em 0 "
+    css = (f"body{{font-family:{FONTS};margin:2em;max-width:1400px}}table{{border-collapse:collapse;margin:.5em 0 "
            "1.5em;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#f0f0f0}td.n{text-align:"
-           "right;font-variant-numeric:tabular-nums}p.m{white-space:pre-wrap;font-size:13px}figure{margin:0 0 1em}"
+           "right;font-variant-numeric:tabular-nums}p.m{font-size:13px;margin:.3em 0}li{font-size:13px}"
+           "div.scroll{overflow-x:auto;max-width:100%}figure{margin:0 0 1em}"
            "figcaption,caption{font-weight:bold;font-size:13px;text-align:left;padding:.3em 0}img{max-width:100%}")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              "<meta name='viewport' content='width=device-width, initial-scale=1'>"
              f"<title>{html.escape(title)}</title>"
-             f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p>"]
+             f"<style>{css}</style></head><body><h1>{zh_spans(html.escape(title))}</h1>"
+             f"<p>{zh_spans(html.escape(subtitle))}</p>"]
     at = _contents_at(sections)
     for i, sec in enumerate(sections):
         if i == at:
             parts.append("<h2>Contents</h2><ol>" + "".join(
-                f"<li><a href='#{slug(x.title)}'>{html.escape(x.title)}</a></li>" for x in sections) + "</ol>")
-        parts.append(f"<h2 id='{slug(sec.title)}'>{html.escape(sec.title)}</h2>")
+                f"<li><a href='#{slug(x.title)}'>{zh_spans(html.escape(x.title))}</a></li>" for x in sections)
+                + "</ol>")
+        parts.append(f"<h2 id='{slug(sec.title)}'>{zh_spans(html.escape(sec.title))}</h2>")
         if sec.text:
-            parts.append(f"<p class='m'>{html.escape(sec.text)}</p>")
+            parts.append(_paragraphs(sec.text))
         for j, (kind, caption, obj) in enumerate(sec.items):
             if kind == "table":
                 table = present(obj, run) if run is not None else obj
                 parts.append(html_table(table, caption))
             elif kind == "text":
-                parts.append(f"<p class='m'>{html.escape(obj)}</p>")
+                parts.append(_paragraphs(obj))
             else:
                 data = base64.b64encode(sec.pngs.get(j) or plots.to_png(obj)).decode()
-                parts.append(f"<figure><figcaption>{html.escape(caption)}</figcaption>"
+                parts.append(f"<figure><figcaption>{zh_spans(html.escape(caption))}</figcaption>"
                              f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'></figure>")
     parts.append("</body></html>")
     return "\n".join(parts)

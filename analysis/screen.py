@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from analysis import compare
-from analysis.fmt import fmt, fmt_p, round_to_se
+from analysis.fmt import fmt, fmt_interval, fmt_p, fmt_se, round_to_se
 from analysis.load import Run
 from analysis.populations import ALPHA, Screen, robustness
 
@@ -22,17 +22,11 @@ MARKS = {compare.VERDICTS[0]: " ✓", compare.VERDICTS[1]: " ·"}
 """Mark after a change: significant (Holm) and at least detect; significant but smaller."""
 
 
-def signed(x: Any) -> str:
-    return "—" if x is None else (f"+{fmt(x)}" if x > 0 else fmt(x))
-
-
 def change(r: dict, scale: float = 1.0) -> str:
     """``+0.12 [0.05, 0.2]``: a paired row's change and interval (× ``scale``), rounded to its SE."""
     if r["n_differ"] == 0:
         return "0 (none differ)"
-    lo = "—" if r["ci_lo"] is None else fmt(r["ci_lo"] * scale)
-    hi = "—" if r["ci_hi"] is None else fmt(r["ci_hi"] * scale)
-    return f"{signed(r['diff'] * scale)} [{lo}, {hi}]"
+    return fmt_interval(r["diff"], r["ci_lo"], r["ci_hi"], r.get("se_paired"), scale=scale)
 
 
 def _scale(r: dict) -> tuple[float, str]:
@@ -48,7 +42,8 @@ def kinds_table(scr: Screen) -> pl.DataFrame:
     """Who wins: per arm, mixed population and bot kind, the change of the mean score per hand (paired on the
     same walls and seats), its interval, verdict, Holm p (the screen's family) and the hands needed."""
     rows = [{"comparison": r["arm"], "population": _label(r["population"]), "kind": r["who"],
-             "baseline mean": fmt(r["mean_baseline"]), "change [95% CI]": change(r), "verdict": r["verdict"],
+             "baseline mean": fmt_se(r["mean_baseline"], r["se_paired"]), "change [95% CI]": change(r),
+             "verdict": r["verdict"],
              "Holm p": fmt_p(r["p_holm"]), "hands needed": fmt(r["hands_paired"])}
             for r in round_to_se(scr.kinds).iter_rows(named=True)]
     cols = ["comparison", "population", "kind", "baseline mean", "change [95% CI]", "verdict", "Holm p",
@@ -87,7 +82,7 @@ def dealer_table(scr: Screen) -> pl.DataFrame:
                                           pl.col("mean_hi").alias("ci_hi")))
     for r, m in zip(round_to_se(scr.dealer).iter_rows(named=True), level.iter_rows(named=True), strict=True):
         rows.append({"arm": r["arm"], "population": _label(r["population"]),
-                     "dealer's mean score [95% CI]": f"{signed(m['mean'])} [{fmt(m['ci_lo'])}, {fmt(m['ci_hi'])}]",
+                     "dealer's mean score [95% CI]": fmt_interval(m["mean"], m["ci_lo"], m["ci_hi"], m["se"]),
                      "change [95% CI]": "(baseline)" if r["diff"] is None else change(r),
                      "verdict": r.get("verdict") or "—", "Holm p": fmt_p(r.get("p_holm")),
                      "n": fmt(r["n_units"])})

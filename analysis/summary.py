@@ -16,7 +16,7 @@ import polars as pl
 
 from analysis import cells, compare, ev
 from analysis.family import COMPONENT_LABELS
-from analysis.fmt import fmt, fmt_p, round_to_se
+from analysis.fmt import fmt, fmt_interval, fmt_p, fmt_se, round_to_se
 from analysis.load import Run
 from analysis.play import play_sentence
 from analysis.populations import Screen, dealer_edge, screen, symmetric_populations
@@ -62,9 +62,9 @@ def _row_words(r: dict, unit: str) -> str:
         what = f"{who}: {COMPONENT_LABELS.get(r['component'], r['component'])}"
     share = r["measured_in"].startswith("share")
     k, suffix = (100.0, " percentage points") if share else (1.0, f" {r['measured_in']}")
-    sign = "+" if r["diff"] > 0 else ""
-    interval = f"[{fmt(r['ci_lo'] * k)}, {fmt(r['ci_hi'] * k)}]"
-    return (f"{what}: {sign}{fmt(r['diff'] * k)}{suffix} {interval} (baseline {fmt(r['mean_baseline'] * k)}; "
+    est, interval = fmt_interval(r["diff"], r["ci_lo"], r["ci_hi"], r["se_paired"], scale=k).split(" ", 1)
+    base = fmt_se(r["mean_baseline"] * k, r["se_paired"] * k if r["se_paired"] is not None else None)
+    return (f"{what}: {est}{suffix} {interval} (baseline {base}{'%' if share else ''}; "
             f"{fmt(r['n_units'])} {unit}s, {fmt(r['n_differ'])} differ; Holm p {fmt_p(r['p_holm'])})")
 
 
@@ -98,8 +98,8 @@ def summary_lines(rows: pl.DataFrame, unit: str, top: int = 5) -> list[str]:
 
 def _position_line(pos: pl.DataFrame, baseline: str) -> str:
     sub = pos.filter((pl.col("variant") == baseline) & (pl.col("component") == "score_total")).sort("position")
-    parts = [f"{ev.POSITION_NAMES[r['position']]} {'+' if r['mean'] > 0 else ''}{fmt(r['mean'])} "
-             f"[{fmt(r['ci_lo'])}, {fmt(r['ci_hi'])}]" for r in sub.iter_rows(named=True)]
+    parts = [f"{ev.POSITION_NAMES[r['position']]} {fmt_interval(r['mean'], r['ci_lo'], r['ci_hi'], r['se'])}"
+             for r in sub.iter_rows(named=True)]
     return f"Mean score per hand by position in {baseline} (base units): " + "; ".join(parts) + "."
 
 
