@@ -73,6 +73,10 @@ def fmt_interval(est: Any, lo: Any, hi: Any, se: Any, signed: bool = True, scale
     return f"{fmt_se(x(est), s, signed)} [{fmt_se(x(lo), s)}, {fmt_se(x(hi), s)}]"
 
 
+UNADJUSTED = "95% interval, unadjusted (the verdict and Holm p are adjusted over the family of tests)"
+"""How a table's intervals are labelled where a Holm verdict sits beside them: an unadjusted interval that excludes
+0 beside an "inconclusive" verdict is then read as what it is, not as a contradiction."""
+
 P_FLOOR = 1e-4
 
 

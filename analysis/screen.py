@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from analysis import compare
-from analysis.fmt import fmt, fmt_interval, fmt_p, fmt_se, round_to_se
+from analysis.fmt import UNADJUSTED, fmt, fmt_interval, fmt_p, fmt_se, round_to_se
 from analysis.load import Run
 from analysis.populations import ALPHA, Screen, robustness
 
@@ -141,7 +141,7 @@ def population_items(run: Run, scr: Screen, rules: dict[str, str], play: pl.Data
             counts.setdefault(row["arm"][0], {})[row["population"][0]] = (r["play differs"], r["hands"])
     pops = "; ".join(f"{_label(p)} = {seats.get(p, '')}" for p in scr.populations)
     lines = [f"Populations, each on the same {unit}s: {pops}. ✓ significant (Holm over the {scr.tests} tests "
-             f"of this screen) and ≥ detect, · significant but smaller; 95% intervals."]
+             f"of this screen) and ≥ detect, · significant but smaller; each {UNADJUSTED}."]
     if scr.symmetric:
         lines.append(f"In {', '.join(_label(p) for p in scr.symmetric)} every seat plays the same bot, so every "
                      "seat's change of the mean score is zero by symmetry: there is no \"who wins\" there, only how "
@@ -151,13 +151,13 @@ def population_items(run: Run, scr: Screen, rules: dict[str, str], play: pl.Data
     items: list[tuple[str, str, Any]] = [("text", "", "\n".join(lines))]
     if len(scr.populations) > 1:
         items.append(("table", "Does it depend on who plays? Change per hand, variant − baseline in each population on "
-                      f"the same {unit}s, 95% interval (pp = percentage points); interaction = "
+                      f"the same {unit}s, {UNADJUSTED} (pp = percentage points); interaction = "
                       "Hotelling's T² test that the change is the same in every population", depends_table(scr)))
     kinds = kinds_table(scr)
     if kinds.height:
         items.append(("table", "Who wins, by kind of player: change of the mean score per hand (base units), paired "
-                      f"on the same {unit}s and seats, 95% interval; verdict against ±{fmt(compare.DETECT)}; hands "
+                      f"on the same {unit}s and seats, {UNADJUSTED}; verdict against ±{fmt(compare.DETECT)}; hands "
                       "needed to detect it (80% power)", kinds))
     items.append(("table", "Position advantage: the dealer's (first mover's) mean score per hand (base units) and "
-                  "its change against the baseline of the same population, 95% intervals", dealer_table(scr)))
+                  f"its change against the baseline of the same population, {UNADJUSTED}", dealer_table(scr)))
     return items

@@ -16,7 +16,7 @@ import polars as pl
 
 from analysis import cells, compare, ev
 from analysis.family import COMPONENT_LABELS
-from analysis.fmt import fmt, fmt_interval, fmt_p, fmt_se, round_to_se
+from analysis.fmt import UNADJUSTED, fmt, fmt_interval, fmt_p, fmt_se, round_to_se
 from analysis.load import Run
 from analysis.play import play_sentence
 from analysis.populations import Screen, dealer_edge, screen, symmetric_populations
@@ -171,7 +171,7 @@ def _dealer_item(run: Run, baseline: str) -> tuple[str, str, Any]:
     edge = edge.join(adj.select("variant", "p_holm", "verdict"), on="variant", how="left", maintain_order="left")
     scr = Screen(edge.clear(), edge.clear(), edge.clear(), edge, [], [""], int(adj.height))
     return ("table", f"Position advantage: the dealer's (first mover's) mean score per hand (base units) and its "
-            f"change against the baseline, 95% intervals (Holm over the {adj.height} changes)", dealer_table(scr))
+            f"change against the baseline, {UNADJUSTED} (Holm over the {adj.height} changes)", dealer_table(scr))
 
 
 def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
@@ -185,7 +185,7 @@ def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[
     detect = next(iter(families.values()))["by_seat"]["detect"]
     d = fmt(detect[0]) if detect.len() else "—"
     play_item = ("table", "How play changes: paired hands whose play differs (discards, kongs, declines, wins — not "
-                 "payments) and the change per hand, 95% interval (pp = percentage points; ✓ significant (Holm, "
+                 f"payments) and the change per hand, {UNADJUSTED} (pp = percentage points; ✓ significant (Holm, "
                  "per comparison) and ≥ detect, · significant but smaller)", play_changes_table(families, play))
     if cells.populations(run):
         scr = screen(run, baseline, families)
@@ -196,7 +196,7 @@ def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[
     else:
         who = who_wins_table(families)
         items = [("table", f"Who wins: change of the mean score per hand (base units), variant − baseline on the "
-                  f"same {unit}s, 95% interval; verdict against ±{d}; hands needed to detect {d} (80% power)", who)
+                  f"same {unit}s, {UNADJUSTED}; verdict against ±{d}; hands needed to detect {d} (80% power)", who)
                  ] if who.height else []
         if symmetric_populations(run):
             bots = sorted({b for v in run.variants for b in run.bots(v)})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.fmt import MINUS, fmt, fmt_interval, fmt_se
+from analysis.fmt import MINUS, UNADJUSTED, fmt, fmt_interval, fmt_se
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "analysis_golden"
@@ -48,6 +48,12 @@ def test_a_shipped_studys_report_reads_right(study: str, tmp_path: Path):
     assert len(cells) > 20
     assert not [c for c in cells if E_NOTATION.search(c)]
     assert not [c for c in cells if HYPHEN_MINUS.search(c)]
+    # an interval beside a Holm verdict says it is unadjusted (item 3): "+0.227 [0.047, 0.407] inconclusive" is
+    # then no contradiction
+    md = path.with_suffix(".md").read_text(encoding="utf-8")
+    captions = re.findall(r"^\*\*(.*?)\*\*$", md, re.M)
+    beside = [c for c in captions if "interval" in c and ("verdict" in c or "Holm" in c)]
+    assert beside and all(UNADJUSTED in c for c in beside), beside
     # the HTML a reader (and a screen reader) can use (item 9): one self-contained file, headers scoped, wide
     # tables in scrolling containers, Chinese marked as such and a font stack that has it
     page = path.read_text(encoding="utf-8")
