@@ -259,6 +259,15 @@ def score_distribution_plot(dist: pl.DataFrame, log: bool = True, ax=None) -> Fi
     return fig
 
 
+def _delta_panel(ax, y: np.ndarray, names: list[str], xlabel: str) -> None:
+    """A panel of paired differences: the zero line, one labelled row per difference (top down), the axis label."""
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(y, labels=names)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    _fonts(ax)
+
+
 def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None, ax=None) -> Figure:
     """Paired differences (variant − baseline) with 95% CIs from :mod:`analysis.compare`, one row per line and
     **one panel per unit of measurement** (``measured_in``: base units, share of hands, turns…), so a
@@ -285,11 +294,7 @@ def comparison_deltas(cmp: pl.DataFrame, label: Sequence[str] | None = None, ax=
                 if mask.any():
                     interval_points(ax, d[mask], y[mask], sub["ci_lo"].filter(pl.Series(mask)),
                             sub["ci_hi"].filter(pl.Series(mask)), COLORS[0], marker=marker)
-        ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(y, labels=names)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"variant − baseline, {unit} (95% CI)")
-        _fonts(ax)
+        _delta_panel(ax, y, names, f"variant − baseline, {unit} (95% CI)")
     if made:
         fig.tight_layout()
     return fig
@@ -330,11 +335,7 @@ def forest(rows: pl.DataFrame, marked: Sequence[str] = (), ax=None) -> Figure:
             color = dict(zip(marked, VERDICT_COLORS, strict=False)).get(r["verdict"], COLORS[0])
             interval_points(ax, np.array([r["diff"]], float), y[i:i + 1], pl.Series([r["ci_lo"]], dtype=pl.Float64),
                             pl.Series([r["ci_hi"]], dtype=pl.Float64), color)
-        ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(y, labels=names)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"variant − baseline, {unit} (95% CI; grey: ±detect)")
-        _fonts(ax)
+        _delta_panel(ax, y, names, f"variant − baseline, {unit} (95% CI; grey: ±detect)")
     if made:
         fig.tight_layout()
     return fig
