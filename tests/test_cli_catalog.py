@@ -50,7 +50,9 @@ def test_rules_show_prints_the_resolved_rules_with_overrides(capsys):
     rules = load_rules("cap3", ["settlement.huazhu_penalty=8"])
     assert out.splitlines()[0] == f"# digest {rules.digest()}"
     shown = yaml.safe_load(out)
-    assert shown == rules.resolved() and shown["scoring"]["cap"] == 3  # extends: resolved, every key present
+    # extends: resolved, every key present; the description is cap3's own (what it changes), not chengdu's
+    assert {**shown, "description": None} == {**rules.resolved(), "description": None} and shown["scoring"]["cap"] == 3
+    assert shown["description"] == "extends chengdu: scoring.cap=3"
     assert RuleSet.model_validate(shown).digest() == rules.digest()
 
 
