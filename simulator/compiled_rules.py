@@ -12,7 +12,7 @@ chunk.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,7 +46,8 @@ class CompiledTable:
             _BUILT[key] = table
             while len(_BUILT) > _KEEP:
                 _BUILT.popitem(last=False)
-        return table
+        # the arrays are shared; ``rules`` stays the caller's own object (observations hand it to Python bots)
+        return table if table.rules is rules else replace(table, rules=rules)
 
     @property
     def win_slots(self) -> int:

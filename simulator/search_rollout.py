@@ -29,7 +29,7 @@ from simulator.bots import (
 from simulator.engine import copy_state, play
 from simulator.engine.common import DECL_BOTH, DECL_DANCE
 from simulator.rng import derive
-from simulator.rules import P_DECLARE_READY
+from simulator.rules_vocab import P_DECLARE_READY
 from simulator.search_sample import redeal
 from simulator.state import (
     A_DANCE,

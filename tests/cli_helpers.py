@@ -3,6 +3,7 @@ the runner and integrity tests compare bytes against (:func:`snapshot`, :func:`r
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -16,13 +17,15 @@ from simulator import cli, runner
 
 def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
     """``xuezhan *argv`` through ``cli.main``: returns (exit code, stdout, stderr)."""
-    old = sys.argv
+    old, env = sys.argv, dict(os.environ)
     sys.argv = ["xuezhan", *argv]
     try:
         with pytest.raises(SystemExit) as exc:
             cli.main()
-    finally:
+    finally:  # the CLI sets process-wide state for its workers (--bot-timeout's environment): never leak it
         sys.argv = old
+        os.environ.clear()
+        os.environ.update(env)
     out, err = capsys.readouterr()
     return exc.value.code, out, err
 

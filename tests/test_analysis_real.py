@@ -204,7 +204,7 @@ def test_cli_report_and_compare(run_dir, tmp_path):
     (["report", "{missing}"], "run directory not found"),
     (["report", "{run}", "--baseline", "nope", "--out", "{tmp}/x.html"], "no variant 'nope'"),
     (["compare", "{run}", "huazhu_16x", "nope"], "no variant 'nope'"),
-    (["compare", "{run}", "huazhu_16x", "cap3", "--by", "table"], "--by 'table'"),
+    (["compare", "{run}", "huazhu_16x", "cap3", "--by", "table"], "'table' is not one of 'bot', 'seat'"),
     (["compare", "{run}", "huazhu_16x", "cap3", "-c", "score_bogus"], "--component 'score_bogus'"),
     (["report", "{run}", "--boot", "20", "--out", "{tmp}/x.html"], "--boot must be 0 (no intervals) or at least 100"),
 ])

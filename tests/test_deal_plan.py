@@ -32,9 +32,11 @@ def test_a_rule_set_is_compiled_once_per_process(monkeypatch):
     rules = load_rules("chengdu")
     for start in (0, 5, 10):  # three chunks of one variant
         run_batch(load_rules("chengdu"), np.arange(start, start + 5), 3)
-    assert len(calls) == 1 and CompiledTable.of(rules) is CompiledTable.of(load_rules("chengdu"))
+    mine, again = CompiledTable.of(rules), CompiledTable.of(load_rules("chengdu"))
+    assert len(calls) == 1 and mine.params is again.params and mine.bot_par is again.bot_par  # built once
+    assert mine.rules is rules  # each caller keeps its own rule set object (what its observations carry)
     other = CompiledTable.of(load_rules("chengdu", ["scoring.cap=3"]))
-    assert len(calls) == 2 and other is not CompiledTable.of(rules)
+    assert len(calls) == 2 and other.params is not mine.params
 
 
 def test_the_step_path_and_the_environment_deal_as_the_batch():
