@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -102,3 +103,16 @@ def bot_module(tmp_path: Path, monkeypatch, name: str, source: str):
     monkeypatch.setenv("PYTHONPATH", f"{d}:{':'.join(sys.path)}")  # for worker processes
     yield d
     sys.modules.pop(name, None)
+
+
+def bare_venv(venv: Path) -> tuple[Path, Path]:
+    """A new venv without pip at ``venv`` that sees this environment's installed dependencies by plain path (its
+    own .pth files, this checkout's install among them, stay unread), so a test can install xuezhan into it alone
+    (``pip --python``, ``--no-deps``); returns its python and its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    deps = [p for p in dict.fromkeys(sys.path + [sysconfig.get_paths()["purelib"]]) if p.endswith("site-packages")]
+    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
+    return python, purelib

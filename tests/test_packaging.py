@@ -8,12 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from cli_helpers import bare_venv
 
 import xuezhan
 
@@ -107,13 +107,7 @@ def share_compiled_code(installed: Path) -> None:
 @pytest.mark.slow
 def test_an_installed_wheel_runs_the_quick_start_from_an_empty_directory(wheel: Path, tmp_path: Path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
-    # The dependencies already installed here, by plain path (an editable xuezhan's finder is not activated).
-    deps = [p for p in dict.fromkeys(sys.path + [sysconfig.get_paths()["purelib"]]) if p.endswith("site-packages")]
-    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
+    python, purelib = bare_venv(venv)
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
                            "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

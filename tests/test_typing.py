@@ -8,10 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+from cli_helpers import bare_venv
 from test_readme import code_blocks
 
 import xuezhan
@@ -52,13 +52,7 @@ def editable_install(tmp: Path) -> Path:
         else:
             shutil.copy2(ROOT / name, src / name)
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
-    # this environment's site-packages as a plain path: its own .pth files (this checkout's install) stay unread
-    deps = [p for p in dict.fromkeys(sys.path + [sysconfig.get_paths()["purelib"]]) if p.endswith("site-packages")]
-    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
+    python, purelib = bare_venv(venv)
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
                            "--no-build-isolation", "--no-index", "-e", str(src)], capture_output=True, text=True,
                           timeout=300)
