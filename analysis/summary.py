@@ -147,7 +147,7 @@ def play_changes_table(families: dict[tuple[str, str], dict[str, pl.DataFrame]],
         p = counts.get((base, v))
         row = {"comparison": f"{v} − {base}",
                "play differs (hands)": "—" if p is None else
-               f"{p['play differs']:,} of {p['hands']:,} ({100 * p['play differs'] / max(p['hands'], 1):.0f}%)"}
+               f"{p['play differs']:,} of {p['hands']:,} ({100 * p['play differs'] / max(p['hands'], 1):.1f}%)"}
         metrics = {r["metric"]: r for r in round_to_se(fam["metrics"]).iter_rows(named=True)}
         for m in PLAY_METRICS:
             r = metrics.get(m)

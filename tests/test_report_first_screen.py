@@ -51,7 +51,7 @@ def test_first_screen_answers_who_wins_and_how_play_changes(example):
     text = "\n".join(first)
     assert "Who wins" in text and "How play changes" in text
     assert "| alt − base | greedy |" in text and "| alt − base | value |" in text  # by bot: two bots
-    assert "0 of 4 (0%)" in text  # play differs on no hand: only payments changed
+    assert "0 of 4 (0.0%)" in text  # play differs on no hand: only payments changed
     html = out.read_text(encoding="utf-8")
     assert "<html lang='en'>" in html and "name='viewport'" in html and "<caption>" in html and "<h4>" not in html
 
