@@ -177,9 +177,8 @@ def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: 
 
 
 def _observed_sums(differing: pl.DataFrame, wide: pl.DataFrame, keys: list[str]) -> list:
-    """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` (None when none), the shape
-    :func:`analysis.power.paired_hands_needed` prices the test with at few differing units (``differing``: the
-    counts of :func:`_piecewise`)."""
+    """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` from :func:`_piecewise`'s counts (None
+    when none), with which :func:`analysis.power.paired_hands_needed` prices the test at few differing units."""
     counts = (differing.join(wide.select(*keys).with_row_index("_row"), on=keys)
               .group_by("_row", "d").agg(pl.col("len").sum()).sort("_row", "d"))
     out: list = [None] * wide.height
@@ -249,8 +248,7 @@ def _variants(run: Run, variant: str, baseline: str | None) -> tuple[str, str]:
 
 
 def _keywords(func: str, variant: str, old: tuple[Any, ...], **named: Any) -> tuple[Any, ...]:
-    """The keyword arguments of a call that passed some of them by position, in the old positional order, with a
-    DeprecationWarning: ``xuezhan compare RUN A B`` names the baseline first, so a copied order flipped the sign."""
+    """Arguments passed by position after the variant, in their old order, with a DeprecationWarning."""
     if len(old) > len(named):
         raise TypeError(f"{func}() takes at most {len(named) + 2} positional arguments ({len(old) + 2} given)")
     warnings.warn(f"{func}(run, {variant!r}, {old[0]!r}, ...): arguments after the variant by position are "
@@ -263,8 +261,7 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
                       components: Sequence[str] = ("score_total",), detect: float = DETECT,
                       level: float = LEVEL, power: float = POWER) -> pl.DataFrame:
     """Paired per-player comparison of score quantities (base units), ``variant`` minus ``baseline`` (the
-    study's baseline by default); every argument after ``variant`` is keyword-only (passed by position they
-    still work, with a DeprecationWarning).
+    study's baseline by default); arguments after ``variant`` are keyword-only (by position: :func:`_keywords`).
 
     ``by="seat"`` groups by seat; ``by="bot"`` by the pair (``bot`` in the variant, ``bot_baseline``), so a
     strategy swap at a seat is compared on the same hands. ``components``: any of
@@ -281,7 +278,6 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
         raise ValueError(f"unknown score component(s) {bad}; expected some of {COMPONENTS}")
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
-
     groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
     keys = [*groups, "component"]
 
