@@ -119,8 +119,12 @@ def bot_name(agent) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def decision_timeout() -> float:
-    """The per-decision time limit in seconds (``$XUEZHAN_BOT_TIMEOUT``, default 60; 0 = none)."""
+def decision_timeout(agent=None) -> float:
+    """The per-decision time limit in seconds: the agent's own ``time_limit`` if its class sets one (a person at
+    the terminal, :class:`simulator.play.Human`: 0), else ``$XUEZHAN_BOT_TIMEOUT`` (default 60); 0 = none."""
+    own = getattr(agent, "time_limit", None)
+    if own is not None:
+        return float(own)
     raw = os.environ.get(TIMEOUT_ENV, "")
     try:
         value = float(raw) if raw else DEFAULT_TIMEOUT
@@ -135,7 +139,7 @@ def ask(agent, obs: Observation, hand_label: str) -> int:
     after it (a bot that caught the time-out) is a :class:`BotError` naming the bot, hand, seat and decision; in a
     runner worker, a bot still running well past it ends the worker (:class:`Watchdog`)."""
     where = f"hand {hand_label or '?'}, seat {obs.seat}, decision {obs.decision}"
-    limit = decision_timeout()
+    limit = decision_timeout(agent)
     timed = limit > 0 and threading.current_thread() is threading.main_thread()
     if timed:
         old = signal.signal(signal.SIGALRM, _on_alarm)

@@ -62,7 +62,10 @@ def describe(obs: agents.Observation) -> list[str]:
 
 
 class Human(agents.Bot):
-    """A person at the terminal: ``ask`` reads a line (``input``), ``say`` prints one."""
+    """A person at the terminal: ``ask`` reads a line (``input``), ``say`` prints one. A person may think as long
+    as they like: no per-decision time limit (``--bot-timeout`` is for bots)."""
+
+    time_limit = 0.0
 
     def __init__(self, ask: Callable[[str], str] = input, say: Callable[[str], None] = print):
         self.ask, self.say = ask, say

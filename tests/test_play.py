@@ -23,3 +23,26 @@ def test_an_illegal_answer_is_asked_again_and_ended_input_is_one_error_line(monk
     code, out, err = cli_run(["play", "chengdu", "--seed", "3", "--seat", "0"], capsys)
     assert "not legal here; choose one of: void m, void p, void s" in out
     assert code == 2 and err.strip() == "error: play: the input ended before the hand was over"
+
+
+def test_a_person_has_no_decision_time_limit(monkeypatch, capsys):
+    """--bot-timeout bounds bots, not the person: an answer after the limit is still taken (here the limit is 0.05 s
+    and the person takes 0.2 s at the first decision)."""
+    import time
+
+    lines = iter(["\n"] * 300)
+
+    def slow_readline(*_args):
+        slow_readline.calls += 1
+        if slow_readline.calls == 1:
+            time.sleep(0.2)
+        return next(lines, "")
+
+    slow_readline.calls = 0
+    stdin = io.StringIO()
+    stdin.readline = slow_readline
+    monkeypatch.setattr("sys.stdin", stdin)
+    monkeypatch.setenv("XUEZHAN_BOT_TIMEOUT", "0.05")
+    code, out, err = cli_run(["play", "chengdu", "--seed", "3", "--seat", "1"], capsys)
+    assert code in (0, None), err
+    assert "hand over: net scores" in out
