@@ -374,24 +374,33 @@ def dose_response(sweep: pl.DataFrame, rule: str, ax=None) -> Figure:
     """An ordered sweep of one rule (:func:`analysis.sweep.dose_table`): for each metric, one panel with the
     paired change against the baseline (95% interval) at each value of ``rule``, in the rule's order, the
     baseline at 0 (hollow, no interval). Columns: ``value`` (label), ``order``, ``metric``, ``measured_in``,
-    ``diff``, ``ci_lo``, ``ci_hi``, ``baseline`` (bool)."""
+    ``diff``, ``ci_lo``, ``ci_hi``, ``baseline`` (bool); with a ``population`` column
+    (:func:`analysis.sweep.dose_tables`), one series per population, side by side at each value, and a legend."""
     metrics = list(dict.fromkeys(sweep["metric"].to_list())) or ["(none)"]
+    pops = list(dict.fromkeys(sweep["population"].to_list())) if "population" in sweep.columns else [None]
     fig, axes, made = _axes(ax, len(metrics), (7, 1.0 + 2.0 * len(metrics)))
     for ax_, m in zip(axes, metrics, strict=True):
-        sub = sweep.filter(pl.col("metric") == m).sort("order")
-        x = sub["order"].to_numpy().astype(float)
-        d = sub["diff"].fill_null(0).to_numpy().astype(float)
-        ok = _has_interval(sub["ci_lo"], sub["ci_hi"])
-        if ok.any():
-            err = _errors(d, sub["ci_lo"], sub["ci_hi"])
-            ax_.errorbar(x[ok], d[ok], yerr=err[:, ok], fmt="o", capsize=3, color=COLORS[0])
-        ax_.plot(x[~ok], d[~ok], "o", mfc="none", color=COLORS[0])
-        ax_.plot(x, d, "-", color=COLORS[0], alpha=0.4)
+        for i, pop in enumerate(pops):
+            sub = sweep.filter(pl.col("metric") == m)
+            sub = (sub if pop is None else sub.filter(pl.col("population") == pop)).sort("order")
+            x = sub["order"].to_numpy().astype(float)
+            shift = 0.0 if pop is None else 0.1 * (i - (len(pops) - 1) / 2)
+            d = sub["diff"].fill_null(0).to_numpy().astype(float)
+            ok = _has_interval(sub["ci_lo"], sub["ci_hi"])
+            color = COLORS[i % len(COLORS)]
+            if ok.any():
+                err = _errors(d, sub["ci_lo"], sub["ci_hi"])
+                ax_.errorbar(x[ok] + shift, d[ok], yerr=err[:, ok], fmt="o", capsize=3, color=color)
+            ax_.plot(x[~ok] + shift, d[~ok], "o", mfc="none", color=color)
+            ax_.plot(x + shift, d, "-", color=color, alpha=0.4, label=pop)
+            if i == 0:
+                ax_.set_xticks(x, labels=sub["value"].to_list())
+                unit = sub["measured_in"][0] if sub.height else ""
         ax_.axhline(0, color="grey", lw=0.8)
-        ax_.set_xticks(x, labels=sub["value"].to_list())
-        unit = sub["measured_in"][0] if sub.height else ""
         ax_.set_ylabel(f"change, {unit}", fontsize="small")
         ax_.set_title(plain(m), fontsize="small")
+        if pops != [None]:
+            ax_.legend(fontsize="x-small", title="population", title_fontsize="x-small")
     axes[-1].set_xlabel(f"{rule} (baseline hollow at 0; 95% CI)")
     if made:
         fig.tight_layout()

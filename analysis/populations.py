@@ -10,7 +10,9 @@ arm against the baseline arm *in the same population* this module gathers, in on
   population;
 - ``interaction``: per arm and headline metric, the test that the change is the same in every population
   (:func:`interaction_test`: Hotelling's T² on the per-unit differences between populations, walls as units, so
-  the luck of the deal, common to all populations, is counted once);
+  the luck of the deal, common to all populations, is counted once); and per arm and bot kind seated in two or
+  more mixed populations, the same test on that kind's change of the mean score per hand (``metric``
+  ``score per hand: <kind>``, column ``kind``): does who wins depend on the line-up?
 - ``dealer``: the dealer's (first mover's) mean score per hand in every cell and its paired change.
 
 Holm runs over every test of the four tables together; :func:`robustness` turns one arm's headline rows and
@@ -126,26 +128,44 @@ def _hand_units(run: Run, v: str, base: str, metrics: list[str]) -> pl.DataFrame
                                    "metric", run.cluster)
 
 
-def _interactions(run: Run, pairs: list[tuple[str, str, str, str]], metrics: list[str]) -> pl.DataFrame:
+def _kind_units(run: Run, v: str, base: str) -> pl.DataFrame:
+    """Per bot kind and unit: the sum ``d`` of the kind's changes of score_total over its ``_m`` player-hands."""
+    a = run.players(v).select(*run.id_columns, "seat", "bot", "score_total")
+    b = run.players(base).select("hand_id", "seat", pl.col("score_total").alias("score_total__b"))
+    return compare._wide_unit_sums(a, b, ["hand_id", "seat"], ["bot"], ["score_total"], "component", run.cluster)
+
+
+def _tested(run: Run, arm: str, name: str, kind: str | None, per: dict[str, pl.DataFrame]) -> dict:
+    """One interaction row: ``per`` population → its per-unit rows (``d``, ``_m``), joined on the unit."""
+    wide = None
+    for p, units in per.items():
+        u = units.select(run.cluster, (pl.col("d") / pl.col("_m")).alias(p))
+        wide = u if wide is None else wide.join(u, on=run.cluster, how="inner")
+    res = interaction_test(wide.select(list(per)).to_numpy())
+    return {"arm": arm, "metric": name, "kind": kind, "populations": len(per), "n_units": wide.height,
+            "t2": None if res is None else res[0], "df": None if res is None else res[1],
+            "p_value": None if res is None else res[2]}
+
+
+def _interactions(run: Run, pairs: list[tuple[str, str, str, str]], metrics: list[str],
+                  symmetric: list[str]) -> pl.DataFrame:
     rows = []
-    pops = _pop_names(run)
-    if len(pops) >= 2:
+    if len(_pop_names(run)) >= 2:
         for arm in dict.fromkeys(a for a, *_ in pairs):
-            per = {p: _hand_units(run, v, b, metrics) for a, p, v, b in pairs if a == arm}
-            if len(per) < 2:
+            mine = [(p, v, b) for a, p, v, b in pairs if a == arm]
+            if len(mine) < 2:
                 continue
+            per = {p: _hand_units(run, v, b, metrics) for p, v, b in mine}
             for m in metrics:
-                wide = None
-                for p, units in per.items():
-                    u = units.filter(pl.col("metric") == m).select(
-                        run.cluster, (pl.col("d") / pl.col("_m")).alias(p))
-                    wide = u if wide is None else wide.join(u, on=run.cluster, how="inner")
-                res = interaction_test(wide.select(list(per)).to_numpy())
-                rows.append({"arm": arm, "metric": m, "populations": len(per), "n_units": wide.height,
-                             "t2": None if res is None else res[0], "df": None if res is None else res[1],
-                             "p_value": None if res is None else res[2]})
-    schema = {"arm": pl.String, "metric": pl.String, "populations": pl.Int64, "n_units": pl.Int64,
-              "t2": pl.Float64, "df": pl.Int64, "p_value": pl.Float64}
+                rows.append(_tested(run, arm, m, None, {p: u.filter(pl.col("metric") == m) for p, u in per.items()}))
+            kinds = {p: _kind_units(run, v, b) for p, v, b in mine if p not in symmetric}
+            for kind in dict.fromkeys(k for u in kinds.values() for k in u["bot"].unique(maintain_order=True)):
+                sub = {p: u.filter(pl.col("bot") == kind) for p, u in kinds.items()}
+                sub = {p: u for p, u in sub.items() if u.height}
+                if len(sub) >= 2:
+                    rows.append(_tested(run, arm, f"score per hand: {kind}", kind, sub))
+    schema = {"arm": pl.String, "metric": pl.String, "kind": pl.String, "populations": pl.Int64,
+              "n_units": pl.Int64, "t2": pl.Float64, "df": pl.Int64, "p_value": pl.Float64}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -201,7 +221,7 @@ def screen(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl
                               "p_value",
                               pl.lit(compare.DETECT).alias("detect"), pl.lit(None, pl.Int64).alias("hands_paired"),
                               pl.lit("base units").alias("measured_in")))
-    inter = _interactions(run, pairs, metrics)
+    inter = _interactions(run, pairs, metrics, sym)
     parts.append(inter.select(pl.lit("interaction").alias("part"), "arm", pl.lit("").alias("population"),
                               pl.col("metric").alias("who"), "n_units", pl.col("n_units").alias("n_differ"),
                               *[pl.lit(None, pl.Float64).alias(c) for c in ("mean_baseline", "diff", "se_paired",

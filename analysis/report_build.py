@@ -33,7 +33,7 @@ from analysis import (
     summary,
     sweep,
 )
-from analysis.cells import baseline_of, comparisons, populations
+from analysis.cells import baseline_of, comparisons
 from analysis.fmt import fmt
 from analysis.load import Run
 from analysis.rare import RARE_UNITS
@@ -225,19 +225,19 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     rule = sweep.sweep_rule(run, baseline)
     dose_section = []
     if rule is not None:
-        dose = sweep.dose_table(run, baseline, rule, {v: fam["metrics"] for (base, v), fam in families.items()
-                                                      if base == baseline})
+        mains = {v: fam["metrics"] for (base, v), fam in families.items() if base == baseline_of(run, v, baseline)}
+        dose = sweep.dose_tables(run, baseline, rule, mains)
+        each = (" in each population (line-up), against the baseline arm of the same population (one series "
+                "each)") if "population" in dose.columns else ""
         s = Section(f"Dose–response: {rule}", f"The variants sweep one rule, {rule}: each panel is a hand metric's "
-                    "paired change against the baseline at each value (95% interval; the four metrics with the "
-                    "largest change relative to their detect).")
+                    f"paired change against the baseline at each value{each} (95% interval; the four metrics with "
+                    "the largest change relative to their detect).")
         figure(s, f"Paired change against {rule}", plots.dose_response(dose, rule))
         s.table(f"Paired change by {rule}", dose.drop("order"))
         dose_section.append(s)
 
     flags, first = get["diagnostics"](), _summary_section(run, baseline, families, ev_pos, get["play"]())
-    # problems with the comparison come first; in a study with populations a line-up that cannot react (greedy
-    # under a cap) is part of the answer, which the first screen states, so the checks follow it
-    sections = [first, *flags] if populations(run) else [*flags, first]
+    sections = [*flags, first]  # problems with the comparison come first, with or without populations
     sections += dose_section
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
     head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())

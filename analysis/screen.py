@@ -40,14 +40,19 @@ def _label(pop: str) -> str:
 
 def kinds_table(scr: Screen) -> pl.DataFrame:
     """Who wins: per arm, mixed population and bot kind, the change of the mean score per hand (paired on the
-    same walls and seats), its interval, verdict, Holm p (the screen's family) and the hands needed."""
+    same walls and seats), its interval, verdict, Holm p (the screen's family), the hands needed and the Holm p of
+    the test that the kind's change is the same in every mixed population it sits in (— in only one)."""
+    across = {(r["arm"], r["kind"]): r["p_holm"] for r in scr.interaction.filter(pl.col("kind").is_not_null())
+              .iter_rows(named=True)}
     rows = [{"comparison": r["arm"], "population": _label(r["population"]), "kind": r["who"],
              "baseline mean": fmt_se(r["mean_baseline"], r["se_paired"]), "change [95% CI]": change(r),
              "verdict": r["verdict"],
-             "Holm p": fmt_p(r["p_holm"]), "hands needed": fmt(r["hands_paired"])}
+             "Holm p": fmt_p(r["p_holm"]), "hands needed": fmt(r["hands_paired"]),
+             "same in every mixed population? interaction Holm p": fmt_p(across[(r["arm"], r["who"])])
+             if (r["arm"], r["who"]) in across else "—"}
             for r in round_to_se(scr.kinds).iter_rows(named=True)]
     cols = ["comparison", "population", "kind", "baseline mean", "change [95% CI]", "verdict", "Holm p",
-            "hands needed"]
+            "hands needed", "same in every mixed population? interaction Holm p"]
     return pl.DataFrame(rows, schema={c: pl.String for c in cols})
 
 
@@ -104,6 +109,18 @@ def who_words(kinds: pl.DataFrame) -> str:
     return "; ".join(parts)
 
 
+def kind_words(scr: Screen, arm: str) -> str:
+    """Does who wins depend on the line-up: each kind seated in two or more mixed populations, its interaction
+    test's Holm p (the screen's family) and whether its change differs between them; ``""`` without such kinds."""
+    rows = scr.interaction.filter((pl.col("arm") == arm) & pl.col("kind").is_not_null())
+    if rows.height == 0:
+        return ""
+    words = [f"{r['kind']} {'differs' if r['p_holm'] is not None and r['p_holm'] < ALPHA else 'no evidence it differs'}"
+             f" (interaction Holm p {fmt_p(r['p_holm'])}, {r['populations']} populations)"
+             for r in rows.iter_rows(named=True)]
+    return "who wins across the mixed populations (each kind's change of the score per hand): " + "; ".join(words)
+
+
 def arm_lines(scr: Screen, arm: str, rules: str, play: dict[str, tuple[int, int]]) -> list[str]:
     """The lines of one arm: rules, who wins per mixed population, play, each headline metric across populations,
     the dealer's edge."""
@@ -111,6 +128,8 @@ def arm_lines(scr: Screen, arm: str, rules: str, play: dict[str, tuple[int, int]
     lines = [f"{arm} ({rules}):"]
     for (pop,), sub in kinds.group_by(["population"], maintain_order=True):
         lines.append(f"  • who wins ({_label(pop)}, score per hand, base units): {who_words(sub)}")
+    if (across := kind_words(scr, arm)):
+        lines.append(f"  • {across}")
     differ = [f"{_label(p)} {100 * k / max(n, 1):.0f}%" for p, (k, n) in play.items()]
     if differ:
         lines.append("  • play differs (share of paired hands): " + ", ".join(differ))
