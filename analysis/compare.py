@@ -41,6 +41,7 @@ import polars as pl
 
 from analysis.ev import COMPONENTS, By, group_columns
 from analysis.fmt import fmt, fmt_interval, fmt_p
+from analysis.ids import HAND_METRIC_IDS, with_id
 from analysis.load import Run, as_run
 from analysis.pieces import advance, pieces, summed
 from analysis.power import paired_hands_needed
@@ -265,7 +266,7 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
 
     ``by="seat"`` groups by seat; ``by="bot"`` by the pair (``bot`` in the variant, ``bot_baseline``), so a
     strategy swap at a seat is compared on the same hands. ``components``: any of
-    ``analysis.ev.COMPONENTS``. Columns: see the module docstring."""
+    ``analysis.ev.COMPONENTS``. Columns: ``id`` (:mod:`analysis.ids`), then the module docstring's."""
     if old:
         baseline, by, components, detect, level, power = _keywords(
             "paired_comparison", variant, old, baseline=baseline, by=by, components=components, detect=detect,
@@ -289,8 +290,8 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
 
     out = _paired_stats(_piecewise(run, units, keys), keys, run, variant, baseline, detect, level, power, "base units")
     corder = {c: i for i, c in enumerate(components)}
-    return (out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
-            .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"))
+    return with_id(out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
+                   .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"), "score", ["component"], False)
 
 
 HAND_METRICS: dict[str, pl.Expr] = {
@@ -383,8 +384,8 @@ def paired_hand_metrics(run: Run | str, variant: str, *old: Any, baseline: str |
     out = _paired_stats(_piecewise(run, units, ["metric"]), ["metric"], run, variant, baseline, detect, level, power,
                         HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
-    return (out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))
-            .sort("_m").drop("_m"))
+    return with_id(out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))
+                   .sort("_m").drop("_m"), "metric", ["metric"], names=HAND_METRIC_IDS)
 
 
 def rich_table(df: pl.DataFrame, title: str, label: Sequence[str]):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.ev import By, group_columns, player_frame
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means
@@ -61,9 +62,10 @@ def economy_table(run: Run | str, by: By = "bot", room_factor: float | None = No
     out = cluster_means(Pieces(run, coins), ["variant", *cols], ["coins", "coin_loss"], cluster=run.cluster,
                         level=level, shares=["coin_loss"])
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
-    return (out.join(params, on="variant").join(order, on="variant")
-            .with_columns(pl.col("quantity").replace_strict({"coins": 0, "coin_loss": 1},
-                                                            return_dtype=pl.Int64).alias("_q"))
-            .sort("_v", *cols, "_q")
-            .select("variant", *cols, "base", "room_factor", "rake", "house_per_hand", "quantity", "n_units",
-                    "n_hands", "n_obs", "mean", "se", "ci_lo", "ci_hi"))
+    out = (out.join(params, on="variant").join(order, on="variant")
+           .with_columns(pl.col("quantity").replace_strict({"coins": 0, "coin_loss": 1},
+                                                           return_dtype=pl.Int64).alias("_q"))
+           .sort("_v", *cols, "_q")
+           .select("variant", *cols, "base", "room_factor", "rake", "house_per_hand", "quantity", "n_units",
+                   "n_hands", "n_obs", "mean", "se", "ci_lo", "ci_hi"))
+    return with_id(out, "economy", ["quantity"])

@@ -19,6 +19,7 @@ from typing import Literal, get_args
 import numpy as np
 import polars as pl
 
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means, normal_p, p_adjust
@@ -85,4 +86,4 @@ def expected_value(run: Run | str, by: By = "bot", components: bool = True,
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     comp = pl.DataFrame({"component": values, "_c": range(len(values))})
     out = out.join(order, on="variant").join(comp, on="component").sort("_v", *cols, "_c").drop("_v", "_c")
-    return add_tests(out)
+    return with_id(add_tests(out), "score", ["component"], slugged=False)

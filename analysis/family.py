@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from analysis import compare, ev
+from analysis.ids import HAND_METRIC_IDS, with_id
 from analysis.load import Run
 
 SCHEMA_VERSION = 1
@@ -27,14 +28,6 @@ COMPONENT_LABELS: dict[str, str] = {
     "score_huazhu": "花猪 penalties per hand", "score_chadajiao": "查大叫 payments per hand",
     "score_refund": "kong refunds per hand"}
 """Display label of each score component (its id is the column name, :data:`analysis.ev.COMPONENTS`)."""
-
-HAND_METRIC_IDS: dict[str, str] = {
-    "exhaustive_draw (流局)": "exhaustive_draw", "winners": "winners", "wins": "wins", "turns": "turns",
-    "kongs": "kongs", "huazhu (花猪) any": "huazhu_any", "chadajiao (查大叫) any": "chadajiao_any",
-    "cap binds (any win)": "cap_binds", "wins ≥ 2 fan": "wins_2fan", "declined wins": "declined_wins",
-    "points exchanged": "points_exchanged"}
-"""Stable id of each hand metric of :data:`analysis.compare.HAND_METRICS` (whose keys are the display labels)."""
-
 
 def paired_family(run: Run, variant: str, baseline: str, detect: float = compare.DETECT,
                   extra: Mapping[str, pl.DataFrame] | None = None) -> dict[str, pl.DataFrame]:
@@ -87,23 +80,20 @@ def family_tests(family: Mapping[str, pl.DataFrame]) -> int:
 
 
 def with_ids(df: pl.DataFrame) -> pl.DataFrame:
-    """A paired table with a stable ``id`` and a display ``label`` first: ``metric.<id>`` for hand metrics,
-    ``score.<component>.seat<k>`` or ``score.<component>.bot.<bot>[.was.<bot>]`` for scores."""
+    """A paired table with its stable ``id`` (:mod:`analysis.ids`: ``metric.<id>`` for hand metrics,
+    ``score.<component>.seat<k>`` or ``score.<component>.bot.<bot>[.was.<bot>]`` for scores) and a display
+    ``label`` first."""
     if "metric" in df.columns:
-        ids = df["metric"].replace_strict(HAND_METRIC_IDS, return_dtype=pl.String)
-        return df.select(pl.concat_str(pl.lit("metric."), ids).alias("id"), pl.col("metric").alias("label"),
-                         pl.all())
+        return with_id(df, "metric", ["metric"], names=HAND_METRIC_IDS).select(
+            "id", pl.col("metric").alias("label"), pl.exclude("id"))
     comp = pl.col("component")
     if "seat" in df.columns:
-        who, who_label = pl.format("seat{}", "seat"), pl.format("seat {}", "seat")
+        who_label = pl.format("seat {}", "seat")
     else:
-        was = pl.when(pl.col("bot_baseline") != pl.col("bot")).then(pl.format(".was.{}", "bot_baseline"))
-        who = pl.concat_str(pl.lit("bot."), pl.col("bot"), was.otherwise(pl.lit("")))
         who_label = pl.concat_str(pl.col("bot"), pl.when(pl.col("bot_baseline") != pl.col("bot"))
                                   .then(pl.format(" (was {})", "bot_baseline")).otherwise(pl.lit("")))
     label = pl.concat_str(who_label, pl.lit(": "), comp.replace_strict(COMPONENT_LABELS, return_dtype=pl.String))
-    return df.select(pl.concat_str(pl.lit("score."), comp, pl.lit("."), who).alias("id"), label.alias("label"),
-                     pl.all())
+    return with_id(df, "score", ["component"], slugged=False).select("id", label.alias("label"), pl.exclude("id"))
 
 
 def compare_document(scores: pl.DataFrame, metrics: pl.DataFrame, baseline: str, variant: str, by: str,

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments
@@ -99,8 +100,8 @@ def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
     win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
-    return _frequencies(run, lambda r: r.wins().select("variant", *r.id_columns, "hand_type"), "hand_type",
-                        HAND_TYPES, level)
+    return with_id(_frequencies(run, lambda r: r.wins().select("variant", *r.id_columns, "hand_type"),
+                                "hand_type", HAND_TYPES, level), "hand_type", ["hand_type"])
 
 
 def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -113,7 +114,7 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                 .unpivot(index=["variant", *r.id_columns], on=list(FLAGS), variable_name="flag", value_name="_on")
                 .filter(pl.col("_on")).drop("_on"))
 
-    return _frequencies(run, long, "flag", FLAGS, level)
+    return with_id(_frequencies(run, long, "flag", FLAGS, level), "flag", ["flag"])
 
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -138,11 +139,12 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
             .join(pl.DataFrame({"measure": list(FAN_MEASURES), "_m": range(len(FAN_MEASURES))}), how="cross")
             .join(pl.DataFrame({"value": range(0, top + 1)}, schema={"value": pl.Int64}), how="cross"))
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
-    return (_win_shares(grid, counts, totals, ["variant", "measure", "value"], "k", "p", level)
-            .rename({"p_se": "se"})
-            .join(vorder, on="variant")
-            .sort("_vorder", "_m", "value")
-            .select("variant", "measure", "value", "k", "n_wins", "n_units", "p", "se", "p_lo", "p_hi"))
+    return with_id(_win_shares(grid, counts, totals, ["variant", "measure", "value"], "k", "p", level)
+                   .rename({"p_se": "se"})
+                   .join(vorder, on="variant")
+                   .sort("_vorder", "_m", "value")
+                   .select("variant", "measure", "value", "k", "n_wins", "n_units", "p", "se", "p_lo", "p_hi"),
+                   "distribution", ["measure", "value"])
 
 
 def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -155,5 +157,5 @@ def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     per_hand = cluster_means(Pieces(run, lambda r: r.hands().with_columns(pl.col("n_wins").alias("wins_per_hand"))),
                              ["variant"], ["wins_per_hand"], cluster=run.cluster, level=level)
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
-    return (pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
-            .sort("_vorder", "_i").drop("_vorder", "_i"))
+    return with_id(pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
+                   .sort("_vorder", "_i").drop("_vorder", "_i"), "fan_summary", ["quantity"])

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from analysis.ev import By, group_columns, player_frame
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, risk_kernel, session_risk
@@ -127,13 +128,13 @@ def risk_table(run: Run | str, by: By = "bot", *, alpha: float = LEVEL,
             stats = risk_kernel(distinct, counts[None, :], probs, thresholds, alpha)
             rows += [(*key.values(), _label(k, alpha), float(v[0]), np.nan, np.nan, *sizes)
                      for k, v in stats.items()]
-        return _table(rows, cols)
+        return with_id(_table(rows, cols), "risk", ["statistic"])
     for i, (key, values, hands, units) in enumerate(_groups(run, cols)):
         stats = cluster_bootstrap_risk(values, units, probs=probs, thresholds=thresholds, alpha=alpha,
                                        n_boot=n_boot, seed=np.random.SeedSequence([seed, i]), level=level)
         counts = (int(np.unique(units).size), int(np.unique(hands).size), values.size)
         rows += [(*key.values(), _label(k, alpha), *v, *counts) for k, v in stats.items()]
-    return _table(rows, cols)
+    return with_id(_table(rows, cols), "risk", ["statistic"])
 
 
 def session_risk_table(run: Run | str, by: By = "bot", *, hands: int = 40,
@@ -155,7 +156,8 @@ def session_risk_table(run: Run | str, by: By = "bot", *, hands: int = 40,
                              seed=np.random.SeedSequence([seed, i]), level=level, units=units)
         counts = (int(np.unique(units).size), int(np.unique(hand_ids).size), values.size)
         rows += [(*key.values(), _label(k, alpha), *v, *counts) for k, v in stats.items()]
-    return _table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands"))
+    return with_id(_table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands")),
+                   "session_risk", ["statistic"])
 
 
 def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:
@@ -168,4 +170,5 @@ def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> 
         "variant", *cols, run.cluster, "score_total"))
     out = cluster_proportions(frame, ["variant", *cols], "score_total", cluster=run.cluster, level=level)
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
-    return out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v")
+    return with_id(out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v"), "score_distribution",
+                   ["score_total"], slugged=False)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 import polars as pl
 
 from analysis.ev import By, group_columns
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
 from analysis.stats import LEVEL, cluster_diff_se, cluster_means, cluster_moments, means_from_moments, z_value
@@ -57,8 +58,8 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                  collect_pieces(run, lambda piece: [mom for mom, _ in _shape_parts(piece, level)])]
     order = {v: i for i, v in enumerate(run.variants)}
     out = pl.concat([rows(mom) for (_, rows), mom in zip(parts, collected, strict=True)]).with_row_index("_i")
-    return (out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
-            .sort("_v", "_i").drop("_v", "_i"))
+    return with_id(out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
+                   .sort("_v", "_i").drop("_v", "_i"), "shape", ["per", "metric"])
 
 
 def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, Callable[[pl.DataFrame], pl.DataFrame]]]:
