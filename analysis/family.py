@@ -16,6 +16,7 @@ import polars as pl
 
 from analysis import compare, ev
 from analysis.ids import HAND_METRIC_IDS, with_id
+from analysis.inference import P_MIN
 from analysis.load import Run
 
 SCHEMA_VERSION = 1
@@ -28,6 +29,22 @@ COMPONENT_LABELS: dict[str, str] = {
     "score_huazhu": "花猪 penalties per hand", "score_chadajiao": "查大叫 payments per hand",
     "score_refund": "kong refunds per hand"}
 """Display label of each score component (its id is the column name, :data:`analysis.ev.COMPONENTS`)."""
+
+VERDICT_CODES: dict[str, str] = dict(zip(compare.VERDICTS, (
+    "significant_large", "significant_small", "negligible", "inconclusive", "no_difference"), strict=True))
+"""The ``verdict_code`` of each :data:`analysis.compare.VERDICTS` (the prose ``verdict`` people read), a closed
+set for scripts: ``significant_large`` = significant (Holm) and ``|diff| ≥ detect``; ``significant_small`` =
+significant, smaller than detect; ``negligible`` = not significant and the whole interval inside ±detect (an
+effect of that size is ruled out); ``inconclusive`` = neither; ``no_difference`` = no unit differs (no test)."""
+
+
+def with_verdict_codes(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with ``verdict_code`` (:data:`VERDICT_CODES`) after its ``verdict`` column (unchanged without one)."""
+    if "verdict" not in df.columns:
+        return df
+    code = pl.col("verdict").replace_strict(VERDICT_CODES, default=None, return_dtype=pl.String)
+    at = df.columns.index("verdict") + 1
+    return df.with_columns(code.alias("verdict_code")).select(*df.columns[:at], "verdict_code", *df.columns[at:])
 
 def paired_family(run: Run, variant: str, baseline: str, detect: float = compare.DETECT,
                   extra: Mapping[str, pl.DataFrame] | None = None) -> dict[str, pl.DataFrame]:
@@ -98,15 +115,18 @@ def with_ids(df: pl.DataFrame) -> pl.DataFrame:
 
 def compare_document(scores: pl.DataFrame, metrics: pl.DataFrame, baseline: str, variant: str, by: str,
                      n_tests: int) -> dict[str, Any]:
-    """The ``compare --format json`` document: ``schema_version``, the two arms, ``by``, ``holm_tests`` (the
-    size of the Holm family the ``p_holm`` values were adjusted in) and the rows of ``scores`` and
-    ``metrics``, each led by ``id`` and ``label`` (:func:`with_ids`); NaN and infinities as null."""
+    """The ``compare --format json`` document (its JSON Schema: :func:`analysis.compare_schema.compare_schema`):
+    ``schema_version``, the two arms, ``by``, ``holm_tests`` (the size of the Holm family the ``p_holm`` values
+    were adjusted in) and the rows of ``scores`` and ``metrics``, each led by ``id`` and ``label``
+    (:func:`with_ids`), with ``verdict_code`` (:data:`VERDICT_CODES`); NaN and infinities as null, a p-value
+    never 0 (at least :data:`analysis.inference.P_MIN`)."""
     import math
 
     def clean(rows: Sequence[dict]) -> list[dict]:
-        return [{k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in r.items()}
+        return [{k: None if isinstance(v, float) and not math.isfinite(v) else
+                 max(v, P_MIN) if k in ("p_value", "p_holm") and v is not None else v for k, v in r.items()}
                 for r in rows]
 
     return {"schema_version": SCHEMA_VERSION, "baseline": baseline, "variant": variant, "by": by,
-            "holm_tests": n_tests, "scores": clean(with_ids(scores).to_dicts()),
-            "metrics": clean(with_ids(metrics).to_dicts())}
+            "holm_tests": n_tests, "scores": clean(with_verdict_codes(with_ids(scores)).to_dicts()),
+            "metrics": clean(with_verdict_codes(with_ids(metrics)).to_dicts())}

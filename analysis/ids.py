@@ -2,8 +2,9 @@
 
 Every table of the public API (``xuezhan.expected_value``, ``paired_comparison``, ``game_shape`` …) carries an
 ``id`` column first: the quantity and the group it is measured in, dot-separated parts in lower case
-``[a-z0-9_]`` (a negative score keeps its ``-``). The same row has the same id in the API frame, in ``xuezhan compare --format json|csv`` and in the
-report's CSV tables; within one variant (and comparison) of a table the ids are unique. The grammar:
+``[a-z0-9_]`` (a negative score keeps its ``-``; a bot's name is as logged). The same row has the same id in the
+API frame, in ``xuezhan compare --format json|csv`` and in the report's CSV tables; within one variant (and
+comparison) of a table the ids are unique. The grammar:
 
 - ``score.<component>.<group>``: a score component (:data:`analysis.ev.COMPONENTS`) per hand, by group —
   ``seat<k>``, ``position<k>`` (0 = dealer) or ``bot.<bot>`` (in a paired row whose seat changed bot:
@@ -11,8 +12,8 @@ report's CSV tables; within one variant (and comparison) of a table the ids are 
 - ``metric.<metric>``: a paired hand metric (:data:`HAND_METRIC_IDS`);
 - ``<table>.<key>[.<group>]`` for the other tables, the key slugged from its label (:func:`slug`):
   ``hand_type.qingyise``, ``flag.gen``, ``distribution.fan.2``, ``fan_summary.capped_fan``,
-  ``shape.hand.turns_per_hand`` (per hand, win or player-hand), ``risk.cvar95_loss.bot.greedy``, ``session_risk.q_0_05.seat0``, ``score_distribution.-12.bot.expert``,
-  ``economy.coin_loss.bot.greedy``.
+  ``shape.hand.turns_per_hand`` (per hand, win or player-hand), ``risk.cvar95_loss.bot.greedy``,
+  ``session_risk.q_0_05.seat0``, ``score_distribution.-12.bot.expert``, ``economy.coin_loss.bot.greedy``.
 
 A leaf module (polars only), so that every table module can add its ids.
 """
@@ -36,8 +37,9 @@ _NATIVE = re.compile(r"\s*\([^)]*[^\x00-\x7f][^)]*\)")  # a parenthesised Chines
 
 
 def slug(label: object) -> str:
-    """A label as an id part: a known hand metric by :data:`HAND_METRIC_IDS`, else lower case, a Chinese name in
-    parentheses dropped, comparison signs as words, every other run of characters but ``[a-z0-9]`` one ``_``, an integer as it is
+    """A label as an id part: a known hand metric by :data:`HAND_METRIC_IDS`, an integer as it is, else lower case,
+    a Chinese name in parentheses dropped, comparison signs as words, every other run of characters but
+    ``[a-z0-9]`` one ``_``
     (``"q(0.05)"`` → ``q_0_05``, ``"P(loss>16)"`` → ``p_loss_gt_16``, ``"winners=2"`` → ``winners_2``)."""
     text = str(label)
     if text in HAND_METRIC_IDS:

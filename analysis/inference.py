@@ -7,6 +7,8 @@ The conventions these serve are in :mod:`analysis.stats`, which re-exports every
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from statistics import NormalDist
 
@@ -69,13 +71,19 @@ def wilson_exprs(k: str | pl.Expr, n: str | pl.Expr, prefix: str = "p", level: f
 # Tests: normal p-values, multiplicity
 
 
+P_MIN = sys.float_info.min
+"""The smallest p-value reported (2.2e-308, the smallest normal double): a normal p below it (|z| > 37.5) is given
+as this bound, never as 0."""
+
+
 def normal_p(diff: np.ndarray | float, se: np.ndarray | float) -> np.ndarray:
-    """Two-sided normal p-value of ``diff/se`` (NaN when ``se`` is 0 or unknown)."""
+    """Two-sided normal p-value of ``diff/se`` (NaN when ``se`` is 0 or unknown), to full relative precision in
+    the tail (``erfc``: ``2·Φ(−z)`` computed as ``1 + erf`` is 0 beyond z ≈ 8.3), at least :data:`P_MIN`."""
     diff, se = np.asarray(diff, dtype=float), np.asarray(se, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         zs = np.where(se > 0, np.abs(diff) / se, np.nan)
-    return np.array([2 * NormalDist().cdf(-v) if np.isfinite(v) else np.nan for v in np.ravel(zs)]
-                    ).reshape(zs.shape)
+    return np.array([max(math.erfc(v / math.sqrt(2.0)), P_MIN) if np.isfinite(v) else np.nan
+                     for v in np.ravel(zs)]).reshape(zs.shape)
 
 
 def p_adjust(p: np.ndarray | Sequence[float], method: str = "holm") -> np.ndarray:

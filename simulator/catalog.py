@@ -7,17 +7,19 @@ Library functions (each returns data; the typer commands at the bottom only prin
 - :func:`resolved_yaml` — a rule set after ``extends:`` and overrides, as YAML (what the engine plays);
 - :func:`rules_diff` — the dotted keys on which two resolved rule sets differ;
 - :func:`json_schema` — the JSON Schema of rule files and of study files (pydantic's ``model_json_schema``), so
-  that an editor (VS Code's YAML extension, ...) validates and autocompletes them.
+  that an editor (VS Code's YAML extension, ...) validates and autocompletes them (``xuezhan rules schema`` is
+  :func:`simulator.cli_logs.schema_command`, which also prints the schema of ``compare --format json``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 import typer
 
 from simulator import cli_complete
+from simulator.choices import FileSchema
 from simulator.errors import UserError
 
 # the parameters of BotSpec each compiled bot reads (docs/studies.md, "Bots and their parameters")
@@ -28,7 +30,6 @@ BOT_PARAMS: dict[str, tuple[str, ...]] = {
     "defensive": ("defend_wall",),
     "expert": ("defence", "ambition", "tempo", "temperature"),
 }
-SchemaKind = Literal["rules", "study", "design"]
 
 
 def _description(path) -> str:
@@ -111,7 +112,7 @@ def rules_diff(a: str, b: str, overrides: list[str] | None = None) -> list[tuple
     return [(k, fa.get(k), fb.get(k)) for k in keys]
 
 
-def json_schema(kind: SchemaKind) -> dict[str, Any]:
+def json_schema(kind: FileSchema) -> dict[str, Any]:
     """The JSON Schema of a rule file (``rules``: :class:`simulator.rules.RuleSet`, plus the file-only keys
     ``extends``), of a study file (``study``: :class:`simulator.study.StudyFile`) or of a design file (``design``:
     :class:`simulator.design_file.DesignFile`)."""
@@ -183,13 +184,3 @@ def diff_command(
         typer.echo(f"{a} and {b} play the same rules")
     for key, va, vb in rows:
         typer.echo(f"{key}: {json.dumps(va, ensure_ascii=False)} -> {json.dumps(vb, ensure_ascii=False)}")
-
-
-@rules_app.command("schema")
-def schema_command(
-    kind: SchemaKind = typer.Argument("rules", help="Which files: rules (configs/*.yaml), study "
-                                      "(configs/studies/*.yaml) or design (configs/designs/*.yaml)."),
-) -> None:
-    """Print the JSON Schema of rule, study or design files, for an editor's YAML validation and completion
-    (e.g. `xuezhan rules schema > rules.schema.json`, then `# yaml-language-server: $schema=rules.schema.json`)."""
-    typer.echo(json.dumps(json_schema(kind), indent=1, ensure_ascii=False))

@@ -12,3 +12,5 @@ Check = Literal["full", "sizes"]  # how a reader verifies a run's files: size, S
 CompareFormat = Literal["table", "csv", "json"]  # xuezhan compare's output
 CompareBy = Literal["bot", "seat"]  # a paired comparison's grouping
 Suit = Literal["m", "p", "s"]  # a suit: 万 (characters), 筒 (dots), 条 (bamboo)
+FileSchema = Literal["rules", "study", "design"]  # the files whose JSON Schema simulator.catalog.json_schema gives
+SchemaKind = Literal[FileSchema, "compare"]  # xuezhan rules schema: those files, and compare --format json

@@ -20,7 +20,7 @@ from simulator.cli_common import fail as fail
 from simulator.cli_design import design
 from simulator.cli_hand import play, replay, score
 from simulator.cli_logs import COMPARE_FORMATS as COMPARE_FORMATS
-from simulator.cli_logs import compare, report, verify
+from simulator.cli_logs import compare, report, schema_command, verify
 from simulator.cli_run import simulate, study, tune
 from simulator.errors import UserError
 
@@ -56,6 +56,7 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
 for _command in (score, replay, simulate, study, tune, design, report, verify, compare):
     app.command()(_command)
 app.command("list")(list_command)
+rules_app.command("schema")(schema_command)  # in cli_logs: the compare document's schema is analysis'
 app.add_typer(rules_app, name="rules")
 app.command()(play)
 
@@ -85,6 +86,12 @@ def _log_to_stderr() -> None:
     logger.setLevel(logging.INFO)  # (records still propagate: the root has no handler in the CLI)
 
 
+def _plain(message: str) -> str:
+    """A usage error as one sentence: without the 'Value error, ' that typer's choice check (through pydantic)
+    puts before "'table' is not one of ..." """
+    return message.replace("Value error, ", "")
+
+
 def main() -> None:
     """Console-script entry point: user errors (and usage errors) become one line and exit status 2."""
     _log_to_stderr()
@@ -110,10 +117,10 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         where = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-        typer.echo(f"error: {exc.format_message()}{where}", err=True)
+        typer.echo(f"error: {_plain(exc.format_message())}{where}", err=True)
         sys.exit(2)
     except click.ClickException as exc:
-        typer.echo(f"error: {exc.format_message()}", err=True)
+        typer.echo(f"error: {_plain(exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
     except OverflowError as exc:  # a number that passed parsing but does not fit a machine integer
         typer.echo(f"error: a number is too large ({exc})", err=True)

@@ -11,7 +11,7 @@ from typing import get_args
 import typer
 
 from simulator import cli_complete
-from simulator.choices import Check, CompareBy, CompareFormat
+from simulator.choices import Check, CompareBy, CompareFormat, SchemaKind
 from simulator.cli_common import check_mode, fail
 
 # ---- report, compare (analysis.report, analysis.compare) -------------------------------------------------
@@ -194,12 +194,33 @@ def _compare_text(scores, metrics, a: str, b: str, by: str, format_: str, n_test
 
     import polars as pl
 
-    from analysis.family import compare_document, with_ids
+    from analysis.family import compare_document, with_ids, with_verdict_codes
 
     if format_ == "csv":
-        both = pl.concat([with_ids(scores).select(pl.lit("score").alias("table"), pl.all()),
-                          with_ids(metrics).select(pl.lit("hand_metric").alias("table"), pl.all())],
+        both = pl.concat([with_verdict_codes(with_ids(df)).select(pl.lit(name).alias("table"), pl.all())
+                          for name, df in (("score", scores), ("hand_metric", metrics))],
                          how="diagonal_relaxed")
         return both.write_csv()
     doc = compare_document(scores, metrics, a, b, by, n_tests)
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
+
+def schema_command(
+    kind: SchemaKind = typer.Argument("rules", help="Which files: rules (configs/*.yaml), study "
+                                      "(configs/studies/*.yaml), design (configs/designs/*.yaml), or compare (the "
+                                      "output of `xuezhan compare --format json`)."),
+) -> None:
+    """Print the JSON Schema of rule, study or design files, for an editor's YAML validation and completion
+    (e.g. `xuezhan rules schema > rules.schema.json`, then `# yaml-language-server: $schema=rules.schema.json`),
+    or of `xuezhan compare --format json`'s document, to validate what a script reads."""
+    import json
+
+    if kind == "compare":
+        from analysis.compare_schema import compare_schema
+
+        schema = compare_schema()
+    else:
+        from simulator.catalog import json_schema
+
+        schema = json_schema(kind)
+    typer.echo(json.dumps(schema, indent=1, ensure_ascii=False))

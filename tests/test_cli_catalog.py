@@ -29,6 +29,9 @@ def test_completion_and_choices_are_in_help(capsys):
     assert "<zh|en>" in out
     code, _, err = cli_run(["study", "quickstart", "--backend", "spark"], capsys)
     assert code == 2 and err.count("\n") == 1 and "'spark' is not one of 'loky', 'dask'" in err
+    assert "Value error" not in err  # typer's choice check words it through pydantic: the prefix is dropped
+    code, _, err = cli_run(["rules", "schema", "table"], capsys)
+    assert code == 2 and err.startswith("error: Invalid value for 'kind': 'table' is not one of 'rules', 'study'")
 
 
 def test_list_names_every_rule_set_study_and_bot_parameter(capsys):
