@@ -18,12 +18,14 @@ here.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from analysis.family import with_verdict_codes
 from analysis.fmt import fmt, fmt_p, html_table, md_table, round_to_se
 from analysis.load import Run, open_run
 from analysis.report_build import (
@@ -47,7 +49,8 @@ __all__ = [  # the report's parts, importable from here as before the split
     "METHODS", "PAIRED_HIDDEN", "SESSIONS_TEXT", "TABLE_THREADS", "Section", "build_sections", "comparisons",
     "decline_text", "diagnostics_sections", "fmt", "fmt_p", "glance_table", "header_table", "html_table",
     "md_table", "one_bot_sentence", "present", "render_html", "render_markdown", "risk_text", "round_to_se",
-    "rule_differences", "sessions_section", "slug", "stage_tables", "write_report", "write_tables", "zh_names",
+    "rule_differences", "sessions_section", "slug", "stage_tables", "table_file", "write_report", "write_tables",
+    "zh_names",
 ]
 
 
@@ -68,29 +71,35 @@ def _atomic_write_text(path: Path, text: str) -> Path:
 
 def write_tables(sections: list[Section], directory: Path) -> Path:
     """Every table of the report as CSV, full precision and every column (the report prints fewer), in
-    ``directory``: ``NN_<section>_<k>.csv`` plus ``index.csv`` (file, section, caption). Written to a temporary
-    directory first (:func:`stage_tables`) and renamed into place, replacing an older one."""
+    ``directory``: ``<table id>.csv`` (:func:`table_file`), the numbers behind a table that shows text, plus
+    ``index.csv`` (id, file, section, caption). Written to a temporary directory first (:func:`stage_tables`)
+    and renamed into place, replacing an older one."""
     return _swap_in(stage_tables(sections, directory), directory)
+
+
+def table_file(table_id: str) -> str:
+    """The CSV file of a report table: its stable id (``summary.who_wins``, ``ev.seat``,
+    ``paired.cap3.chengdu.metrics`` …) with any character outside ``[A-Za-z0-9_.-]`` as ``_``, then ``.csv``."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", table_id) + ".csv"
 
 
 def stage_tables(sections: list[Section], directory: Path) -> Path:
     """The CSV tables of :func:`write_tables` in a new temporary directory beside ``directory`` (removed again
-    if writing fails); the caller renames it into place (:func:`_swap_in`) or removes it."""
+    if writing fails); the caller renames it into place (:func:`_swap_in`) or removes it. A paired table's
+    ``verdict`` is followed by its ``verdict_code`` (:data:`analysis.family.VERDICT_CODES`)."""
     import shutil
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
         index = []
-        for i, sec in enumerate(sections):
-            k = 0
-            for kind, caption, obj in sec.items:
-                if kind != "table":
-                    continue
-                k += 1
-                name = f"{i + 1:02d}_{slug(sec.title)[:40]}_{k}.csv"
-                obj.write_csv(tmp / name)
-                index.append({"file": name, "section": sec.title, "caption": caption})
-        pl.DataFrame(index, schema={"file": pl.String, "section": pl.String, "caption": pl.String}).write_csv(
+        for sec in sections:
+            for table_id, caption, df in sec.tables():
+                name = table_file(table_id)
+                if (tmp / name).exists():
+                    raise ValueError(f"two report tables with the id {table_id!r}")
+                with_verdict_codes(df).write_csv(tmp / name)
+                index.append({"id": table_id, "file": name, "section": sec.title, "caption": caption})
+        pl.DataFrame(index, schema={c: pl.String for c in ("id", "file", "section", "caption")}).write_csv(
             tmp / "index.csv")
         os.chmod(tmp, 0o777 & ~_umask())
     except BaseException:

@@ -192,8 +192,8 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     ht, fl = get["ht"](), get["fl"]()
     figure(fan, "Hand types (share of wins, log scale)", plots.fan_frequency_dots(ht, "win"))
     figure(fan, "Pattern flags (share of wins, log scale)", plots.fan_frequency_dots(fl, "win"))
-    fan.table("Hand types", ht)
-    fan.table("Pattern flags", fl)
+    fan.table("Hand types", ht, "fans.hand_types")
+    fan.table("Pattern flags", fl, "fans.flags")
 
     evs = Section("Expected value", f"Mean score per hand in base units, by seat, by position after the dealer and "
                   f"by bot, split by component; clustered by {unit}. p_value tests mean = 0; p_holm is Holm over "
@@ -201,14 +201,16 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     ev_seat, ev_pos, ev_bot = get["ev_seat"](), get["ev_pos"](), get["ev_bot"]()
     figure(evs, "Mean score per hand by seat", plots.ev_errorbars(ev_seat))
     figure(evs, "Mean score per hand by dealer position", plots.ev_errorbars(ev_pos))
-    evs.table(f"By seat, with components (Holm over {_tests(ev_seat)} seat × component tests per variant)", ev_seat)
-    evs.table(f"By dealer position, with components (Holm over {_tests(ev_pos)} tests per variant)", ev_pos)
+    evs.table(f"By seat, with components (Holm over {_tests(ev_seat)} seat × component tests per variant)", ev_seat,
+              "ev.seat")
+    evs.table(f"By dealer position, with components (Holm over {_tests(ev_pos)} tests per variant)", ev_pos,
+              "ev.position")
     if zero_by_construction(ev_bot, "mean", "se"):
         evs.text += " " + one_bot_sentence(run, "Mean score")
     else:
         figure(evs, "Mean score per hand by bot", plots.ev_errorbars(ev_bot))
         figure(evs, "Score components by bot", plots.component_stack(ev_bot))
-        evs.table(f"By bot, with components (Holm over {_tests(ev_bot)} tests per variant)", ev_bot)
+        evs.table(f"By bot, with components (Holm over {_tests(ev_bot)} tests per variant)", ev_bot, "ev.bot")
 
     rsk = Section("Risk", f"One player's score per hand and over a session of {session_hands} hands, by bot. "
                   + risk_text(n_boot, seed, unit))
@@ -216,9 +218,9 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     figure(rsk, "Per-hand score quantiles", plots.risk_quantiles(hand_risk))
     figure(rsk, f"Session ({session_hands} hands) total quantiles", plots.risk_quantiles(sess))
     figure(rsk, "Per-hand score distribution", plots.score_distribution_plot(dist))
-    rsk.table("Per-hand risk", hand_risk)
-    rsk.table(f"Session of {session_hands} hands", sess)
-    rsk.table("Per-hand score distribution", dist)
+    rsk.table("Per-hand risk", hand_risk, "risk.hand")
+    rsk.table(f"Session of {session_hands} hands", sess, "risk.session")
+    rsk.table("Per-hand score distribution", dist, "risk.distribution")
 
     families = {(a, b): get[f"family {a} {b}"]() for a, b in comparisons(run, baseline)}
     paired = [_paired_section(run, v, base, fam, figure) for (base, v), fam in families.items()]
@@ -233,14 +235,15 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
                     f"paired change against the baseline at each value{each} (95% interval; the four metrics with "
                     "the largest change relative to their detect).")
         figure(s, f"Paired change against {rule}", plots.dose_response(dose, rule))
-        s.table(f"Paired change by {rule}", dose.drop("order"))
+        s.table(f"Paired change by {rule}", dose.drop("order"), "dose_response", data=dose)
         dose_section.append(s)
 
     flags, first = get["diagnostics"](), _summary_section(run, baseline, families, ev_pos, get["play"]())
     sections = [*flags, first]  # problems with the comparison come first, with or without populations
     sections += dose_section
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
-    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"]())
+    head.table("Variants: rule set digest, differences from the baseline, seed and hand counts", get["header"](),
+               "run.variants")
     incomplete = [v for v in run.variants if run.manifests[v].get("complete") is False]
     if incomplete:
         head.text += (f" Warning: {', '.join(incomplete)} did not finish (see hands_logged); paired comparisons "
@@ -250,24 +253,26 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     shape_df = get["shape"]()
     s = Section("Game shape", f"Per hand, per win or per player-hand (column per); n = that denominator, "
                 f"{unit}s = independent units.")
-    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit))
-    s.table("Game shape, full table", shape_df)
-    fan.table("Fan, capped fan and 根 per win, and wins per hand", get["fan_summary"]())
-    fan.table("Distribution of fan (before the cap), capped fan and 根 over wins", get["fan_dist"]())
+    s.table("At a glance: estimate [95% interval]", glance_table(shape_df, run.variants, unit), "shape.glance",
+            data=shape_df)
+    s.table("Game shape, full table", shape_df, "shape.full")
+    fan.table("Fan, capped fan and 根 per win, and wins per hand", get["fan_summary"](), "fans.summary")
+    fan.table("Distribution of fan (before the cap), capped fan and 根 over wins", get["fan_dist"](),
+              "fans.distribution")
     sections += [s, fan, evs, rsk]
 
     s = Section("Economy", "Platform coins: coins per player per hand = room_factor · base · score_total − rake, "
                 "charged to every player in every hand (流局 included), so the house keeps 4·rake per hand. "
                 "room_factor and rake come from each variant's economy settings; with the default 1 and 0, coins "
                 "equal the score. coin_loss = share of player-hands with a negative delta.")
-    s.table("Coins per player per hand, by bot", get["economy"]())
+    s.table("Coins per player per hand, by bot", get["economy"](), "economy.bot")
     sections.append(s)
     if "sessions" in get:
         sections.append(get["sessions"]())
     if (sk := get["skill"]()) is not None:  # analysis.skill: duplicate runs with a test and a field bot
         sections.append(sk)
     s = Section("Declined wins", decline_text())
-    s.table("Decliners vs non-decliners, by bot", get["decline"]())
+    s.table("Decliners vs non-decliners, by bot", get["decline"](), "declines.bot")
     return [*sections, s, *paired]
 
 
@@ -276,14 +281,14 @@ def _summary_section(run: Run, baseline: str, families: dict[tuple[str, str], di
     """The answer first (:func:`analysis.summary.summary_items`): who wins, how play changes, then each
     comparison's largest practically significant differences in plain words."""
     sec = Section("Summary")
-    sec.items = summary.summary_items(run, baseline, families, ev_pos, play)
     if families:  # the answer first as a picture too, then the tables
         effects = [pl.concat([summary.score_rows(f), f["metrics"].filter(pl.col("metric").is_in(summary.PLAY_METRICS))],
                              how="diagonal_relaxed") for f in families.values()]
-        sec.items.insert(0, ("figure", "The answer at a glance: each comparison's change of the mean score per hand by "
-                             "bot and of play (shares in percentage points), 95% interval, over its ±detect band "
-                             "(green: significant (Holm) and ≥ detect; amber: significant but smaller)",
-                             plots.forest(pl.concat(effects, how="diagonal_relaxed"), compare.VERDICTS[:2])))
+        sec.figure("The answer at a glance: each comparison's change of the mean score per hand by bot and of play "
+                   "(shares in percentage points), 95% interval, over its ±detect band (green: significant (Holm) and "
+                   "≥ detect; amber: significant but smaller)",
+                   plots.forest(pl.concat(effects, how="diagonal_relaxed"), compare.VERDICTS[:2]))
+    summary.summary_items(sec, run, baseline, families, ev_pos, play)
     return sec
 
 
@@ -303,17 +308,18 @@ def sessions_section(run: Run, baseline: str) -> Section:
     """The "Sessions" section: only for runs whose rule sets have a session block."""
     s = Section("Sessions", SESSIONS_TEXT)
     by = "bot" if any(len(set(run.bots(v))) > 1 for v in run.variants) else "seat"
-    s.table(f"Per-session results by {by}", _per_session(sessions.session_results(run, by)))
-    s.table(f"Distribution of a player's session result (net) by {by}", sessions.session_distribution(run, by))
+    s.table(f"Per-session results by {by}", _per_session(sessions.session_results(run, by)), "sessions.results")
+    s.table(f"Distribution of a player's session result (net) by {by}", sessions.session_distribution(run, by),
+            "sessions.distribution")
     ruin = sessions.ruin_table(run, "seat")
     if ruin.height:
-        s.table("P(ruin) for the session's bankroll, by seat", _per_session(ruin))
-    s.table("House take per session", _per_session(sessions.house_take(run)))
+        s.table("P(ruin) for the session's bankroll, by seat", _per_session(ruin), "sessions.ruin")
+    s.table("House take per session", _per_session(sessions.house_take(run)), "sessions.house_take")
     paired = [v for v in sessions.session_variants(run) if v != baseline and run.session(baseline) is not None
               and run.session(v)["hands"] == run.session(baseline)["hands"]]
     for v in paired:
         s.table(f"{v} − {baseline}: session points and hands dealt per seat (paired by session)",
-                _per_session(sessions.dealer_rule_effect(run, v, baseline, "seat")))
+                _per_session(sessions.dealer_rule_effect(run, v, baseline, "seat")), f"sessions.dealer_rule.{v}")
     return s
 
 
@@ -364,12 +370,13 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
     figure(s, "Paired differences, one panel per unit of measurement",
            plots.comparison_deltas(pl.concat([*score_rows, metrics], how="diagonal_relaxed"),
                                    ["group", "component", "metric"]))
-    s.table("Score by seat (base units)", by_seat)
+    s.table("Score by seat (base units)", by_seat, f"paired.{variant}.{baseline}.seat")
     if bot_zero:
         s.text += " " + one_bot_sentence(run, "Score differences")
     else:
-        s.table("Score by bot and component (base units)", by_bot)
-    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", _one_of_twins(metrics))
+        s.table("Score by bot and component (base units)", by_bot, f"paired.{variant}.{baseline}.bot")
+    s.table("Hand-level metrics (shares as 0/1; detect in each metric's unit)", _one_of_twins(metrics),
+            f"paired.{variant}.{baseline}.metrics", data=metrics)
     return s
 
 

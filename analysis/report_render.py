@@ -26,11 +26,27 @@ class Section:
 
     title: str
     text: str = ""
-    items: list[tuple[str, str, Any]] = field(default_factory=list)  # ("table"|"figure", caption, object)
+    items: list[tuple[str, str, Any]] = field(default_factory=list)  # ("table"|"figure"|"text", caption, object)
     pngs: dict[int, bytes] = field(default_factory=dict)  # item index -> the figure rendered (PNG), if done
+    ids: dict[int, str] = field(default_factory=dict)  # item index -> a table's stable id (its CSV's name)
+    data: dict[int, pl.DataFrame] = field(default_factory=dict)  # item index -> the numbers of a table of text
 
-    def table(self, caption: str, df: pl.DataFrame) -> None:
+    def table(self, caption: str, df: pl.DataFrame, table_id: str, data: pl.DataFrame | None = None) -> None:
+        """A table shown as :func:`present` makes it; ``table_id``: its stable id (``<table_id>.csv`` among the
+        report's tables, the same in every report that has it); ``data``: the numbers behind ``df`` when ``df``
+        holds text (an estimate with its interval in one cell …), written to the CSV instead of ``df``."""
+        self.ids[len(self.items)] = table_id
+        if data is not None:
+            self.data[len(self.items)] = data
         self.items.append(("table", caption, df))
+
+    def text_item(self, text: str) -> None:
+        self.items.append(("text", "", text))
+
+    def tables(self) -> list[tuple[str, str, pl.DataFrame]]:
+        """``(table_id, caption, numbers)`` of each table: what the report's CSVs hold."""
+        return [(self.ids[j], caption, self.data.get(j, obj)) for j, (kind, caption, obj) in enumerate(self.items)
+                if kind == "table"]
 
     def figure(self, caption: str, fig: Figure) -> None:
         self.items.append(("figure", caption, fig))
@@ -56,11 +72,11 @@ what stays: the group, units, differing units, baseline, change, interval, Holm 
 def present(df: pl.DataFrame, run: Run) -> pl.DataFrame:
     """A table as the report shows it: the unit count headed ``hands`` or ``walls`` (``n_hands`` dropped when
     every hand is its own unit), pinyin hand types / flags followed by their Chinese names, positions as
-    ``dealer``, ``dealer+1``…, the constant ``unit``/``baseline`` columns of paired tables dropped, and a
+    ``dealer``, ``dealer+1``…, the stable ``id`` and the constant ``unit``/``baseline`` columns dropped, and a
     paired table cut to the columns a reader needs (:data:`PAIRED_HIDDEN` are in its CSV), estimates and intervals
     printed at the precision of their standard error, trailing zeros kept (:func:`analysis.fmt.fmt_to_se`)."""
     shown = fmt_to_se(df)  # estimates and intervals as text at their SE's precision, before the SEs are dropped
-    out = shown.drop([c for c in ("unit", "baseline") if c in df.columns])
+    out = shown.drop([c for c in ("id", "unit", "baseline") if c in df.columns])  # ids: in the CSV
     if "hands_paired" in out.columns and "verdict" in out.columns:  # a paired table: the rest is in its CSV
         out = out.drop([c for c in PAIRED_HIDDEN if c in out.columns])
     if "n_units" in out.columns:

@@ -9,14 +9,14 @@ are rounded to their standard error.
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
 from analysis import compare
 from analysis.fmt import UNADJUSTED, fmt, fmt_interval, fmt_p, fmt_se, round_to_se
+from analysis.ids import with_id
 from analysis.load import Run
 from analysis.populations import ALPHA, Screen, robustness
+from analysis.report_render import Section
 
 MARKS = {compare.VERDICTS[0]: " ✓", compare.VERDICTS[1]: " ·"}
 """Mark after a change: significant (Holm) and at least detect; significant but smaller."""
@@ -148,10 +148,21 @@ def arm_lines(scr: Screen, arm: str, rules: str, play: dict[str, tuple[int, int]
     return lines
 
 
-def population_items(run: Run, scr: Screen, rules: dict[str, str], play: pl.DataFrame, seats: dict[str, str]
-                     ) -> list[tuple[str, str, Any]]:
-    """The first screen of a study with populations: the words per arm, then the side-by-side verdicts, who wins by
-    kind, the dealer's edge. ``rules``: arm → its rule differences; ``seats``: population → its seating."""
+def _numbers(scr: Screen) -> dict[str, pl.DataFrame]:
+    """The numbers behind the screen's tables, each row with a stable id (:mod:`analysis.ids`): the headline
+    metrics (with the interaction test's Holm p), who wins by kind, the dealer's edge."""
+    inter = scr.interaction.select("arm", pl.col("metric").alias("who"), pl.col("p_holm").alias("interaction_p_holm"))
+    head = with_id(scr.headline, "metric", ["who"]).join(inter, on=["arm", "who"], how="left", maintain_order="left")
+    kinds = scr.kinds.select(pl.format("score.score_total.bot.{}", "who").alias("id"), pl.all())
+    dealer = scr.dealer.select(pl.lit("score.score_total.position0").alias("id"), pl.all())
+    return {"depends": head, "kinds": kinds, "dealer": dealer}
+
+
+def population_items(sec: Section, run: Run, scr: Screen, rules: dict[str, str], play: pl.DataFrame,
+                     seats: dict[str, str]) -> None:
+    """Append the first screen of a study with populations to ``sec``: the words per arm, then the side-by-side
+    verdicts, who wins by kind, the dealer's edge. ``rules``: arm → its rule differences; ``seats``: population
+    → its seating."""
     unit = run.unit
     counts: dict[str, dict[str, tuple[int, int]]] = {}
     for r in play.iter_rows(named=True):
@@ -167,16 +178,18 @@ def population_items(run: Run, scr: Screen, rules: dict[str, str], play: pl.Data
                      "play and payments change.")
     for arm in dict.fromkeys(scr.dealer.filter(pl.col("diff").is_not_null())["arm"].to_list()):
         lines += arm_lines(scr, arm, rules.get(arm, ""), counts.get(arm, {}))
-    items: list[tuple[str, str, Any]] = [("text", "", "\n".join(lines))]
+    sec.text_item("\n".join(lines))
+    data = _numbers(scr)
     if len(scr.populations) > 1:
-        items.append(("table", "Does it depend on who plays? Change per hand, variant − baseline in each population on "
-                      f"the same {unit}s, {UNADJUSTED} (pp = percentage points); interaction = "
-                      "Hotelling's T² test that the change is the same in every population", depends_table(scr)))
+        sec.table("Does it depend on who plays? Change per hand, variant − baseline in each population on "
+                  f"the same {unit}s, {UNADJUSTED} (pp = percentage points); interaction = Hotelling's T² test that "
+                  "the change is the same in every population", depends_table(scr), "summary.depends",
+                  data=data["depends"])
     kinds = kinds_table(scr)
     if kinds.height:
-        items.append(("table", "Who wins, by kind of player: change of the mean score per hand (base units), paired "
-                      f"on the same {unit}s and seats, {UNADJUSTED}; verdict against ±{fmt(compare.DETECT)}; hands "
-                      "needed to detect it (80% power)", kinds))
-    items.append(("table", "Position advantage: the dealer's (first mover's) mean score per hand (base units) and "
-                  f"its change against the baseline of the same population, {UNADJUSTED}", dealer_table(scr)))
-    return items
+        sec.table("Who wins, by kind of player: change of the mean score per hand (base units), paired on the "
+                  f"same {unit}s and seats, {UNADJUSTED}; verdict against ±{fmt(compare.DETECT)}; hands needed to "
+                  "detect it (80% power)", kinds, "summary.who_wins_by_kind", data=data["kinds"])
+    sec.table("Position advantage: the dealer's (first mover's) mean score per hand (base units) and its change "
+              f"against the baseline of the same population, {UNADJUSTED}", dealer_table(scr), "summary.dealer",
+              data=data["dealer"])

@@ -291,5 +291,6 @@ def skill_section(run: Run, n_boot: int = N_BOOT, seed: int = 0):
     sec.figure("Skill-to-luck ratio per variant (95% interval)", skill_luck_plot(table))
     if table["session_hands"].is_null().all():
         table = table.drop([c for c in table.columns if c.startswith("sessions_90") or c == "session_hands"])
-    sec.table("Skill vs luck per variant", table.drop("edge_pair", "sd_pair", "edge_se"))
+    sec.table("Skill vs luck per variant", table.drop("edge_pair", "sd_pair", "edge_se"), "skill.per_variant",
+              data=table)
     return sec

@@ -1,6 +1,6 @@
 """The report's first screen: who wins, how play changes, and the largest differences, in a few lines.
 
-:func:`summary_items` returns the Summary section's items: a "who wins" table (each variant's change of the
+:func:`summary_items` fills the Summary section: a "who wins" table (each variant's change of the
 mean score per hand by bot — by seat when one bot holds every seat — with its 95% interval, verdict and the
 hands needed when the answer is not yet known), a "how play changes" table (paired hands whose play differs,
 :mod:`analysis.play`, and the changes of the hand metrics that describe play), then per comparison its largest
@@ -20,6 +20,7 @@ from analysis.fmt import UNADJUSTED, fmt, fmt_interval, fmt_p, fmt_se, round_to_
 from analysis.load import Run
 from analysis.play import play_sentence
 from analysis.populations import Screen, dealer_edge, screen, symmetric_populations
+from analysis.report_render import Section
 from analysis.screen import MARKS, change, dealer_table, population_items
 from simulator.rules import flat_keys
 
@@ -164,44 +165,68 @@ SYMMETRY = ("Every seat plays the same bot ({bots}), so each seat's change of th
 """The sentence that replaces the "who wins" table when one bot holds every seat."""
 
 
-def _dealer_item(run: Run, baseline: str) -> tuple[str, str, Any]:
+def who_wins_data(families: dict[tuple[str, str], dict[str, pl.DataFrame]]) -> pl.DataFrame:
+    """The numbers of :func:`who_wins_table`: the paired rows (with their ids) of every comparison."""
+    return pl.concat([score_rows(f) for f in families.values()], how="diagonal_relaxed")
+
+
+def play_changes_data(families: dict[tuple[str, str], dict[str, pl.DataFrame]], play: pl.DataFrame) -> pl.DataFrame:
+    """The numbers of :func:`play_changes_table`: the paired rows of :data:`PLAY_METRICS` of every comparison with
+    its paired hands (``play_hands``) and those whose play differs (``play_differs``)."""
+    rows = pl.concat([f["metrics"].filter(pl.col("metric").is_in(PLAY_METRICS)) for f in families.values()],
+                     how="diagonal_relaxed")
+    counts = play.select("variant", "baseline", pl.col("hands").alias("play_hands"),
+                         pl.col("play differs").alias("play_differs"))
+    return rows.join(counts, on=["variant", "baseline"], how="left", maintain_order="left")
+
+
+def _dealer_item(sec: Section, run: Run, baseline: str) -> None:
     edge = dealer_edge(run, baseline)
     adj = compare.add_adjusted(edge.filter(pl.col("diff").is_not_null())
                                .with_columns(pl.lit(compare.DETECT).alias("detect"), pl.lit(0).alias("_f")), ("_f",))
     edge = edge.join(adj.select("variant", "p_holm", "verdict"), on="variant", how="left", maintain_order="left")
     scr = Screen(edge.clear(), edge.clear(), edge.clear(), edge, [], [""], int(adj.height))
-    return ("table", f"Position advantage: the dealer's (first mover's) mean score per hand (base units) and its "
-            f"change against the baseline, {UNADJUSTED} (Holm over the {adj.height} changes)", dealer_table(scr))
+    sec.table(f"Position advantage: the dealer's (first mover's) mean score per hand (base units) and its change "
+              f"against the baseline, {UNADJUSTED} (Holm over the {adj.height} changes)", dealer_table(scr),
+              "summary.dealer", data=edge.select(pl.lit("score.score_total.position0").alias("id"), pl.all()))
 
 
-def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
-                  ev_pos: pl.DataFrame, play: pl.DataFrame) -> list[tuple[str, str, Any]]:
-    """The Summary section's items (``("text"|"table", caption, object)``), the answer first. A study with
-    populations opens with :func:`analysis.screen.population_items`."""
+def summary_items(sec: Section, run: Run, baseline: str, families: dict[tuple[str, str], dict[str, pl.DataFrame]],
+                  ev_pos: pl.DataFrame, play: pl.DataFrame) -> None:
+    """Append the Summary section's items to ``sec``, the answer first. A study with populations opens with
+    :func:`analysis.screen.population_items`."""
     unit = run.unit
     if not families:
-        return [("text", "", f"One variant ({baseline}): nothing to compare; the tables below describe it.\n"
-                 + _position_line(ev_pos, baseline))]
+        sec.text_item(f"One variant ({baseline}): nothing to compare; the tables below describe it.\n"
+                      + _position_line(ev_pos, baseline))
+        return
     detect = next(iter(families.values()))["by_seat"]["detect"]
     d = fmt(detect[0]) if detect.len() else "—"
-    play_item = ("table", "How play changes: paired hands whose play differs (discards, kongs, declines, wins — not "
-                 f"payments) and the change per hand, {UNADJUSTED} (pp = percentage points; ✓ significant (Holm, "
-                 "per comparison) and ≥ detect, · significant but smaller)", play_changes_table(families, play))
+
+    def play_item() -> None:
+        sec.table("How play changes: paired hands whose play differs (discards, kongs, declines, wins — not "
+                  f"payments) and the change per hand, {UNADJUSTED} (pp = percentage points; ✓ significant (Holm, "
+                  "per comparison) and ≥ detect, · significant but smaller)", play_changes_table(families, play),
+                  "summary.play_changes", data=play_changes_data(families, play))
+
     if cells.populations(run):
         scr = screen(run, baseline, families)
         rules = {cells.cell_map(run)[v][0]: rule_differences(run, v, cells.baseline_of(run, v, baseline))
                  for v in run.variants}
         seats = {p: ", ".join(cells.seat_words(s)) for p, s in cells.populations(run).items()}
-        items = [*population_items(run, scr, rules, play, seats), play_item]
+        population_items(sec, run, scr, rules, play, seats)
+        play_item()
     else:
         who = who_wins_table(families)
-        items = [("table", f"Who wins: change of the mean score per hand (base units), variant − baseline on the "
-                  f"same {unit}s, {UNADJUSTED}; verdict against ±{d}; hands needed to detect {d} (80% power)", who)
-                 ] if who.height else []
+        if who.height:
+            sec.table(f"Who wins: change of the mean score per hand (base units), variant − baseline on the same "
+                      f"{unit}s, {UNADJUSTED}; verdict against ±{d}; hands needed to detect {d} (80% power)", who,
+                      "summary.who_wins", data=who_wins_data(families))
         if symmetric_populations(run):
             bots = sorted({b for v in run.variants for b in run.bots(v)})
-            items.append(("text", "", SYMMETRY.format(bots=", ".join(bots))))
-        items += [play_item, _dealer_item(run, baseline)]
+            sec.text_item(SYMMETRY.format(bots=", ".join(bots)))
+        play_item()
+        _dealer_item(sec, run, baseline)
     lines = []
     counts = {(r["baseline"], r["variant"]): r for r in play.iter_rows(named=True)}
     for (base, v), fam in families.items():
@@ -214,5 +239,4 @@ def summary_items(run: Run, baseline: str, families: dict[tuple[str, str], dict[
     lines.append(_position_line(ev_pos, baseline))
     lines.append(f"Independent unit: the {unit}" + (" (duplicate seating: the four seatings of a wall count once)"
                                                      if run.duplicate else "") + ". Intervals are 95%.")
-    items.append(("text", "", "\n".join(lines)))
-    return items
+    sec.text_item("\n".join(lines))

@@ -122,3 +122,43 @@ def test_compare_csv_carries_ids_and_verdict_codes(capsys):
     df = pl.read_csv(io.StringIO(out))
     assert code == 0 and df.columns[:3] == ["table", "id", "label"] and "verdict_code" in df.columns
     assert df["p_value"].dtype == pl.Float64 and set(df["verdict_code"]) <= set(family.VERDICT_CODES.values())
+
+
+DISPLAY = re.compile(r"^[+\-\u2212]?[\d,]+(\.\d+)?%?( \[.*\])?$|\d \[[\d\u2212-]")
+"""A cell holding a number as text (``+0.227``, ``16.00 [14.98, 17.02]``, ``0.2%``): the report's display, not data."""
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, pl.DataFrame]:
+    """Each study's report tables: index.csv read, with the directory in column ``dir``."""
+    from analysis.report import write_report
+
+    out = {}
+    for study in ("strategies", "huazhu"):
+        html = write_report(RUNS / study, out=tmp_path_factory.mktemp(study) / "r.html", n_boot=0, session_hands=4)
+        tables = html.with_name("r_tables")
+        out[study] = pl.read_csv(tables / "index.csv").with_columns(pl.lit(str(tables)).alias("dir"))
+    return out
+
+
+def test_report_csvs_are_named_by_stable_id_and_hold_numbers(reports):
+    from pathlib import Path
+
+    for study, index in reports.items():
+        assert index["id"].is_unique().all() and (index["file"] == index["id"] + ".csv").all()
+        assert "summary.play_changes" in index["id"].to_list() and "ev.seat" in index["id"].to_list()
+        for row in index.iter_rows(named=True):
+            df = pl.read_csv(Path(row["dir"]) / row["file"], infer_schema_length=None)
+            for col in df.columns:
+                if df[col].dtype == pl.String:
+                    shown = [v for v in df[col].drop_nulls() if DISPLAY.search(v)]
+                    assert not shown, f"{study} {row['file']}.{col} holds display text: {shown[:3]}"
+            if "verdict" in df.columns:
+                assert set(df["verdict_code"].drop_nulls()) <= set(family.VERDICT_CODES.values()), row["file"]
+    # the first screen's tables keep their names whatever precedes them (a flags section, populations)
+    who = pl.read_csv(Path(reports["strategies"]["dir"][0]) / "summary.who_wins.csv")
+    run = xuezhan.open_run(RUNS / "strategies")
+    api = xuezhan.paired_comparison(run, run.variants[1], by="bot")
+    assert set(api["id"]) <= set(who["id"]) and who["diff"].dtype == who["ci_lo"].dtype == pl.Float64
+    dealer = pl.read_csv(Path(reports["huazhu"]["dir"][0]) / "summary.dealer.csv")
+    assert (dealer["id"] == "score.score_total.position0").all() and dealer["mean"].dtype == pl.Float64
