@@ -79,8 +79,9 @@ def write_tables(sections: list[Section], directory: Path) -> Path:
 
 def table_file(table_id: str) -> str:
     """The CSV file of a report table: its stable id (``summary.who_wins``, ``ev.seat``,
-    ``paired.cap3.chengdu.metrics`` …) with any character outside ``[A-Za-z0-9_.-]`` as ``_``, then ``.csv``."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", table_id) + ".csv"
+    ``paired.cap3.chengdu.metrics`` …) with any character outside ``[A-Za-z0-9_.+-]`` (what a variant name may
+    hold) as ``_``, then ``.csv``."""
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", table_id) + ".csv"
 
 
 def stage_tables(sections: list[Section], directory: Path) -> Path:
