@@ -151,9 +151,14 @@ def arm_lines(scr: Screen, arm: str, rules: str, play: dict[str, tuple[int, int]
 def _numbers(scr: Screen) -> dict[str, pl.DataFrame]:
     """The numbers behind the screen's tables, each row with a stable id (:mod:`analysis.ids`): the headline
     metrics (with the interaction test's Holm p), who wins by kind, the dealer's edge."""
-    inter = scr.interaction.select("arm", pl.col("metric").alias("who"), pl.col("p_holm").alias("interaction_p_holm"))
-    head = with_id(scr.headline, "metric", ["who"]).join(inter, on=["arm", "who"], how="left", maintain_order="left")
-    kinds = scr.kinds.select(pl.format("score.score_total.bot.{}", "who").alias("id"), pl.all())
+    def inter(by: str) -> pl.DataFrame:  # the interaction tests of metrics, or of kinds across populations
+        rows = scr.interaction.filter(pl.col("kind").is_null() if by == "metric" else pl.col("kind").is_not_null())
+        return rows.select("arm", pl.col(by).alias("who"), pl.col("p_holm").alias("interaction_p_holm"))
+
+    head = with_id(scr.headline, "metric", ["who"]).join(inter("metric"), on=["arm", "who"], how="left",
+                                                         maintain_order="left")
+    kinds = scr.kinds.select(pl.format("score.score_total.bot.{}", "who").alias("id"), pl.all()).join(
+        inter("kind"), on=["arm", "who"], how="left", maintain_order="left")
     dealer = scr.dealer.select(pl.lit("score.score_total.position0").alias("id"), pl.all())
     return {"depends": head, "kinds": kinds, "dealer": dealer}
 
