@@ -30,6 +30,14 @@ RARE_UNITS = 30
 """Fewer differing units than this and a paired difference gets :func:`few_interval` (or, with one differing
 unit, :func:`rare_diff_interval`), not the normal one."""
 
+INTERVAL_RULES = (f"With {RARE_UNITS} or more differing units: normal interval and test (zero-width only when every "
+                  f"unit differs by the same amount). With 2 to {RARE_UNITS - 1} (\"few differing\"): the Student "
+                  "interval and test on (differing units − 1) degrees of freedom. With one: the gamma (weighted "
+                  "Poisson, Fay–Feuer) interval on its difference, the unseen sign sized by it (never significant). "
+                  "With none: no interval and no test.")
+"""How a paired row's interval and test are made, in the words the report's Methods and every paired section use
+(one text, so the two cannot disagree)."""
+
 
 def _beta_cf(a: float, b: float, x: float) -> float:
     """Continued fraction of the regularised incomplete beta (modified Lentz)."""

@@ -34,9 +34,9 @@ from analysis import (
     sweep,
 )
 from analysis.cells import baseline_of, comparisons
-from analysis.fmt import fmt
+from analysis.fmt import UNADJUSTED, fmt
 from analysis.load import Run
-from analysis.rare import RARE_UNITS
+from analysis.rare import INTERVAL_RULES
 from analysis.report_render import Section
 from analysis.stats import LEVEL
 from analysis.summary import rule_differences, zero_by_construction
@@ -61,11 +61,8 @@ together). Sessions of K hands for one player of a group: each hand is a uniform
 one of the group's player-hands in it; K draws summed; intervals from an outer bootstrap over units.
 Paired comparisons use common random numbers: the same hand_id was dealt the same wall and bot streams in
 every variant; differences are taken hand by hand (joined on hand_id and seat) and clustered by unit.
-"differ" = units whose difference is not 0. With {RARE_UNITS} or more differing units: normal interval and test
-(zero-width only when every unit differs by the same amount). With 2 to {RARE_UNITS - 1} ("few differing"): the
-Student interval and test on (differing units − 1) degrees of freedom. With one: the gamma (weighted Poisson,
-Fay–Feuer) interval on its difference, the unseen sign sized by it (never significant). With none: no interval
-and no test. p Holm: Holm-adjusted p-values within a family (all paired rows of one comparison, the same family
+"differ" = units whose difference is not 0. {INTERVAL_RULES}
+p Holm: Holm-adjusted p-values within a family (all paired rows of one comparison, the same family
 as xuezhan compare; all rows of one variant in the mean-by-seat table); each caption gives the number of tests.
 Verdict: significant (Holm p < 0.05) and |diff| ≥ detect;
 significant but smaller; not significant with the interval inside ±detect (an effect of that size is ruled
@@ -353,10 +350,8 @@ def _paired_section(run: Run, variant: str, baseline: str, fam: dict[str, pl.Dat
     unit = run.unit
     s = Section(f"Paired: {variant} − {baseline}",
                 f"{variant} minus {baseline} on the same {unit}s ({rule_differences(run, variant, baseline)}). "
-                f"{unit}s = paired units, differ = units whose difference is not 0; interval 'few differing' = "
-                f"fewer than {RARE_UNITS} differing units (Student interval on differing − 1 df; one: gamma interval), "
-                f"'none' = no unit differs "
-                f"(no interval, no test). p_holm: Holm over the {n_tests} tests of this section. hands_paired / "
+                f"{unit}s = paired units, differ = units whose difference is not 0. {INTERVAL_RULES} Intervals: "
+                f"{UNADJUSTED.replace('family of tests', f'{n_tests} tests of this section')}. hands_paired / "
                 "hands_unpaired: hands to simulate to detect `detect` (α = 0.05, 80% power, SD under the "
                 "alternative; paired: the power of the test run at that size, from the observed rate and sizes of "
                 "the differing units — the rate is this run's estimate, so with fewer than about 300 differing "

@@ -62,3 +62,28 @@ def test_a_shipped_studys_report_reads_right(study: str, tmp_path: Path):
     assert '<span lang="zh">' in page and '"Noto Sans CJK SC"' in page
     assert not re.findall(r"""(?:src|href)=['"](?!data:|#)""", page)  # nothing to load from elsewhere
     assert not re.findall(r"<p class='m'>\s*[•-] ", page) and "<ul><li>" in page  # bullets are a list
+
+
+def test_the_paired_sections_describe_their_intervals_as_methods_does(tmp_path: Path):
+    """Item 3: each paired section's account of its intervals is the Methods' (Student on differing − 1 degrees of
+    freedom for 2 to 29 differing units, gamma for one — not a "conservative gamma interval" for all few), says the
+    intervals are unadjusted beside Holm verdicts, and the rows' intervals are made that way."""
+    from analysis import family
+    from analysis.load import open_run
+    from analysis.rare import INTERVAL_RULES, RARE_UNITS, few_interval
+    from analysis.report import write_report
+
+    md = write_report(GOLDEN / "caps", out=tmp_path / "report.html", n_boot=0).with_suffix(".md").read_text(
+        encoding="utf-8")
+    sections = {s.split("\n", 1)[0]: s for s in md.split("\n## ")[1:]}
+    methods = " ".join(sections["Methods and definitions"].replace("  \n", " ").split())
+    paired = [" ".join(s.replace("  \n", " ").split()) for t, s in sections.items() if t.startswith("Paired: ")]
+    assert paired and INTERVAL_RULES in methods and f"With 2 to {RARE_UNITS - 1}" in INTERVAL_RULES
+    assert all(INTERVAL_RULES in p and "unadjusted" in p for p in paired)
+    assert "conservative" not in md
+    run = open_run(GOLDEN / "caps")
+    rows = family.paired_family(run, run.variants[1], run.baseline)
+    few = [r for df in rows.values() for r in df.iter_rows(named=True) if 2 <= r["n_differ"] < RARE_UNITS]
+    assert few and all(r["interval"] == "few differing" for r in few)
+    for r in few:  # the Student interval on n_differ − 1 degrees of freedom, as the words say
+        assert (r["ci_lo"], r["ci_hi"]) == pytest.approx(few_interval(r["diff"], r["se_paired"], r["n_differ"])[:2])
