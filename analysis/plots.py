@@ -4,8 +4,8 @@ Every function takes a table produced by ``analysis.*`` and returns a :class:`ma
 bars are the tables' 95% intervals. Each takes ``ax=``: an axes to draw into (a sequence of axes, one per
 panel, for the functions that draw several panels), e.g. a subplot of your own figure; the figure returned is
 then that axes' figure. Without it the function makes its own figure. Colours: the Okabe–Ito palette (told
-apart under the common colour-vision deficiencies). :func:`to_png` renders a figure to PNG bytes (the HTML
-report embeds them).
+apart under the common colour-vision deficiencies). :func:`to_svg` renders a figure to SVG bytes (the HTML
+report embeds them), :func:`to_png` to PNG.
 """
 
 from __future__ import annotations
@@ -41,6 +41,19 @@ def to_png(fig: Figure, dpi: int = 100) -> bytes:
     """PNG bytes of a figure (Agg)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def to_svg(fig: Figure) -> bytes:
+    """SVG bytes of a figure with its text as text, not as glyph outlines: a third smaller than the PNG (the
+    strategies study's report: 391 against 604 KB), sharp at any zoom, searchable, drawn in the reader's fonts
+    (matplotlib's family list ends in ``sans-serif``, so a missing font falls back, Chinese included); no date and
+    fixed element ids, so the same figure gives the same bytes."""
+    import matplotlib as mpl
+
+    buf = io.BytesIO()
+    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "xuezhan"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     return buf.getvalue()
 
 

@@ -1,5 +1,5 @@
-"""The run report: one self-contained HTML file (figures as base64 PNG) plus a Markdown summary next to it, and
-every table as CSV.
+"""The run report: one self-contained HTML file (figures as SVG, their text as text) plus a Markdown summary
+beside it, and every table as CSV.
 
 :func:`write_report` is what ``xuezhan report`` and ``xuezhan study`` call. The answer comes first: a summary
 of each variant's largest practically significant differences (:func:`analysis.summary.summary_items`), then a

@@ -158,7 +158,7 @@ def build_sections(run: Run, baseline: str, *, n_boot: int = 200, session_hands:
     """Compute every table and figure of the report: the summary first, then the details.
 
     ``findings``: :func:`analysis.diagnostics.diagnose`'s result when the caller already has it (computed here
-    otherwise). ``render``: also render every figure to PNG (``Section.pngs``) as soon as it is drawn, while the
+    otherwise). ``render``: also render every figure to SVG (``Section.images``) as soon as it is drawn, while the
     remaining tables are computed (:data:`TABLE_THREADS`). ``progress``: a bar of the tables done (on a
     terminal's stderr)."""
     pool = ThreadPoolExecutor(max_workers=TABLE_THREADS, thread_name_prefix="report")
@@ -181,7 +181,7 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
     def figure(sec: Section, caption: str, fig: Figure) -> None:
         sec.figure(caption, fig)
         if render:
-            sec.pngs[len(sec.items) - 1] = plots.to_png(fig)
+            sec.images[len(sec.items) - 1] = plots.to_svg(fig)
 
     fan = Section("Fan frequencies", f"p_win = share of wins, p_hand = share of hands with at least one such win; "
                   f"both clustered by {unit} with Wilson 95% intervals at the effective sample size. Dots on a "

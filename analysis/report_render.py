@@ -1,6 +1,6 @@
 """How the report looks: a :class:`Section` (title, paragraph, tables and figures in order), each table as the
 reader sees it (:func:`present`: unit names, Chinese names, the columns a reader needs, numbers rounded to their
-SE), and the whole as one self-contained HTML page (figures as base64 PNG) or as Markdown.
+SE), and the whole as one self-contained HTML page (figures as inline SVG data) or as Markdown.
 
 :mod:`analysis.report_build` fills the sections; :mod:`analysis.report` writes the files.
 """
@@ -27,7 +27,7 @@ class Section:
     title: str
     text: str = ""
     items: list[tuple[str, str, Any]] = field(default_factory=list)  # ("table"|"figure"|"text", caption, object)
-    pngs: dict[int, bytes] = field(default_factory=dict)  # item index -> the figure rendered (PNG), if done
+    images: dict[int, bytes] = field(default_factory=dict)  # item index -> the figure rendered (SVG), if done
     ids: dict[int, str] = field(default_factory=dict)  # item index -> a table's stable id (its CSV's name)
     data: dict[int, pl.DataFrame] = field(default_factory=dict)  # item index -> the numbers of a table of text
 
@@ -156,9 +156,9 @@ def render_html(title: str, sections: list[Section], subtitle: str, run: Run | N
             elif kind == "text":
                 parts.append(_paragraphs(obj))
             else:
-                data = base64.b64encode(sec.pngs.get(j) or plots.to_png(obj)).decode()
+                data = base64.b64encode(sec.images.get(j) or plots.to_svg(obj)).decode()
                 parts.append(f"<figure><figcaption>{zh_spans(html.escape(caption))}</figcaption>"
-                             f"<img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'></figure>")
+                             f"<img alt='{html.escape(caption)}' src='data:image/svg+xml;base64,{data}'></figure>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

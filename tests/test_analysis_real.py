@@ -164,7 +164,7 @@ def test_study_wrote_the_report(run_dir):
     run = open_run(run_dir)
     for v in run.variants:
         assert run.digest(v)[:12] in html and run.digest(v)[:12] in md
-    assert html.count("data:image/png;base64,") >= 10
+    assert html.count("data:image/svg+xml;base64,") >= 10
     for heading in ("Summary", "Contents", "Game shape", "Fan frequencies", "Expected value", "Risk", "Economy",
                     "Paired: huazhu_8x − huazhu_16x", "Paired: cap3 − huazhu_16x"):
         assert f"## {heading}" in md and f">{heading}</h2>" in html

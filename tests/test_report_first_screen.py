@@ -178,3 +178,23 @@ def test_the_holm_family_is_every_paired_table_once():
         got_p = got["p_holm"].to_list()
         assert [g is None for g in got_p] == [w is None for w in want_p]
         assert [g for g in got_p if g is not None] == pytest.approx([w for w in want_p if w is not None], rel=1e-12)
+
+
+def test_figures_are_embedded_as_svg_with_text_smaller_than_png(example, tmp_path):
+    """Issue 52 item 9: the report's figures are SVG (text as text: sharp, searchable, smaller than the PNG it
+    replaced), embedded in the one file, the same bytes for the same figure."""
+    import base64
+    import re
+    import xml.etree.ElementTree as ET
+
+    page = write_report(example, out=tmp_path / "r.html", n_boot=0, session_hands=2).read_text(encoding="utf-8")
+    srcs = re.findall(r"<img alt='[^']*' src='([^']*)'>", page)
+    assert len(srcs) >= 5 and all(s.startswith("data:image/svg+xml;base64,") for s in srcs)
+    assert "image/png" not in page
+    for src in srcs:
+        root = ET.fromstring(base64.b64decode(src.split(",", 1)[1]))
+        assert root.tag.endswith("svg") and any(e.tag.endswith("text") for e in root.iter())
+    figs = [obj for s in build_sections(open_run(example), "base", n_boot=0, session_hands=2)
+            for kind, _, obj in s.items if kind == "figure"]
+    assert plots.to_svg(figs[0]) == plots.to_svg(figs[0])  # no date, fixed ids
+    assert sum(len(plots.to_svg(f)) for f in figs) < sum(len(plots.to_png(f)) for f in figs)
