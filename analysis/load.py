@@ -12,9 +12,11 @@ large run), and only the files the manifest lists are read, so a damaged, missin
 naming the file, never silently different data.
 
 Tables follow :mod:`simulator.schema`; money columns are integers in **base units** (multiply by
-``Run.base(variant)`` for score units). Categorical columns are read as plain strings and ``variant`` (not stored
-in the files) is taken from the directory name, so frames from different variants concatenate and join without
-dictionary clashes. Runs of the earlier variant-first layout are refused with a "re-simulate" message.
+``Run.base(variant)`` for score units); a variant whose rules set ``settlement.money_scale`` logs money units
+(that many per base unit), and :meth:`Run.players` then reads every variant's score columns as Float64 base
+units. Categorical columns are read as plain strings and ``variant`` (not stored in the files) is taken from the
+directory name, so frames from different variants concatenate and join without dictionary clashes. Runs of the
+earlier variant-first layout are refused with a "re-simulate" message.
 This module never imports the engine or the runner.
 """
 
@@ -31,6 +33,10 @@ import polars as pl
 from simulator import layout, rundir, schema
 from simulator import manifest as mf
 from simulator.errors import UserError
+
+MONEY_COLUMNS = (*schema.SCORE_COMPONENTS, "score_total")
+"""The players table's money columns: base units, or money units under ``settlement.money_scale`` (Run.players
+reads them back in base units)."""
 
 TABLE_NAMES = tuple(schema.TABLES)
 
@@ -82,6 +88,11 @@ class Run:
     def base(self, variant: str) -> int:
         """``scoring.base`` of a variant: score units per base unit (1 if the manifest does not say)."""
         return int(self.rules(variant).get("scoring", {}).get("base", 1))
+
+    def money_scale(self, variant: str) -> int:
+        """``settlement.money_scale`` of a variant: money units per base unit in its logs' score columns (1 if
+        the manifest does not say); :meth:`players` divides them back to base units."""
+        return int(self.rules(variant).get("settlement", {}).get("money_scale", 1))
 
     def bots(self, variant: str) -> list[str]:
         """The bot seated at each seat 0-3 (from the rule set; ``[]`` when the manifest has none)."""
@@ -221,6 +232,9 @@ class Run:
             raise ValueError(f"unknown table {table!r}; expected one of {TABLE_NAMES}")
         names = self.variants if variants is None else (variants,) if isinstance(variants, str) else variants
         target = _polars_schema(table, self.has_sessions)
+        scaled = table == "players" and any(self.money_scale(v) != 1 for v in self.variants)
+        if scaled:  # money units back to base units: fractions of a base unit, Float64 for every variant alike
+            target = {c: pl.Float64 if c in MONEY_COLUMNS else t for c, t in target.items()}
         frames = []
         for name in names:
             parts = self.parts(name, table)
@@ -237,6 +251,8 @@ class Run:
                      for c, t in target.items()])
             else:
                 lf = pl.LazyFrame(schema=target).with_columns(pl.lit(name).alias("variant"))
+            if scaled and self.money_scale(name) != 1:
+                lf = lf.with_columns(pl.col(c) / self.money_scale(name) for c in MONEY_COLUMNS)
             frames.append(lf)
         out = pl.concat(frames, how="vertical") if frames else pl.LazyFrame(schema=target)
         if self.hand_range is not None:  # a chunk may straddle the range's ends (chunk sizes that differ)

@@ -53,8 +53,12 @@ class Key(NamedTuple):
 
 KEYS: tuple[Key, ...] = (
     Key("settlement.dealer_compensation", "int", 0,
-        "points (base units) the dealer pays each other player at the start of every hand, booked as "
-        "score_transfer; 0 = off", low=0, high=10_000, money=3),
+        "money units (base units unless settlement.money_scale says otherwise) the dealer pays each other player "
+        "at the start of every hand, booked as score_transfer; 0 = off", low=0, high=10_000, money=3),
+    Key("settlement.money_scale", "int", 1,
+        "money units per base unit: every payment of the rules is this many units per base unit in the engine "
+        "and the logs' score columns (the analysis divides them back to base units), so dealer_compensation "
+        "can be a fraction of a base unit; 1 = the logs count base units", low=1, high=1000),
 )
 BY_PATH = {k.path: k for k in KEYS}
 SLOT = {k.path: P_KEY_TABLE + i for i, k in enumerate(KEYS)}  # after the slots of simulator.rules_vocab

@@ -176,8 +176,9 @@ class RuleSet(FrozenModel):
             raise ValueError(f"scoring: a hand could score {fan} fan (every pattern and extra together, 根 ×"
                              f" {MAX_GEN}), more than the logs hold ({FAN_LOG_MAX}); lower the pattern fans")
         if money > MONEY_LOG_MAX:
-            raise ValueError(f"scoring: one hand could move up to {money:,} base units for a seat, more than the"
-                             f" logs hold ({MONEY_LOG_MAX:,}); set a lower scoring.cap or lower fans/payments")
+            raise ValueError(f"scoring: one hand could move up to {money:,} money units (base units × "
+                             f"settlement.money_scale) for a seat, more than the logs hold ({MONEY_LOG_MAX:,}); set "
+                             "a lower scoring.cap, lower fans/payments or a lower settlement.money_scale")
         return self
 
     # -- derived forms ------------------------------------------------------------------------------------
@@ -265,8 +266,9 @@ MAX_KONGS = 16         # four seats × four melds
 
 
 def log_bounds(rules: RuleSet) -> tuple[int, int]:
-    """``(max fan, max money)``: upper bounds of a hand's uncapped fan and of one seat's score in one hand (base
-    units), which validation keeps within the int8 fan and int32 money columns of the logs.
+    """``(max fan, max money)``: upper bounds of a hand's uncapped fan and of one seat's score in one hand (money
+    units: base units × ``settlement.money_scale``), which validation keeps within the int8 fan and int32 money
+    columns of the logs.
 
     Conservative: the fan bound adds every pattern and extra as if all could hold at once (with 根 × MAX_GEN and
     the add_fan bonus); the money bound adds 3 wins paid by one seat for three payers each (P + 1, the
@@ -290,7 +292,7 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     events = XUELIU_MAX_WIN_EVENTS if rules.mode == "xueliu" else 3
     money = 3 * events * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
     money += sum(key.money * int(value_of(rules, key)) for key in KEYS)  # the key table's money keys
-    return fan, money
+    return fan, money * rules.settlement.money_scale  # in money units (conservative for those already in units)
 
 
 # Segments pydantic adds to an error location for union members and constraints ("constrained-int",

@@ -40,6 +40,7 @@ from simulator.state import (
     EV_HUAZHU,
     EV_KONG,
     EV_READY,
+    G_MONEY_SCALE,
     G_NKONGS,
     KL_FEEDER,
     KL_KIND,
@@ -61,6 +62,7 @@ from simulator.state import (
     VOID_NONE,
     log_event,
     pay,
+    pay_units,
     void_rule,
 )
 
@@ -70,16 +72,19 @@ HUAZHU_ALL = HUAZHU_PAYERS.index("all")
 DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
 _NO_FAN_LIMIT = 1 << 20  # above any cap
 P_DEALER_COMPENSATION = SLOT["settlement.dealer_compensation"]
+P_MONEY_SCALE = SLOT["settlement.money_scale"]
 
 
 @njit(cache=True, _nrt=False)
 def settle_deal(params, st, dealer: int) -> None:
-    """The start of a hand, after the deal: ``settlement.dealer_compensation`` — the dealer pays each other player
-    that many base units (score_transfer; docs/rules.md "Dealer compensation"). Nothing when it is 0."""
+    """The start of a hand, after the deal: the hand's money unit (``settlement.money_scale`` units per base unit,
+    read by every :func:`simulator.state.pay`), then ``settlement.dealer_compensation`` — the dealer pays each
+    other player that many money units (score_transfer; docs/rules.md "Dealer compensation"). Nothing when 0."""
+    st.g[G_MONEY_SCALE] = params[P_MONEY_SCALE]
     amount = params[P_DEALER_COMPENSATION]
     if amount > 0:
         for q in range(N_SEATS):
-            pay(st, dealer, q, amount, C_TRANSFER)
+            pay_units(st, dealer, q, amount, C_TRANSFER)
 
 
 @njit(cache=True, inline="always")
