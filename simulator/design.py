@@ -396,7 +396,8 @@ def document(d: Design, trials: list[Measured], order: list[int], confirmed: lis
         "search": {"trials": len(trials), "budget": f.budget, "walls": f.walls, "blocks": f.blocks, "seed": f.seed,
                    "feasible": sum(m.met for m in trials),
                    "history": [{"trial": i, "params": m.params, "objective": float(round(objective_value(d, m), 6)),
-                                "rank": rank[i], "met": m.met, "estimates": _record(m)}
+                                "rank": rank[i], "met": m.met, "excess": float(round(sum(m.excess), 6)),
+                                "estimates": _record(m)}
                                for i, m in enumerate(trials)]},
         "objective": f.objective, "format": FORMAT,
     }

@@ -15,6 +15,7 @@ import yaml
 from cli_helpers import cli_run
 
 from simulator import design as dz
+from simulator import design_report as dr
 from simulator.design_metrics import Moments, measure, per_wall
 from simulator.hands import play_hands
 from simulator.rules import load_rules
@@ -56,6 +57,28 @@ def test_tiny_design_writes_a_rule_file_that_extends_the_baseline_with_the_chang
     report = (out / "tiny.md").read_text(encoding="utf-8")
     assert "## Result: every target met" in report and "mode = xueliu, scoring.cap = 4" in report
     assert (out / "tiny.png").stat().st_size > 0
+
+
+def test_the_report_draws_the_pareto_front_and_states_the_confirmation_bound(tiny):
+    out, res = tiny
+    report = (out / "tiny.md").read_text(encoding="utf-8")
+    assert res.document["confirmed"] and all("excess" in h for h in res.document["search"]["history"])
+    k = len(res.document["confirmed"])
+    assert f"at most {k} × 2.5% = {2.5 * k:g}%" in report and "Pareto front" in report
+    # 血流 meets the target (excess 0); among the others the excess falls as the objective grows: the front
+    hist = res.document["search"]["history"]
+    pts = [(h["objective"], h["excess"]) for h in hist]
+    idx = dr.front(pts)
+    assert all(hist[i]["excess"] == 0 for i in idx[-1:]) and [pts[i][0] for i in idx] == sorted(pts[i][0] for i in idx)
+    for i, (o, e) in enumerate(pts):  # every trial off the front is matched or dominated by one on it
+        assert i in idx or any(pts[j][0] <= o and pts[j][1] <= e for j in idx)
+
+
+def test_the_pareto_front_keeps_only_non_dominated_points():
+    pts = [(0.0, 3.0), (0.5, 1.0), (0.5, 2.0), (1.0, 1.0), (2.0, 0.0), (3.0, 0.0)]
+    assert dr.front(pts) == [0, 1, 4]
+    assert "at most 3 × 2.5% = 7.5%" in dr.bound_text(3, 1, True)
+    assert "at least 90%" in dr.bound_text(1, 2, True) and "nothing was reported as met" in dr.bound_text(2, 1, False)
 
 
 def test_the_same_seed_and_file_write_the_same_bytes_and_a_resumed_search_ends_the_same(tiny, tmp_path):
