@@ -50,7 +50,6 @@ K_MAX = 28            # kongs per hand: at most one per kind (27), plus a spare 
 (G_HEAD, G_TAIL, G_TURNS, G_NKONGS, G_NWINS, G_WIN_EVENTS, G_NWON, G_INTERRUPTED, G_NEV, G_EXHAUSTIVE,
  G_DEALER, G_EXCHANGE, G_ENDED, G_CHAIN, G_EV_OVERFLOW, G_MONEY_SCALE) = range(16)
 G_N = 16
-# G_MONEY_SCALE: settlement.money_scale, money units per base unit (set by settlement.settle_deal; 0 before = 1)
 # G_CHAIN: kong-ledger index of the first kong of the current player's turn (杠上炮 / 呼叫转移 scope)
 
 # Per-seat scalars ps[seat, ...]
@@ -359,7 +358,7 @@ def _append_event(events, g, typ: int, seat: int, tile: int, amount: int, a: int
 @njit(cache=True, _nrt=False)
 def pay(st, payer: int, payee: int, amount: int, comp: int) -> None:
     """Move ``amount`` base units from ``payer`` to ``payee`` under component ``comp`` (zero-sum by design): in
-    money units, ``amount × settlement.money_scale`` (the same number under the default scale 1)."""
+    money units, ``amount × settlement.money_scale`` (``g[G_MONEY_SCALE]``, set by ``settlement.settle_deal``)."""
     scale = st.g[G_MONEY_SCALE]
     pay_units(st, payer, payee, amount * scale if scale > 1 else amount, comp)
 
