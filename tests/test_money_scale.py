@@ -82,3 +82,12 @@ def test_the_analysis_reads_money_units_back_in_base_units(tmp_path):
     assert np.allclose(gap[wide["is_d"].to_numpy()], -0.261) and np.allclose(gap[~wide["is_d"].to_numpy()], 0.087)
     text = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
     assert "−0.261" in text or "-0.261" in text  # the dealer's edge moves by 3 × 0.087 base units
+
+
+def test_tune_scores_in_base_units():
+    from simulator.tune import seat0_per_wall
+
+    seats = ["seats=[value, greedy, greedy, greedy]"]
+    whole = seat0_per_wall(load_rules("chengdu", seats), 0, 30, 1)
+    fine = seat0_per_wall(load_rules("chengdu_milli", seats), 0, 30, 1)
+    assert np.abs(whole).sum() > 0 and np.array_equal(fine, whole)
