@@ -157,7 +157,10 @@ class XuezhanEnv(AECEnv):
         self._advance()
 
     def _net(self) -> np.ndarray:
-        return self.hand.st.score.sum(axis=1).copy()
+        """Each seat's net score so far in base units (money units ÷ ``settlement.money_scale``: then floats)."""
+        net = self.hand.st.score.sum(axis=1).copy()
+        scale = self.rules.settlement.money_scale
+        return net if scale == 1 else net / scale
 
     def _advance(self) -> None:
         self.decision = self.hand.advance()
@@ -168,11 +171,11 @@ class XuezhanEnv(AECEnv):
         delta = net - self._scores
         self._scores = net
         for a in self.agents:
-            self.rewards[a] = int(delta[self._seat_of[a]])
+            self.rewards[a] = delta[self._seat_of[a]].item()  # an int, a float under money_scale
         if self.decision is None:
             for a in self.agents:
                 self.terminations[a] = True
-                self.infos[a] = {"score": int(net[self._seat_of[a]])}
+                self.infos[a] = {"score": net[self._seat_of[a]].item()}
             self.agent_selection = self.agents[0] if self.agents else None
         else:
             self.agent_selection = f"seat_{self.decision.seat}"
@@ -228,7 +231,8 @@ def render_table(e: XuezhanEnv) -> str:
     net = e._net()
     for s in range(N_SEATS):
         who = f"agent seat_{s}" if s in e.external else f"bot {seats[s].bot}"
-        parts = [f"seat {s} ({who}): {int(net[s]):+d}"]
+        v = net[s].item()
+        parts = [f"seat {s} ({who}): {v:+d}" if isinstance(v, int) else f"seat {s} ({who}): {v:+g}"]
         if s in e.external:
             parts.append(f"hand {format_counts(hand.st.conc[s])}")
         if melds is not None and melds[s]:

@@ -91,3 +91,23 @@ def test_tune_scores_in_base_units():
     whole = seat0_per_wall(load_rules("chengdu", seats), 0, 30, 1)
     fine = seat0_per_wall(load_rules("chengdu_milli", seats), 0, 30, 1)
     assert np.abs(whole).sum() > 0 and np.array_equal(fine, whole)
+
+
+def test_the_environment_rewards_base_units():
+    """Greedy play by the agents: the same hands, the same rewards in base units at money_scale 1000."""
+    from simulator.agents import GreedyBot
+    from simulator.env import XuezhanEnv
+
+    bot = GreedyBot()
+    totals = {}
+    for config in ("chengdu", "chengdu_milli"):
+        e = XuezhanEnv(config, seats=(None, "value", None, "greedy"))
+        got = []
+        for hand_id in range(4):
+            e.reset(seed=21, options={"hand_id": hand_id})
+            for agent in e.agent_iter():
+                obs, reward, term, trunc, _ = e.last()
+                got.append(reward)
+                e.step(None if term or trunc else bot.act(e.observation_object(agent)))
+        totals[config] = got
+    assert any(totals["chengdu"]) and totals["chengdu_milli"] == pytest.approx(totals["chengdu"])
