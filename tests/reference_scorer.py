@@ -254,3 +254,99 @@ def check_wins(rules, wins: dict, rows=None) -> int:
                int(wins["gen"][i]), frozenset(f for f in flags if wins[f][i]))
         assert got == (ref.fan, ref.capped_fan, ref.points, ref.hand_type, ref.gen, ref.flags), (i, win)
     return len(rows)
+
+
+# ---- end of a hand: readiness, 退税, 查花猪, 查大叫 (docs/spec.md §2.2, §3, §5; docs/rules.md "Exhaustive draw") ----
+
+@dataclass(frozen=True)
+class EndSeat:
+    """A seat at the end of a hand: concealed tiles (counts[27]) and melds as in :class:`Win`; ``void`` its declared
+    void suit (0–2, ``None`` under ``void_suit: none``); ``won`` whether it has won in this hand; ``declared``
+    ``"sing"``, ``"dance"`` or ``None``; ``kongs`` the income of its kongs still live, one ``{payer: amount}`` each."""
+    counts: tuple[int, ...]
+    melds: tuple[tuple[str, int], ...] = ()
+    void: int | None = None
+    won: bool = False
+    declared: str | None = None
+    kongs: tuple[dict[int, int], ...] = ()
+
+
+def _all_kinds(seat: EndSeat) -> list[int]:
+    every = list(seat.counts)
+    for name, k in seat.melds:
+        every[k] += 3 if name == "pung" else 4
+    return every
+
+
+def _suits(seat: EndSeat) -> set[int]:
+    return {k // 9 for k, c in enumerate(_all_kinds(seat)) if c}
+
+
+def is_huazhu(seat: EndSeat) -> bool:
+    """docs/spec.md §5: tiles of all three suits (``void_suit: none``) or any tile of the declared void suit."""
+    return len(_suits(seat)) == 3 if seat.void is None else seat.void in _suits(seat)
+
+
+def is_winning(counts, melds, void: int | None) -> bool:
+    """docs/spec.md §3: the 14 tiles (concealed ``counts`` and ``melds``) are a standard hand or seven pairs, with at
+    most two suits and none of the void suit."""
+    whole = EndSeat(tuple(counts), tuple(melds), void)
+    win = Win(tuple(counts), tuple(melds), -1, "discard", frozenset())
+    return len(_suits(whole)) <= 2 and not is_huazhu(whole) and next(_forms(win), None) is not None
+
+
+def waits(seat: EndSeat) -> list[int]:
+    """Kinds that complete the 13-tile hand (:func:`is_winning`), leaving out kinds the seat already holds four of,
+    counting its melds (docs/spec.md §5)."""
+    out = []
+    for k in range(27):
+        counts = list(seat.counts)
+        counts[k] += 1
+        if _all_kinds(seat)[k] < 4 and is_winning(counts, seat.melds, seat.void):
+            out.append(k)
+    return out
+
+
+def chadajiao_points(rules, seat: EndSeat) -> int:
+    """The most a ready hand can score (docs/spec.md §5, docs/rules.md "Shanten, waits, 查大叫"): its best wait
+    as a discard win with no situational context but its 唱歌/跳舞, capped, in base units (as the engine keeps
+    money); 0 when not ready."""
+    context = frozenset({seat.declared} if seat.declared else ())
+    best = 0
+    for k in waits(seat):
+        counts = list(seat.counts)
+        counts[k] += 1
+        best = max(best, score(rules, Win(tuple(counts), seat.melds, k, "discard", context)).points)
+    return best
+
+
+def end_settlement(rules, seats: list[EndSeat]) -> dict[str, list[int]]:
+    """Each seat's 退税 (``refund``), 查花猪 (``huazhu``) and 查大叫 (``chadajiao``) money in base units at an
+    exhaustive draw, in the order docs/spec.md §2.11 gives, among the players still in (docs/rules.md: under 血战
+    and 血流 alike, those who have not won; 花猪 collected by winners only under ``huazhu_pays: all``)."""
+    st = rules.settlement
+    money = {"refund": [0] * 4, "huazhu": [0] * 4, "chadajiao": [0] * 4}
+    pig = [not s.won and is_huazhu(s) for s in seats]
+    ready = [not s.won and not pig[i] and bool(waits(s)) for i, s in enumerate(seats)]
+    if st.refund_kongs_if_not_ready:
+        for i, s in enumerate(seats):
+            if not s.won and not ready[i]:
+                for kong in s.kongs:
+                    for payer, amount in kong.items():
+                        money["refund"][i] -= amount
+                        money["refund"][payer] += amount
+    penalty = st.huazhu_penalty
+    assert isinstance(penalty, int), "huazhu_penalty: cap is not modelled here"
+    for p in (i for i in range(4) if pig[i]):
+        for q in range(4):
+            if q != p and not pig[q] and (st.huazhu_pays == "all" or not seats[q].won):
+                money["huazhu"][p] -= penalty
+                money["huazhu"][q] += penalty
+    if st.chadajiao:
+        for r in (i for i in range(4) if ready[i]):
+            points = chadajiao_points(rules, seats[r])
+            for q in range(4):
+                if q != r and not seats[q].won and not ready[q] and not pig[q]:
+                    money["chadajiao"][q] -= points
+                    money["chadajiao"][r] += points
+    return money

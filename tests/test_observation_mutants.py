@@ -5,6 +5,7 @@ hands watched unmutated pass.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import textwrap
 
@@ -12,7 +13,7 @@ import pytest
 from test_observation_watch import lineup, watch
 
 from simulator import agents, agents_observation, game
-from simulator.agents import RandomBot
+from simulator.agents import KONG, PASS, PUNG, WIN, RandomBot
 
 
 def mutated(fn, old: str, new: str):
@@ -80,3 +81,30 @@ def test_every_field_check_fails_on_a_mutated_field(field, monkeypatch):
 def test_the_unmutated_watch_of_the_mutants_hands_passes(mode, monkeypatch):
     seen = watch(monkeypatch, "chengdu", MUTANT_RULES | {"mode": mode}, lineup, 30, seed=3)
     assert seen["danced"] and seen["ckong"] and seen["exchange"] and (seen["xueliu_rewin"] or mode == "xuezhan")
+
+
+def hiding(action: int, kind: str):
+    """A mutant of ``Hand.advance`` that never offers ``action`` at ``kind`` decisions: it is dropped from the
+    offered set, and a decision left with nothing but passing is passed unseen (as if never asked)."""
+    real = game.Hand.advance
+
+    def advance(self):
+        while (d := real(self)) is not None and d.kind == kind and (d.legal >> action) & 1:
+            legal = d.legal & ~(1 << action)
+            if legal != 1 << PASS:
+                self.pending = dataclasses.replace(d, legal=legal)
+                return self.pending
+            self.apply(PASS)
+        return d
+
+    return advance
+
+
+@pytest.mark.parametrize(("action", "kind"), [(PUNG, "claim"), (KONG, "claim"), (WIN, "take_win")])
+def test_a_legal_claim_or_win_never_offered_fails_the_watch(action, kind, monkeypatch):
+    """The legal-action check is two-sided: the engine dropping a legal pung, exposed kong or win from what it
+    offers (the decision passed unseen when nothing else is left) fails the watch (tests/watch_offers.py)."""
+    monkeypatch.setattr(game.Hand, "advance", hiding(action, kind))
+    with pytest.raises(AssertionError, match=r"field legal_actions: seat \d was (never )?offered"):
+        for first in range(0, 30, 5):
+            watch(monkeypatch, "chengdu", MUTANT_RULES | {"mode": "xuezhan"}, lineup, 5, seed=3, first=first)

@@ -15,6 +15,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from watch_offers import Offers
 
 from simulator import agents, game, state
 from simulator.agents import DANCE, DECLARE, KONG, PASS, PUNG, WIN, GreedyBot, RandomBot, ValueBot
@@ -320,7 +321,7 @@ def watch(monkeypatch, config: str, overrides: dict, inner, n: int, seed: int, f
     raw = game.play_hands(rules, ids, seed, bots, record=True)
     ev_all, w, w_hand = raw.events, raw.w, raw.w_hand
     seen = {k: 0 for k in S.DECISIONS} | {"ron": 0, "declined": 0, "robbed": 0, "ckong": 0, "xueliu_rewin": 0,
-                                          "multi": 0, "danced": 0}
+                                          "multi": 0, "danced": 0, "offers": 0}
     by_hand: dict[str, list] = {}
     for rec in log:
         by_hand.setdefault(rec[0], []).append(rec)
@@ -331,12 +332,19 @@ def watch(monkeypatch, config: str, overrides: dict, inner, n: int, seed: int, f
         pos = 0
         picks = [0] * 4
         gives = [[t for typ, s, t, *_ in ev.tolist() if typ == S.EV_EXCHANGE and s == q] for q in range(4)]
-        for _, at, digest, fields, action in by_hand.get(str(first + row), []):
-            assert hashlib.blake2b(ev[:at].tobytes(), digest_size=16).digest() == digest, "log prefix changed"
+        offers = Offers(rules)  # the other side: every pung, kong and win the rules allow was offered
+        for _, at, digest, fields, action in [*by_hand.get(str(first + row), []), (None, len(ev), None, None, 0)]:
+            assert digest is None or hashlib.blake2b(ev[:at].tobytes(), digest_size=16).digest() == digest, \
+                "log prefix changed"
             while pos < at:
                 table.apply(tuple(ev[pos].tolist()))
+                offers.see(table, tuple(ev[pos].tolist()))
                 pos += 1
+            if fields is None:  # the end of the hand
+                seen["offers"] += offers.check()
+                break
             check_decision(rules, table, fields, action, ev, at, wins_of_hand, picks[fields["seat"]], gives)
+            offers.offered(table, fields)
             seen[fields["decision"]] += 1
             if fields["decision"] == "exchange":
                 picks[fields["seat"]] += 1
@@ -378,6 +386,7 @@ def test_every_observation_field_matches_the_event_log_at_every_decision(case, m
     seen = watch(monkeypatch, config, overrides, lineup, n, seed=11)
     assert seen["discard"] > 20 * n and seen["claim"] > n and seen["take_win"] > n // 2
     assert seen["ron"] > n // 4 and (seen["declined"] > 0 or config == "qq_sichuan")  # uncapped: no cheap wins
+    assert seen["offers"] > n  # allowed wins and claims checked to be offered
     if config == "exchange_three":
         assert seen["exchange"] == 3 * 4 * n
     if rules_void(config):
