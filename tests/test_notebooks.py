@@ -35,7 +35,7 @@ def test_notebooks_are_stored_clean():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs(name, monkeypatch, tmp_path):
-    monkeypatch.setenv("XUEZHAN_NB_HANDS", "1200")
+    monkeypatch.setenv("XUEZHAN_NB_HANDS", "400")
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebooks' temporary runs land here and are cleaned up
     book = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
