@@ -13,7 +13,10 @@ comparison) of a table the ids are unique. The grammar:
 - ``<table>.<key>[.<group>]`` for the other tables, the key slugged from its label (:func:`slug`):
   ``hand_type.qingyise``, ``flag.gen``, ``distribution.fan.2``, ``fan_summary.capped_fan``,
   ``shape.hand.turns_per_hand`` (per hand, win or player-hand), ``risk.cvar95_loss.bot.greedy``,
-  ``session_risk.q_0_05.seat0``, ``score_distribution.-12.bot.expert``, ``economy.coin_loss.bot.greedy``.
+  ``session_risk.q_0_05.seat0``, ``score_distribution.-12.bot.expert``, ``economy.coin_loss.bot.greedy``,
+  ``decline.won.difference.bot.value`` (``declined``, ``not`` or their ``difference``), ``session.net.seat0``,
+  ``session_distribution.seat0``, ``ruin.seat0`` / ``ruin.any``, ``house_take.points``,
+  ``session_paired.dealt.seat0``, ``skill.expert.greedy`` (test and field bot).
 
 A leaf module (polars only), so that every table module can add its ids.
 """
@@ -57,8 +60,9 @@ def _group(df: pl.DataFrame) -> list[pl.Expr]:
     (``.was.<bot_baseline>`` when a paired row's seat changed bot)."""
     parts = []
     for c in df.columns:
-        if c in ("seat", "position"):
-            parts.append(pl.format(f"{c}{{}}", pl.col(c)))
+        if c in ("seat", "position"):  # "any" (P(ruin) of anyone at the table) stays a word
+            parts.append(pl.when(pl.col(c).cast(pl.String) == "any").then(pl.lit("any"))
+                         .otherwise(pl.format(f"{c}{{}}", pl.col(c))))
         elif c == "bot":
             was = (pl.when(pl.col("bot_baseline") != pl.col("bot")).then(pl.format(".was.{}", "bot_baseline"))
                    .otherwise(pl.lit("")) if "bot_baseline" in df.columns else pl.lit(""))

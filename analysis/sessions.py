@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.stats import LEVEL, cluster_means, cluster_proportions, normal_p, p_adjust, z_value
 
@@ -88,8 +89,8 @@ def session_results(run: Run | str, by: str | Sequence[str] = "bot", level: floa
     lf = session_players(run).with_columns(pl.col("n_hands").cast(pl.Float64), pl.col("dealt").cast(pl.Float64))
     out = cluster_means(lf, ["variant", *cols], ["net", "points", "n_hands", "dealt"], cluster="unit",
                         level=level)
-    return _in_run_order(out, run, cols).select("variant", *cols, "quantity", "n_units", "n_obs", "mean", "se",
-                                                "ci_lo", "ci_hi")
+    return with_id(_in_run_order(out, run, cols).select("variant", *cols, "quantity", "n_units", "n_obs", "mean",
+                                                        "se", "ci_lo", "ci_hi"), "session", ["quantity"])
 
 
 def session_distribution(run: Run | str, by: str | Sequence[str] = "bot") -> pl.DataFrame:
@@ -102,7 +103,7 @@ def session_distribution(run: Run | str, by: str | Sequence[str] = "bot") -> pl.
     out = (session_players(run).group_by("variant", *cols)
            .agg(pl.len().cast(pl.Int64).alias("n_obs"), pl.col("net").min().alias("min"), *qs,
                 pl.col("net").max().alias("max")).collect())
-    return _in_run_order(out, run, cols)
+    return with_id(_in_run_order(out, run, cols), "session_distribution")
 
 
 def ruin_table(run: Run | str, by: str | Sequence[str] = "seat", bankroll: float | None = None,
@@ -138,8 +139,8 @@ def ruin_table(run: Run | str, by: str | Sequence[str] = "seat", bankroll: float
     anyone = (lf.group_by("variant", "unit", "session_id").agg(pl.col("ruined").max())
               .with_columns(pl.lit("any").alias(col)))
     out = pl.concat([_ruin_share(lf, col, level), _ruin_share(anyone, col, level)])
-    return _in_run_order(out.join(bank, on="variant"), run, [col]).select(
-        "variant", col, "bankroll", "k", "n_obs", "n_units", "p", "p_lo", "p_hi")
+    return with_id(_in_run_order(out.join(bank, on="variant"), run, [col]).select(
+        "variant", col, "bankroll", "k", "n_obs", "n_units", "p", "p_lo", "p_hi"), "ruin")
 
 
 def _ruin_share(lf: pl.LazyFrame, col: str, level: float) -> pl.DataFrame:
@@ -169,8 +170,9 @@ def house_take(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
                          "money": [run.session(v).get("money", "points") for v in session_variants(run)],
                          "rake": [run.economy(v)["rake"] if run.session(v).get("money") == "coins" else 0.0
                                   for v in session_variants(run)]})
-    return _in_run_order(house.join(hands, on="variant").join(meta, on="variant"), run, []).select(
-        "variant", "money", "rake", "hands_per_session", "n_units", "mean", "se", "ci_lo", "ci_hi")
+    return with_id(_in_run_order(house.join(hands, on="variant").join(meta, on="variant"), run, []).select(
+        "variant", "money", "rake", "hands_per_session", "n_units", "mean", "se", "ci_lo", "ci_hi"), "house_take",
+        ["money"])
 
 
 def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Sequence[str] = "seat",
@@ -214,11 +216,11 @@ def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Se
     ok = ~np.isnan(p)
     holm = np.full(len(p), np.nan)
     holm[ok] = p_adjust(p[ok], "holm")
-    return out.with_columns(
+    return with_id(out.with_columns(
         pl.lit(variant).alias("variant"), pl.lit(baseline).alias("baseline"),
         pl.Series("p_value", p, nan_to_null=True), pl.Series("p_holm", holm, nan_to_null=True)).select(
         "variant", "baseline", *cols, "quantity", "n_units", "mean_variant", "mean_baseline", "diff", "se",
-        "ci_lo", "ci_hi", "p_value", "p_holm")
+        "ci_lo", "ci_hi", "p_value", "p_holm"), "session_paired", ["quantity"])
 
 
 def _in_run_order(df: pl.DataFrame, run: Run, cols: list[str]) -> pl.DataFrame:

@@ -145,8 +145,11 @@ def decline_effect(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.D
                        pl.when(pl.col("se") > 0).then(pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
     order = {v: i for i, v in enumerate(run.variants)}
     qorder = {"won": 0, "capped_fan": 1, "score_total": 2}
-    return (pl.concat([out.select(diff.columns), diff])
-            .with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"),
-                          pl.col("quantity").replace_strict(qorder, return_dtype=pl.Int64).alias("_q"),
-                          pl.col("declined").cast(pl.Int8).fill_null(2).alias("_d"))
-            .sort("_v", *cols, "_q", "_d").drop("_v", "_q", "_d"))
+    out = (pl.concat([out.select(diff.columns), diff])
+           .with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"),
+                         pl.col("quantity").replace_strict(qorder, return_dtype=pl.Int64).alias("_q"),
+                         pl.col("declined").cast(pl.Int8).fill_null(2).alias("_d"))
+           .sort("_v", *cols, "_q", "_d").drop("_v", "_q", "_d"))
+    side = pl.when(pl.col("declined")).then(pl.lit("declined")).when(~pl.col("declined")).then(pl.lit("not"))
+    return with_id(out.with_columns(side.otherwise(pl.lit("difference")).alias("_side")), "decline",
+                   ["quantity", "_side"]).drop("_side")

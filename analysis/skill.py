@@ -37,6 +37,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.stats import LEVEL, z_value
 
@@ -241,8 +242,9 @@ def skill_table(run: Run | str, *, n_boot: int = N_BOOT, seed: int = 0, target: 
         schema=schema)
     counts = ("walls", "player_hands")
     floats = [c for c in df.columns if c not in schema and c not in counts]
-    return df.with_columns([pl.col(c).cast(pl.Float64).replace(float("inf"), None) for c in floats]
-                           + [pl.col(c).cast(pl.Int64) for c in counts if c in df.columns])
+    return with_id(df.with_columns([pl.col(c).cast(pl.Float64).replace(float("inf"), None) for c in floats]
+                                   + [pl.col(c).cast(pl.Int64) for c in counts if c in df.columns]),
+                   "skill", ["test", "field"], slugged=False)
 
 
 def skill_luck_plot(table: pl.DataFrame, ax=None) -> Figure:

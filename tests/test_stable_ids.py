@@ -14,7 +14,7 @@ from analysis_golden import RUNS
 from cli_helpers import cli_run
 
 import xuezhan
-from analysis import compare, family
+from analysis import compare, family, skill
 from analysis.inference import P_MIN, normal_p
 
 ID = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)+$")
@@ -31,10 +31,16 @@ def _api_tables(run) -> dict[str, pl.DataFrame]:
             "economy": xuezhan.economy_table(run, "bot"),
             "paired bot": xuezhan.paired_comparison(run, v, by="bot", components=("score_total", "score_win")),
             "paired seat": xuezhan.paired_comparison(run, v, by="seat"),
-            "paired metrics": xuezhan.paired_hand_metrics(run, v)}
+            "paired metrics": xuezhan.paired_hand_metrics(run, v), "declines": xuezhan.shape.decline_effect(run),
+            **({"session results": xuezhan.sessions.session_results(run, "seat"),
+                "session distribution": xuezhan.sessions.session_distribution(run, "seat"),
+                "ruin": xuezhan.sessions.ruin_table(run, "seat"), "house take": xuezhan.sessions.house_take(run),
+                "session paired": xuezhan.sessions.dealer_rule_effect(run, v, run.baseline)}
+               if run.has_sessions else {}),
+            **({"skill": skill.skill_table(run, n_boot=0)} if run.duplicate else {})}
 
 
-@pytest.mark.parametrize("study", ["strategies", "sessions"])
+@pytest.mark.parametrize("study", ["strategies", "sessions", "skill"])
 def test_every_api_table_leads_with_a_unique_stable_id(study):
     run = xuezhan.open_run(RUNS / study)
     for name, df in _api_tables(run).items():
