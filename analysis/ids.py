@@ -40,15 +40,15 @@ _NATIVE = re.compile(r"\s*\([^)]*[^\x00-\x7f][^)]*\)")  # a parenthesised Chines
 
 
 def slug(label: object) -> str:
-    """A label as an id part: a known hand metric by :data:`HAND_METRIC_IDS`, an integer as it is, else lower case,
-    a Chinese name in parentheses dropped, comparison signs as words, every other run of characters but
-    ``[a-z0-9]`` one ``_``
-    (``"q(0.05)"`` → ``q_0_05``, ``"P(loss>16)"`` → ``p_loss_gt_16``, ``"winners=2"`` → ``winners_2``)."""
+    """A label as an id part: a known hand metric by :data:`HAND_METRIC_IDS`; a number with its sign, a decimal
+    point as ``_`` (``-12``, ``-0.5`` → ``-0_5``); else lower case, a Chinese name in parentheses dropped,
+    comparison signs as words, every other run of characters but ``[a-z0-9]`` one ``_`` (``"q(0.05)"`` →
+    ``q_0_05``, ``"P(loss>16)"`` → ``p_loss_gt_16``, ``"winners=2"`` → ``winners_2``)."""
     text = str(label)
     if text in HAND_METRIC_IDS:
         return HAND_METRIC_IDS[text]
-    if re.fullmatch(r"-?\d+", text):  # a score or a count: its sign kept
-        return text
+    if re.fullmatch(r"-?\d+(\.\d+)?", text):  # a score or a count: its sign kept, a decimal point as "_"
+        return text.removesuffix(".0").replace(".", "_")
     text = _NATIVE.sub("", text).lower()
     for sign, word in _WORDS:
         text = text.replace(sign, word)

@@ -171,4 +171,4 @@ def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> 
     out = cluster_proportions(frame, ["variant", *cols], "score_total", cluster=run.cluster, level=level)
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     return with_id(out.join(order, on="variant").sort("_v", *cols, "score_total").drop("_v"), "score_distribution",
-                   ["score_total"], slugged=False)
+                   ["score_total"])

@@ -168,3 +168,13 @@ def test_report_csvs_are_named_by_stable_id_and_hold_numbers(reports):
     assert set(api["id"]) <= set(who["id"]) and who["diff"].dtype == who["ci_lo"].dtype == pl.Float64
     dealer = pl.read_csv(Path(reports["huazhu"]["dir"][0]) / "summary.dealer.csv")
     assert (dealer["id"] == "score.score_total.position0").all() and dealer["mean"].dtype == pl.Float64
+
+
+def test_a_label_slugs_to_one_id_part():
+    from analysis.ids import slug
+
+    # a score under settlement.money_scale is a float: its point must not split the id into two parts
+    assert [slug(x) for x in (-12, -12.0, -0.087, "q(0.05)", "P(loss>16)", "winners=2", "huazhu (花猪) any",
+                              "cap binds (any win)", "wins ≥ 2 fan", "CVaR95 loss")] == [
+        "-12", "-12", "-0_087", "q_0_05", "p_loss_gt_16", "winners_2", "huazhu_any", "cap_binds", "wins_2fan",
+        "cvar95_loss"]
