@@ -64,7 +64,7 @@ def test_session_results_by_bot_are_the_hand_worked_cluster_means(run):
     0.75 x 2 -> residuals 0.5, -0.5 -> se sqrt(0.5 / 16 x 2) = 0.25; value seats 0, 0 and 1, 0: mean 0.25, se
     0.25. Every player played both hands: mean 2, se 0, no interval."""
     out = asess.session_results(run, "bot")
-    assert out.columns == ["variant", "bot", "quantity", "n_units", "n_obs", "mean", "se", "ci_lo", "ci_hi"]
+    assert out.columns == ["id", "variant", "bot", "quantity", "n_units", "n_obs", "mean", "se", "ci_lo", "ci_hi"]
     z = z_value(0.95)
     for bot, mean in (("greedy", 0.5), ("value", -0.5)):
         for quantity in ("net", "points"):  # money: points, so the session money is the points
@@ -93,8 +93,8 @@ def test_session_distribution_is_the_order_statistics_of_the_player_sessions(run
     q75 = 2 + 0.25 x 4 = 3, q95 = 2 + 0.85 x 4 = 5.4; value -6, -2, 1, 5: q05 = -6 + 0.15 x 4 = -5.4,
     q25 = -3, q50 = -0.5, q75 = 2, q95 = 1 + 0.85 x 4 = 4.4."""
     out = asess.session_distribution(run, "bot")
-    assert out.columns == ["variant", "bot", "n_obs", "min", "q05", "q25", "q50", "q75", "q95", "max"]
+    assert out.columns == ["id", "variant", "bot", "n_obs", "min", "q05", "q25", "q50", "q75", "q95", "max"]
     want = {"greedy": (4, -3, -3, -3, -0.5, 3, 5.4, 6), "value": (4, -6, -5.4, -3, -0.5, 2, 4.4, 5)}
     for bot, values in want.items():
         r = rows(out, bot=bot)
-        assert np.allclose([r[c] for c in out.columns[2:]], values), (bot, r)
+        assert np.allclose([r[c] for c in out.columns[3:]], values), (bot, r)
