@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from simulator import layout
+from simulator.bot_table import BOT_LABELS, file_labels
 from simulator.schema import DICTIONARIES, NO_WIN
 from simulator.schema import columns as declared_columns
 from simulator.schema import tables as tables_schema
@@ -89,11 +90,21 @@ def _categorical(values: Any, fld: pa.Field, vocab: Sequence[str]) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices.cast(index_type), _vocab_array(vocab))
 
 
+def _bot_labels(values: Any) -> tuple[str, ...]:
+    """The ``bot`` dictionary of a file (append-only, :func:`simulator.bot_table.file_labels`): the labels up to the
+    last bot id its rows hold, then the run's Python bots by name (``values.names`` after the compiled labels they
+    start with: game.py)."""
+    if hasattr(values, "codes"):
+        names = tuple(values.names)
+        k = next(i for i in range(min(len(names), len(BOT_LABELS)), -1, -1) if names[:i] == BOT_LABELS[:i])
+        codes = np.unique(np.asarray(values.codes))
+        return file_labels(codes[codes < k].tolist(), names[k:])
+    return file_labels(BOT_LABELS.index(v) for v in set(np.asarray(values, dtype=object).tolist()) if v in BOT_LABELS)
+
+
 def _column(values: Any, fld: pa.Field, null_if_negative: bool = False) -> pa.Array:
     if pa.types.is_dictionary(fld.type):
-        vocab = VOCABULARIES[fld.name]
-        if fld.name == "bot" and hasattr(values, "names") and tuple(values.names[:len(vocab)]) == vocab:
-            vocab = tuple(values.names)  # the run's Python bots by name after the fixed labels (game.py)
+        vocab = _bot_labels(values) if fld.name == "bot" else VOCABULARIES[fld.name]
         return _categorical(values, fld, vocab)
     if pa.types.is_string(fld.type):
         if isinstance(values, pa.Array) and values.type == pa.string():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simulator import engine, numba_cache, precompile, state
+from simulator.bot_table import file_labels
 from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.errors import IllegalActionError, UserError  # noqa: F401 - IllegalActionError: re-exported
 from simulator.rules import BOT_LABELS, PYTHON_BOT, RuleSet
@@ -153,22 +154,25 @@ def python_bot_name(rules: RuleSet, seat: int, agent) -> str:
 
 def _label_python_bots(raw: BatchResult, rules: RuleSet, agents: dict, log_ids: np.ndarray,
                        rotations: np.ndarray) -> None:
-    """Give each Python bot logged as ``python`` its own name: the ``bot`` codes of its rows become
-    ``PYTHON_BOT + 1 + j`` and ``raw.bot_labels`` = ``BOT_LABELS`` + the names (in seat order, each once),
-    so two different Python bots are never pooled. Nothing changes when no seat is logged as ``python``."""
+    """Give each Python bot logged as ``python`` its own name: the ``bot`` codes of its rows follow the labels of
+    the line-up's compiled bots (``base``: ``bot_table.file_labels``, at least up to ``python``), so they become
+    ``len(base) + j`` and ``raw.bot_labels`` = ``base`` + the names (in seat order, each once): two different
+    Python bots are never pooled, and a bot added to the table moves no code of a line-up without it. Nothing
+    changes when no seat is logged as ``python``."""
     names = {b: python_bot_name(rules, b, a) for b, a in agents.items() if log_ids[b] == PYTHON_BOT}
     if not names:
         return
     labels = tuple(dict.fromkeys(names[b] for b in sorted(names)))
+    base = file_labels(int(i) for i in log_ids if i != PYTHON_BOT)
     code = np.full(state.N_SEATS, -1, np.int64)
     for b, name in names.items():
-        code[b] = PYTHON_BOT + 1 + labels.index(name)
+        code[b] = len(base) + labels.index(name)
     p = raw.p
     rot = np.repeat(np.asarray(rotations, np.int64), state.N_SEATS)[:p.shape[0]]
     b_of_row = (p[:, state.PL_SEAT].astype(np.int64) + rot) % state.N_SEATS
     mine = (p[:, state.PL_BOT] == PYTHON_BOT) & (code[b_of_row] >= 0)
     p[mine, state.PL_BOT] = code[b_of_row[mine]]
-    raw.bot_labels = (*BOT_LABELS, *labels)
+    raw.bot_labels = (*base, *labels)
 
 
 def play_hands(rules: RuleSet, hand_ids, seed: int, agents: dict, *, duplicate: bool = False,

@@ -8,18 +8,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import Field, ValidationInfo, field_validator, model_serializer, model_validator
+from pydantic import Field, ValidationInfo, create_model, field_validator, model_serializer, model_validator
 
+from simulator import bot_table
 from simulator.errors import did_you_mean
 from simulator.rules_blocks import FrozenModel
-from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOT_MILLI, BOTS
+from simulator.rules_vocab import BOT_ENTRY_POINTS, BOT_INDEX, BOTS
 from simulator.rules_yaml import CONFIG_DIR, RulesError, read_yaml_mapping, shorten
 
-TUNABLE: dict[str, tuple[float, float, float]] = {  # the expert's parameters `xuezhan tune` searches: (low, high,
-    "defence": (0.0, 1.5, 0.01),                     # step); BotSpec below declares each with its default, and
-    "ambition": (0.5, 2.0, 0.01),                    # `temperature` stays as the seat sets it (noise, not skill)
-    "tempo": (0.0, 0.3, 0.005),
-}
+PARAMS = bot_table.all_params()  # every compiled bot's parameters by name: the seat's fields
+# the expert's parameters `xuezhan tune` searches, (low, high, step) from the bot table (`temperature` stays as the
+# seat sets it: noise, not skill)
+TUNABLE: dict[str, tuple[float, float, float]] = {p.name: p.tune for p in PARAMS.values() if p.tune}
 RECORDED = "recorded"  # validation context key: a rule set read back from logs (simulator.rules.validate)
 TUNED_KEY = "params"  # the mapping of TUNABLE values in a file written by `xuezhan tune` (simulator.tune)
 
@@ -54,27 +54,13 @@ def read_tuned(ref: str | Path) -> dict[str, float]:
     return out
 
 
-class BotSpec(FrozenModel):
+class _Seat(FrozenModel):
     """One seat's bot and its parameters (unused parameters are ignored by bots that have none).
-
-    - ``decline_below`` (value): decline a discard win worth fewer fan than this ...
-    - ``decline_wall`` (value): ... while more than this many tiles remain in the wall.
-    - ``defend_wall`` (defensive): start defending once the wall is this short, or as soon as anyone has won.
-    - ``steer_shanten`` (value): steer toward 清一色/对对胡/七对 when that shape is within this many shanten.
-    - ``defence`` (expert): weight of the expected deal-in loss against the hand's expected gain (0 = never
-      folds, 1 = risk-neutral, larger = more cautious; default 0.65, where it deals in no more often than greedy
-      in the same seats: docs/bots.md, "The default `defence`").
-    - ``ambition`` (expert): multiplier on the value of the big shapes (清一色, 七对, 对对胡) relative to a plain
-      hand (0 = plays for the fastest hand only, 1 = their value under the active scoring rules; default 1.15).
-    - ``tempo`` (expert): what winning early is worth beyond the points — a player who has won pays nothing
-      more — in plain-hand points per opponent still in and own draw left (0, the default = ignores it beyond
-      the end rate of the P(win) table; larger = plays faster and declines fewer discard wins).
-    - ``temperature`` (expert): softmax noise on discards, in base units of expected value (0 = always the best
-      discard; 0.5 or more models a noticeably weaker player).
 
     ``bot`` is a compiled bot (``BOTS``), a Python bot class ``package.module:ClassName`` or the name of one
     registered under the ``xuezhan.bots`` entry-point group; ``params`` are the keyword arguments it is built with
-    (Python bots only). See docs/bots.md.
+    (Python bots only). See docs/bots.md. The compiled bots' parameters (each a field of this model: name, range,
+    default, doc) are declared in :mod:`simulator.bot_table`.
 
     ``params_from`` (expert): a tuned-parameters file written by ``xuezhan tune`` (a path, else relative to
     configs/, e.g. ``tuned/xueliu.yaml``); its ``params`` (the ``TUNABLE`` keys) fill the keys the seat does not
@@ -104,11 +90,10 @@ class BotSpec(FrozenModel):
         return v
 
     @model_validator(mode="after")
-    def _params_fit(self, info: ValidationInfo) -> BotSpec:
+    def _params_fit(self, info: ValidationInfo) -> _Seat:
         if self.params is not None:
             if self.bot in BOT_INDEX:
-                raise ValueError(f"params are for Python bots; {self.bot!r} takes decline_below, decline_wall,"
-                                 " defend_wall, steer_shanten, defence, ambition, temperature, tempo")
+                raise ValueError(f"params are for Python bots; {self.bot!r} takes {', '.join(PARAMS)}")
             if _recorded(info):
                 return self
             import inspect
@@ -127,6 +112,10 @@ class BotSpec(FrozenModel):
             data.pop("params", None)
         if self.params_from is None:
             data.pop("params_from", None)
+        own = {p.name for p in bot_table.BY_NAME[self.bot].params} if self.bot in bot_table.BY_NAME else set()
+        for name in PARAMS:  # a later bot's parameter: written for its own seats only (the flat ones always)
+            if name not in bot_table.FLAT_PARAMS and name not in own:
+                data.pop(name, None)
         return data
 
     @property
@@ -140,19 +129,23 @@ class BotSpec(FrozenModel):
     bot: str = "greedy"
     params: dict[str, Any] | None = None
     params_from: str | None = None
-    decline_below: Annotated[int, Field(ge=0, le=16)] = 2
-    decline_wall: Annotated[int, Field(ge=0, le=55)] = 24
-    defend_wall: Annotated[int, Field(ge=0, le=55)] = 30
-    steer_shanten: Annotated[int, Field(ge=0, le=6)] = 2
-    defence: Annotated[float, Field(ge=0, le=10)] = 0.65
-    ambition: Annotated[float, Field(ge=0, le=10)] = 1.15
-    temperature: Annotated[float, Field(ge=0, le=100)] = 0.0
-    tempo: Annotated[float, Field(ge=0, le=10)] = 0.0
-
     def to_row(self) -> np.ndarray:
-        milli = [round(x * BOT_MILLI) for x in (self.defence, self.ambition, self.temperature, self.tempo)]
-        return np.array([self.decline_below, self.decline_wall, self.defend_wall, self.steer_shanten, *milli],
-                        dtype=np.int64)
+        """The seat's parameter row for the compiled engine: its bot's parameters (simulator.bot_table.row)."""
+        return np.array(bot_table.row(self.bot, {n: getattr(self, n) for n in PARAMS}), dtype=np.int64)
+
+
+def _field(p: bot_table.Param) -> tuple[Any, Any]:
+    """A bot parameter of the bot table as a pydantic field: type, bounds, default, description."""
+    kind = int if p.kind == "int" else float
+    return Annotated[kind, Field(ge=p.low, le=p.high, description=p.doc)], p.default
+
+
+_SeatParams = create_model("_SeatParams", __base__=_Seat, __module__=__name__,
+                           **{name: _field(p) for name, p in PARAMS.items()})
+
+
+class BotSpec(_SeatParams):  # type: ignore[valid-type,misc]  # (its fields come from the bot table)
+    __doc__ = _Seat.__doc__
 
 
 def _recorded(info: ValidationInfo) -> bool:

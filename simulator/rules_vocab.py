@@ -6,6 +6,13 @@ pydantic, no numpy. Re-exported by :mod:`simulator.rules`, where callers import 
 
 from __future__ import annotations
 
+from simulator.bot_table import BOT_INDEX as BOT_INDEX
+from simulator.bot_table import BOT_LABELS as BOT_LABELS
+from simulator.bot_table import BOT_MILLI as BOT_MILLI
+from simulator.bot_table import BOTS as BOTS
+from simulator.bot_table import N_BOT_PARAMS as N_BOT_PARAMS
+from simulator.bot_table import PYTHON_BOT as PYTHON_BOT
+
 # ---------------------------------------------------------------------------------------------------------
 # Identifiers shared by code, logs and reports (docs/spec.md §3). The order of FLAGS is the bit order of the
 # pattern mask returned by the evaluator and the column order of the logs.
@@ -26,13 +33,8 @@ LABEL_ORDER = ("qingshibaluohan", "shibaluohan", "qinglongqidui", "qingjingou", 
 HAND_TYPES = ("tianhu", "dihu") + LABEL_ORDER
 HAND_TYPE_INDEX = {name: i for i, name in enumerate(HAND_TYPES)}
 
-BOTS = ("random", "greedy", "value", "defensive", "expert")
-BOT_INDEX = {name: i for i, name in enumerate(BOTS)}
-BOT_LABELS = (*BOTS, "python")  # the players table's ``bot`` vocabulary: a compiled bot, or a user's Python bot
-PYTHON_BOT = len(BOTS)  # its code
+# The compiled bots and the players log's ``bot`` labels come from the bot table (simulator.bot_table).
 BOT_ENTRY_POINTS = "xuezhan.bots"  # entry-point group under which packages register Python bots by name
-N_BOT_PARAMS = 8  # width of the per-seat int64 parameter row, see BotSpec.to_row
-BOT_MILLI = 1000  # the expert's real-valued parameters travel in the int64 row as thousandths
 
 # Slots of RuleSet.to_arrays(): scalars first, then fan per flag, then table fan per hand type.
 _SCALARS = ("mode", "exchange_three", "void_suit", "multiple_ron", "rob_kong", "pass_ron_lock",

@@ -30,12 +30,16 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from simulator.rules_vocab import BOT_LABELS, EXCHANGES, FLAGS, HAND_TYPES
+from simulator.bot_table import BOT_LABELS, PYTHON_BOT
+from simulator.rules_vocab import EXCHANGES, FLAGS, HAND_TYPES
 from simulator.vocab import WIN_KINDS
 
 # The log format: the version of what a Parquet file's bytes mean — its columns, their types and the
-# dictionaries of the categorical columns (simulator.encode.VOCABULARIES, the `bot` labels in the order of the
-# bots). Recorded in every manifest and file (`log_format`); `--resume` refuses to add chunks of another format to
+# dictionaries of the categorical columns (simulator.encode.VOCABULARIES). The `bot` dictionary is append-only: the
+# labels of format 1 (the five bots, then `python`), then the bots added since, by their stable ids, as far as the
+# file uses them, then the run's Python bots by name (simulator.bot_table.file_labels): a new bot changes no file
+# that does not seat it, and format-1 readers read it (categoricals are read as strings). Recorded in every
+# manifest and file (`log_format`); `--resume` refuses to add chunks of another format to
 # a variant. Bump it with any change of a column, a type or a dictionary (tests/test_survive.py pins the schema
 # and dictionaries of each format: it fails until the bump).
 LOG_FORMAT = 1
@@ -120,7 +124,8 @@ COLUMNS: dict[str, list[Column]] = {
     "players": [
         *_ids(),
         Column("seat", pa.int8(), "0-3 in turn order", "PL_SEAT"),
-        _cat("bot", "bot in this seat (a Python bot by the name its seat gives)", "PL_BOT", BOT_LABELS),
+        _cat("bot", "bot in this seat (a Python bot by the name its seat gives)", "PL_BOT", BOT_LABELS[:PYTHON_BOT + 1],
+             codes=BOT_LABELS),
         Column("dealt", pa.string(), "tiles dealt, before any exchange, docs/spec.md notation", "=dealt"),
         Column("start_shanten", pa.int8(), "缺一门 shanten after the exchange (dealer: of 14 tiles); -1 = complete",
                "PL_START_SH"),

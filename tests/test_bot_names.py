@@ -18,7 +18,7 @@ from cli_helpers import bot_module
 from analysis import ev
 from analysis.load import open_run
 from simulator import hands
-from simulator.rules import BOT_LABELS, load_rules
+from simulator.rules import BOT_LABELS, PYTHON_BOT, load_rules
 from xuezhan.studies import run_study
 
 TWO_BOTS = '''
@@ -72,4 +72,4 @@ def test_runs_without_python_bots_keep_the_fixed_dictionary():
     rules = load_rules("chengdu")
     raw = hands.run_batch(rules, np.arange(4), 1)
     assert raw.bot_labels is None  # records then encode with BOT_LABELS, as before
-    assert BOT_LABELS[-1] == "python"
+    assert BOT_LABELS[PYTHON_BOT] == "python"  # its id fixed; bots added since come after it (simulator.bot_table)

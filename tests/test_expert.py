@@ -108,7 +108,7 @@ def test_the_deciding_seat_counts_its_own_concealed_kong():
 
 def test_expert_parameters_travel_in_thousandths_and_are_validated():
     row = bot_row(defence=0.5, ambition=2, temperature=0.25, tempo=0.05)
-    assert list(row[4:8]) == [500, 2000, 250, 50]
+    assert list(row) == [500, 2000, 250, 50]  # the expert's own row (simulator.bot_table): its four, in order
     assert BOT_INDEX["expert"] == 4
     with pytest.raises(RulesError, match="defence"):
         load_rules("chengdu", {"seats": [{"bot": "expert", "defence": -1}, "greedy", "greedy", "greedy"]})

@@ -12,6 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simulator.bot_table import row as bot_row
 from simulator.bots.common import (
     _acceptance_by_shanten,
     discard_shantens,
@@ -44,7 +45,8 @@ TABLE = suit_table()
 SEEDS = st.integers(0, 2**32 - 1)
 PARAMS = {name: load_rules(name).to_arrays() for name in ("chengdu", "qq_sichuan", "xueliu")}
 PARAMS["void_none"] = load_rules("chengdu", ["void_suit=none"]).to_arrays()
-BPAR = np.array([0, 0, 0, 0, 300, 1000, 0, 20], np.int64)  # defence 0.3, ambition 1.0, tempo 0.02 (thousandths)
+# the expert's parameter row (simulator.bot_table): defence 0.3, ambition 1.0, tempo 0.02
+BPAR = np.array(bot_row("expert", {"defence": 0.3, "ambition": 1.0, "temperature": 0.0, "tempo": 0.02}), np.int64)
 
 
 def crowded_hand(rng, n_tiles=14):

@@ -17,9 +17,6 @@ from simulator import rules as R
 from simulator.settlement import huazhu_penalty
 from simulator.study import STUDY_DIR, load_study, study_variants
 
-# BotSpec.to_row columns each bot reads (random and greedy read none).
-_USED = {"random": (), "greedy": (), "value": (0, 1, 3), "defensive": (2,)}
-
 
 def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
     """What the game depends on, with equivalent spellings made equal."""
@@ -30,8 +27,7 @@ def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
         p[R.P_CAP] = R.NO_CAP  # a cap no hand can reach
     seats = []
     for spec in rules.seats:
-        row = spec.to_row()
-        seats.append((spec.bot, tuple(int(row[i]) for i in _USED.get(spec.bot, range(len(row))))))
+        seats.append((spec.bot, tuple(spec.to_row().tolist())))  # its own bot's parameters (simulator.bot_table)
     if duplicate:  # every seat plays every deal: only the multiset of bots matters
         seats.sort()
     return tuple(p.tolist()), tuple(seats), rules.economy.room_factor, rules.economy.rake, rules.session

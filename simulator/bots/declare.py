@@ -22,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.bots.seat import own_ckongs, view_of
 from simulator.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
 from simulator.rules_vocab import DECLARES, P_DECLARE_READY
+from simulator.shape import hand_tiles
 from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
 
 FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility
@@ -85,3 +87,14 @@ def declare_by_value(view, hand, waits) -> int:
         if v > top:
             best = DECL_DANCE
     return best
+
+
+@njit(cache=True, inline="always")
+def seat_declares(game, st, bpar, seat, void, waits):
+    """The seat's declaration by :func:`declare_by_value` (the ``seat_declares`` of ``value``, ``defensive`` and
+    ``expert``), with its own concealed kongs counted as seen."""
+    visible, conc, mk, mt, nm = st.visible, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
+    own_ckongs(visible, mk, mt, nm, 1)
+    kind = declare_by_value(view_of(game, st, seat), hand_tiles(conc, mk, mt, nm, void), waits)
+    own_ckongs(visible, mk, mt, nm, -1)
+    return kind

@@ -18,9 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.bot_table import slot
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
-from simulator.bots.greedy import greedy_discard
-from simulator.state import N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
+from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
+from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
+from simulator.bots.seat import own_ckongs, planned_hand, view_of
+from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
+
+DEFEND_WALL = slot("defensive", "defend_wall")  # its parameter's slot in the seat's row (simulator.bot_table)
 
 FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
@@ -109,3 +114,26 @@ def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
             if (d, sh_buf[k], c) < (bd, bs, bc):
                 best, bd, bs, bc = k, d, sh_buf[k], c
     return best
+
+
+# ---- its decisions at the table (simulator.bot_table.DECISIONS; 换三张, 定缺 and wins as greedy) ------------------
+@njit(cache=True, inline="always")
+def seat_discard(game, st, bpar, seat, void, legal):
+    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
+    own_ckongs(visible, mk, mt, nm, 1)
+    view = view_of(game, st, seat)
+    t = defensive_discard(view, planned_hand(view, st, seat, void), legal, st.sh_buf, st.g[G_NWON], bpar[DEFEND_WALL])
+    own_ckongs(visible, mk, mt, nm, -1)
+    return t
+
+
+@njit(cache=True, inline="always")
+def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):  # claims as greedy, with its planned hand
+    hand = planned_hand(view_of(game, st, seat), st, seat, void)
+    return greedy_claim(game.table, hand, tile, can_pung, can_kong)
+
+
+@njit(cache=True, inline="always")
+def seat_self_kong(game, st, bpar, seat, void, opts):  # kongs as greedy, with its planned hand
+    hand = planned_hand(view_of(game, st, seat), st, seat, void)
+    return greedy_self_kong(game.table, hand, opts)

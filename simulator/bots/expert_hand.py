@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.bot_table import slot
 from simulator.bots.common import (
     acceptance,
     discard_shantens,
@@ -50,7 +51,9 @@ from simulator.scoring import points_of
 from simulator.shape import MELD_PUNG, SHANTEN_NEVER, shanten
 from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
 
-BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = 4, 5, 6, 7  # BotSpec.to_row slots (thousandths)
+# its parameters' slots in the seat's row, in thousandths (simulator.bot_table)
+BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = (slot("expert", p) for p in ("defence", "ambition", "temperature",
+                                                                                   "tempo"))
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
 CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 NO_COUNTS = (0, 0.0, 0, 0.0)  # kept_counts' place when no big shape is priced (ambition 0)

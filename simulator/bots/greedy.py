@@ -13,11 +13,13 @@ from simulator.bots.common import (
     connectivity,
     discard_shantens,
     pick_among,
+    plan_void,
     shanten_after_claim,
     shanten_after_self_kong,
     suit_count,
 )
-from simulator.shape import shanten
+from simulator.bots.seat import own_ckongs
+from simulator.shape import hand_tiles, shanten
 from simulator.state import N_KINDS
 
 
@@ -90,3 +92,44 @@ def greedy_exchange(conc, out) -> None:
         conc[pick] -= 1
     for i in range(3):
         conc[out[i]] += 1
+
+
+# ---- its decisions at the table (simulator.bot_table.DECISIONS; the dispatchers of simulator.bots call them) ----
+@njit(cache=True, inline="always")
+def seat_exchange(game, st, seat, out) -> None:
+    greedy_exchange(st.conc[seat], out)
+
+
+@njit(cache=True, inline="always")
+def seat_void(game, st, bpar, seat):
+    return plan_void(game.table, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat])
+
+
+@njit(cache=True, inline="always")
+def seat_discard(game, st, bpar, seat, void, legal):
+    conc, mk, mt, nm, visible = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], st.visible
+    own_ckongs(visible, mk, mt, nm, 1)
+    t = greedy_discard(game.table, hand_tiles(conc, mk, mt, nm, void), legal, visible, st.sh_buf)
+    own_ckongs(visible, mk, mt, nm, -1)
+    return t
+
+
+@njit(cache=True, inline="always")
+def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
+    return greedy_claim(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), tile,
+                        can_pung, can_kong)
+
+
+@njit(cache=True, inline="always")
+def seat_self_kong(game, st, bpar, seat, void, opts):
+    return greedy_self_kong(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), opts)
+
+
+@njit(cache=True, inline="always")
+def seat_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw):
+    return True  # always wins
+
+
+@njit(cache=True, inline="always")
+def seat_declares(game, st, bpar, seat, void, waits):
+    return 0  # never declares 唱歌/跳舞 (a baseline)

@@ -63,3 +63,29 @@ def random_discard(conc, legal, rng) -> int:
                 return k
             j -= conc[k]
     return -1
+
+
+# ---- its decisions at the table (simulator.bot_table.DECISIONS; wins and declares as greedy: always, never) -----
+@njit(cache=True, inline="always")
+def seat_exchange(game, st, seat, out) -> None:
+    random_exchange(st.conc[seat], st.rngs[1 + seat:2 + seat], out)
+
+
+@njit(cache=True, inline="always")
+def seat_void(game, st, bpar, seat):
+    return random_void(st.rngs[1 + seat:2 + seat])
+
+
+@njit(cache=True, inline="always")
+def seat_discard(game, st, bpar, seat, void, legal):
+    return random_discard(st.conc[seat], legal, st.rngs[1 + seat:2 + seat])
+
+
+@njit(cache=True, inline="always")
+def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
+    return 0  # never claims
+
+
+@njit(cache=True, inline="always")
+def seat_self_kong(game, st, bpar, seat, void, opts):
+    return -1  # never kongs

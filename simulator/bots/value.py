@@ -17,10 +17,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simulator.bot_table import slot
 from simulator.bots.common import BIG, NO_TILE, connectivity, suit_count
+from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
+from simulator.bots.seat import own_ckongs, planned_hand, view_of
 from simulator.shape import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
-from simulator.state import N_KINDS
+from simulator.state import N_KINDS, tiles_left
+
+# its parameters' slots in the seat's row (simulator.bot_table)
+DECLINE_BELOW, DECLINE_WALL, STEER = (slot("value", p) for p in ("decline_below", "decline_wall", "steer_shanten"))
 
 T_NONE, T_QYS, T_QIDUI, T_DDH = 0, 1, 2, 3
 
@@ -166,3 +172,31 @@ def value_takes_win(capped_fan, self_draw, tiles_left, decline_below, decline_wa
     if self_draw:
         return True
     return not (capped_fan < decline_below and tiles_left > decline_wall)
+
+
+# ---- its decisions at the table (simulator.bot_table.DECISIONS; 换三张 and 定缺 as greedy) ------------------------
+@njit(cache=True, inline="always")
+def seat_discard(game, st, bpar, seat, void, legal):
+    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
+    own_ckongs(visible, mk, mt, nm, 1)
+    hand = planned_hand(view_of(game, st, seat), st, seat, void)
+    t = value_discard(game.table, hand, legal, visible, st.sh_buf, bpar[STEER])
+    own_ckongs(visible, mk, mt, nm, -1)
+    return t
+
+
+@njit(cache=True, inline="always")
+def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
+    hand = planned_hand(view_of(game, st, seat), st, seat, void)
+    return value_claim(game.table, hand, tile, can_pung, can_kong, bpar[STEER])
+
+
+@njit(cache=True, inline="always")
+def seat_self_kong(game, st, bpar, seat, void, opts):
+    hand = planned_hand(view_of(game, st, seat), st, seat, void)
+    return value_self_kong(game.table, hand, opts, bpar[STEER])
+
+
+@njit(cache=True, inline="always")
+def seat_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw):
+    return value_takes_win(capped_fan, self_draw, tiles_left(st.g), bpar[DECLINE_BELOW], bpar[DECLINE_WALL])

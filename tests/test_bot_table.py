@@ -1,0 +1,99 @@
+"""The bot table (``simulator.bot_table``): a compiled bot declared once — its log id, module, parameters — and what
+follows from its row: the seat's fields (validation, defaults, JSON Schema, ``xuezhan tune``'s ranges), the seat's
+parameter row, the engine's dispatch (generated from the rows) and the players log's append-only ``bot``
+dictionary."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from simulator import bot_table, bots
+from simulator.bot_table import BOT_LABELS, BOT_TABLE, BY_NAME, PYTHON_BOT, Bot, Param
+from simulator.rules import TUNABLE, BotSpec, load_rules
+from simulator.schema import COLUMNS
+
+# The ids of log format 1: never renumbered (files written since the first run carry them).
+FORMAT_1 = ("random", "greedy", "value", "defensive", "expert", "python")
+
+
+def test_log_ids_are_stable_and_appended():
+    assert BOT_LABELS[:PYTHON_BOT + 1] == FORMAT_1
+    ids = sorted(b.id for b in BOT_TABLE)
+    assert len(set(ids)) == len(ids) and PYTHON_BOT not in ids
+    assert ids == [i for i in range(len(BOT_LABELS)) if i != PYTHON_BOT]  # no gap: a new bot takes the next id
+    bot = next(c for c in COLUMNS["players"] if c.name == "bot")
+    assert bot.dictionary == FORMAT_1 and bot.code_names == BOT_LABELS  # codes by id; the format-1 dictionary
+
+
+@pytest.mark.parametrize("bot", BOT_TABLE, ids=lambda b: b.name)
+def test_each_parameter_is_a_validated_seat_field(bot: Bot):
+    for p in bot.params:
+        field = BotSpec.model_fields[p.name]
+        assert field.default == p.default and field.description == p.doc
+        schema = BotSpec.model_json_schema()["properties"][p.name]
+        assert (schema["minimum"], schema["maximum"], schema["default"]) == (p.low, p.high, p.default)
+        for bad in (p.low - 1, p.high + 1):
+            with pytest.raises(ValidationError):
+                BotSpec(bot=bot.name, **{p.name: bad})
+    assert {p.name: p.tune for p in bot.params if p.tune} == {k: v for k, v in TUNABLE.items()
+                                                              if k in {p.name for p in bot.params}}
+
+
+@pytest.mark.parametrize("bot", BOT_TABLE, ids=lambda b: b.name)
+def test_a_seat_row_holds_its_own_bots_parameters_at_their_slots(bot: Bot):
+    values = {p.name: (p.high if p.kind == "int" else 1.234) for p in bot.params}
+    row = load_rules("chengdu", {"seats": [{"bot": bot.name, **values}, "greedy", "greedy", "greedy"]}
+                     ).bot_arrays()[1][0]
+    assert row.shape == (bot_table.N_BOT_PARAMS,)
+    for p in bot.params:
+        assert row[bot_table.slot(bot.name, p.name)] == (p.high if p.kind == "int" else 1234)
+    assert not row[len(bot.params):].any()
+
+
+def test_a_python_bot_and_a_bot_without_parameters_get_a_zero_row():
+    assert not BotSpec(bot="greedy", defence=3.0, decline_below=5).to_row().any()
+    assert not BotSpec(bot="simulator.agents:RandomBot").to_row().any()
+
+
+def test_the_flat_fields_stay_in_every_seats_rule_set():
+    """The digests of rule sets written before the table: every seat writes the parameters it had then."""
+    dumped = BotSpec(bot="greedy").model_dump()
+    assert set(bot_table.FLAT_PARAMS) <= set(dumped)
+    assert list(BotSpec.model_fields)[3:3 + len(bot_table.FLAT_PARAMS)] == list(bot_table.FLAT_PARAMS)
+
+
+@pytest.mark.parametrize("decision", bot_table.DECISIONS)
+def test_every_bot_is_dispatched_to_its_own_decision_or_its_bases(decision: str):
+    seen: list[int] = []
+    for name, ids, param in bots.groups(decision):
+        owners = {bot_table.decision_bot(b.name, decision, bots._defines) for b in BOT_TABLE if b.id in ids}
+        for owner in owners:
+            assert bots._FUNCTIONS[name] is getattr(importlib.import_module(BY_NAME[owner].module), f"seat_{decision}")
+        assert param == any(BY_NAME[o].params for o in owners)
+        # a simple line-up's None rows prune the parameterised branches: no bot without parameters sits there
+        assert not (param and set(ids) & set(bot_table.SIMPLE_BOTS)), (decision, ids)
+        seen += ids
+    assert sorted(seen) == sorted(b.id for b in BOT_TABLE)  # each id in exactly one branch
+    assert f"def bot_{decision}(" in bots.dispatch_source()
+
+
+def test_a_parameter_declared_twice_differently_is_refused(monkeypatch):
+    twice = (Bot("a", 0, "m", "d", (Param("x", "int", 1, 0, 2, "x"),)),
+             Bot("b", 1, "m", "d", (Param("x", "int", 2, 0, 2, "x"),)))
+    monkeypatch.setattr(bot_table, "BOT_TABLE", twice)
+    monkeypatch.setattr(bot_table, "FLAT_PARAMS", ())
+    with pytest.raises(ValueError, match="declared twice"):
+        bot_table.all_params()
+
+
+def test_a_files_bot_dictionary_is_the_labels_up_to_its_last_bot_then_python_names():
+    assert bot_table.file_labels([1, 4]) == FORMAT_1
+    assert bot_table.file_labels([1, len(FORMAT_1) + 3], ("my:Bot",)) == (*FORMAT_1, "my:Bot")  # a name's code
+    if len(BOT_LABELS) > len(FORMAT_1):
+        newest = len(BOT_LABELS) - 1
+        assert bot_table.file_labels([1, newest]) == BOT_LABELS
+    assert np.all(np.diff([len(bot_table.file_labels([i])) for i in range(len(BOT_LABELS))]) >= 0)
