@@ -13,7 +13,7 @@ type, range, default, doc, the range ``xuezhan tune`` searches) — from which e
 
 Plain tuples and integers (no pydantic, no numpy, no numba): the compiled bots read their slots from here, and
 the Python-only rule modules read the rest. Adding a bot: one row here and its module under ``simulator/bots/``
-(docs/internals.md, "Files to touch").
+(docs/internals.md, "Files to touch"; ``closed`` was added that way).
 """
 
 from __future__ import annotations
@@ -89,6 +89,11 @@ BOT_TABLE: tuple[Bot, ...] = (
                   "what winning early is worth beyond the points, in plain-hand points per opponent still in and "
                   "own draw left (0 = ignores it beyond the end rate of the P(win) table; larger = plays faster "
                   "and declines fewer discard wins)", tune=(0.0, 0.3, 0.005)),
+        ), base="greedy"),
+    Bot("closed", 6, "simulator.bots.closed",
+        "greedy that keeps its hand concealed (门清): claims no discard until the wall is short", (
+            Param("open_wall", "int", 0, 0, 56, "claim no discard while this many tiles or more remain in the wall "
+                  "(0 = never claims; 56 = claims as greedy throughout)"),
         ), base="greedy"),
 )
 

@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator import bot_table, bots
+from simulator import bot_table, bots, state
 from simulator.bot_table import BOT_LABELS, BOT_TABLE, BY_NAME, PYTHON_BOT, Bot, Param
+from simulator.encode import encode_tables
+from simulator.hands import run_batch
+from simulator.records import to_columns
 from simulator.rules import TUNABLE, BotSpec, load_rules
 from simulator.schema import COLUMNS
+from simulator.settlement import KK_DIRECT
 
 # The ids of log format 1: never renumbered (files written since the first run carry them).
 FORMAT_1 = ("random", "greedy", "value", "defensive", "expert", "python")
@@ -97,3 +101,59 @@ def test_a_files_bot_dictionary_is_the_labels_up_to_its_last_bot_then_python_nam
         newest = len(BOT_LABELS) - 1
         assert bot_table.file_labels([1, newest]) == BOT_LABELS
     assert np.all(np.diff([len(bot_table.file_labels([i])) for i in range(len(BOT_LABELS))]) >= 0)
+
+
+# ---- closed: the bot added the new way (its row in simulator/bot_table.py and simulator/bots/closed.py) --------
+def _play(seats, hands=80):
+    return run_batch(load_rules("chengdu", {"seats": seats}), np.arange(hands, dtype=np.int64), 5, record=True)
+
+
+def _claims(raw, seat: int) -> int:
+    """Pungs and exposed kongs of a discard made by ``seat`` (events: hand row, type, seat, tile, amount, a, b)."""
+    ev = raw.events
+    pung = (ev[:, 1] == state.EV_PUNG) & (ev[:, 2] == seat)
+    kong = (ev[:, 1] == state.EV_KONG) & (ev[:, 2] == seat) & (ev[:, 5] == KK_DIRECT)
+    return int(pung.sum() + kong.sum())
+
+
+def test_closed_claims_no_discard_where_greedy_does():
+    assert _claims(_play([{"bot": "closed"}, "greedy", "greedy", "greedy"]), 0) == 0
+    assert _claims(_play(["greedy"] * 4), 0) > 0  # in the same seat on the same walls greedy claims
+
+
+def test_closed_that_opens_at_once_plays_greedys_hands():
+    """``open_wall: 56`` claims as greedy throughout: every decision dispatched to greedy's, logged as ``closed``."""
+    a, b = _play([{"bot": "closed", "open_wall": 56}, "greedy", "greedy", "greedy"]), _play(["greedy"] * 4)
+    assert (a.p[0::4, state.PL_BOT] == BOT_LABELS.index("closed")).all()
+    a.p[:, state.PL_BOT] = b.p[:, state.PL_BOT]
+    for name, arr in b.arrays().items():
+        assert np.array_equal(getattr(a, name), arr), name
+
+
+def test_a_new_bot_changes_no_file_that_does_not_seat_it():
+    def labels(raw):
+        players = encode_tables(to_columns(raw, encoded=True))["players"]
+        return tuple(players.column("bot").chunk(0).dictionary.to_pylist())
+
+    assert labels(_play(["expert", "greedy", "value", "defensive"], hands=8)) == FORMAT_1
+    assert labels(_play([{"bot": "closed"}, "greedy", "greedy", "greedy"], hands=8)) == (*FORMAT_1, "closed")
+    chengdu = load_rules("chengdu", {"seats": ["expert", "greedy", "value", "defensive"]})
+    assert all("open_wall" not in s for s in chengdu.resolved()["seats"])  # its digest as before the bot
+    mine = load_rules("chengdu", {"seats": [{"bot": "closed", "open_wall": 9}, "greedy", "greedy", "greedy"]})
+    assert mine.resolved()["seats"][0]["open_wall"] == 9 and mine.bot_arrays()[1][0][0] == 9
+
+
+@pytest.mark.parametrize("second", ["greedy", "closed"])
+def test_a_python_bots_code_follows_its_lineups_labels(second):
+    """A named Python bot's code comes after the labels of the compiled bots seated with it, so the table's newer
+    bots move no code (nor file) of a run that does not seat them."""
+    from simulator.agents import RandomBot
+    from simulator.game import play_hands
+
+    rules = load_rules("chengdu", {"seats": ["greedy", second, "greedy", "greedy"]})
+    raw = play_hands(rules, np.arange(2, dtype=np.int64), 1, {0: RandomBot()})
+    base = FORMAT_1 if second == "greedy" else (*FORMAT_1, "closed")
+    assert raw.bot_labels == (*base, "simulator.agents:RandomBot")
+    assert set(raw.p[0::4, state.PL_BOT].tolist()) == {len(base)}
+    players = encode_tables(to_columns(raw, encoded=True))["players"]
+    assert tuple(players.column("bot").chunk(0).dictionary.to_pylist()) == raw.bot_labels

@@ -1,0 +1,27 @@
+"""``closed``: greedy that keeps its hand concealed (门清). It claims no discard — no pung, no exposed kong — while
+``open_wall`` or more tiles remain in the wall (the default 0: never), then claims as greedy; everything else
+(换三张, 定缺, discards, its own kongs, wins) is greedy's. Seated against greedy it measures what claiming is worth
+under a rule set, e.g. with ``scoring.extras.menqing`` paying for a concealed hand (docs/bots.md).
+
+Declared by its row of :mod:`simulator.bot_table` (id 6, base ``greedy``, one parameter) and this module: the
+bot made the way a new bot is added (docs/internals.md, "Files to touch").
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from simulator.bot_table import slot
+from simulator.bots.greedy import greedy_claim
+from simulator.shape import hand_tiles
+from simulator.state import tiles_left
+
+OPEN_WALL = slot("closed", "open_wall")  # its parameter's slot in the seat's row
+
+
+@njit(cache=True, inline="always")
+def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
+    if tiles_left(st.g) >= bpar[OPEN_WALL]:
+        return 0
+    return greedy_claim(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), tile,
+                        can_pung, can_kong)
