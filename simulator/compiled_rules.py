@@ -57,7 +57,7 @@ class CompiledTable:
     @property
     def rows_per_hand(self) -> int:
         """Win rows per hand a batch's outputs start with (they grow when a 血流 batch needs more)."""
-        return engine.win_rows_per_hand(self.rules)
+        return engine.win_rows_per_hand(self.win_slots)
 
     def game(self, bots: np.ndarray | None = None) -> state.Game:
         """A fresh ``Game(table, params, bots, io)``: ``bots`` (int64[4], copied) the bot id of each seat, by

@@ -48,3 +48,14 @@ def test_the_step_path_and_the_environment_deal_as_the_batch():
     for h in range(3):
         env.reset(options={"hand_id": h})
         assert np.array_equal(env.hand.st.dealt, raw.dealt[4 * h:4 * h + 4])
+
+
+def test_the_win_rows_follow_the_one_decision_of_the_win_capacity():
+    """The batch's starting win rows come from the compiled ``win_slots`` (the one place the mode decides how many
+    wins a hand can record), not from the mode's name a second time."""
+    from simulator import engine, state
+
+    for config, slots in (("chengdu", state.MAX_WINS), ("xueliu", state.MAX_WINS_XUELIU)):
+        table = CompiledTable.of(load_rules(config))
+        assert table.win_slots == slots
+        assert table.rows_per_hand == min(slots, engine.buffers.XUELIU_ROWS_PER_HAND)

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from simulator import state
@@ -18,10 +16,7 @@ from simulator.state import (
     BatchResult,
 )
 
-if TYPE_CHECKING:  # the pydantic rules are not imported by the engine (their edits leave its cache valid)
-    from simulator.rules import RuleSet
-
-XUELIU_ROWS_PER_HAND = 16  # win rows per hand the batch outputs start with under xueliu (regrown when short)
+XUELIU_ROWS_PER_HAND = 16  # at most this many win rows per hand the batch outputs start with (regrown when short)
 EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a typical hand logs ~150)
 
 
@@ -43,10 +38,11 @@ def split_ids(hand_ids: np.ndarray, duplicate: bool) -> tuple[np.ndarray, np.nda
     return hand_ids.copy(), np.zeros_like(hand_ids)
 
 
-def win_rows_per_hand(rules: RuleSet) -> int:
-    """Win rows per hand the batch outputs start with: the maximum (3), or under ``xueliu`` a generous typical
-    count (the buffers grow when a batch needs more, see :func:`grow_wins`)."""
-    return XUELIU_ROWS_PER_HAND if rules.mode == "xueliu" else state.MAX_WINS
+def win_rows_per_hand(win_slots: int) -> int:
+    """Win rows per hand the batch outputs start with, from the win records one hand can need
+    (:func:`simulator.engine.loop.win_slots`, the one place the mode decides it): all of them (3), or where a hand
+    can need many (血流) a generous typical count; the buffers grow when a batch needs more (:func:`grow_wins`)."""
+    return min(win_slots, XUELIU_ROWS_PER_HAND)
 
 
 def _win_arrays(rows: int) -> dict:
