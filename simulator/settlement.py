@@ -84,7 +84,7 @@ def settle_deal(params, st, dealer: int) -> None:
     amount = params[P_DEALER_COMPENSATION]
     if amount > 0:
         for q in range(N_SEATS):
-            pay_units(st, dealer, q, amount, C_TRANSFER)
+            pay_units(st, dealer, q, amount, np.int64(C_TRANSFER))  # typed int64, as pay passes it: one copy
 
 
 @njit(cache=True, inline="always")
