@@ -43,10 +43,10 @@ from analysis.ev import COMPONENTS, By, group_columns
 from analysis.fmt import fmt, fmt_interval, fmt_p
 from analysis.ids import HAND_METRIC_IDS, with_id
 from analysis.load import Run, as_run
-from analysis.pieces import advance, pieces, summed
+from analysis.paired_sums import ALL, P_ONLY, moments, piecewise, unit_moments, unit_sums, wide_moments, wide_unit_sums
 from analysis.power import paired_hands_needed
 from analysis.rare import RARE_UNITS, few_interval, rare_diff_interval, rare_diff_p
-from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, ratio_mean_exprs, z_value
+from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, z_value
 
 DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
@@ -60,57 +60,6 @@ ruled out); not significant otherwise (the data cannot tell); no unit has a nonz
 COLUMNS = ("variant", "baseline", "unit", "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline",
            "diff", "se_paired", "ci_lo", "ci_hi", "interval", "p_value", "p_holm", "verdict", "measured_in",
            "se_unpaired", "vrf", "detect", "hands_paired", "hands_unpaired")
-
-
-def _unit_sums(joined: pl.LazyFrame, keys: list[str], cluster: str) -> pl.DataFrame:
-    """Per group and independent unit: observations ``_m``, hands ``_h`` and the sums ``x``, ``x_base``, ``d``."""
-    return (joined.with_columns((pl.col("x") - pl.col("x_base")).alias("d"))
-            .group_by([*keys, cluster])
-            .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col("hand_id").n_unique().alias("_h"),
-                 *[pl.col(c).cast(pl.Float64).sum() for c in ("x", "x_base", "d")])
-            .collect())
-
-
-def _wide_unit_sums(a: pl.LazyFrame, b: pl.LazyFrame, on: list[str], keys: list[str], names: Sequence[str],
-                    name: str, cluster: str) -> pl.DataFrame:
-    """:func:`_unit_sums` of several quantities at once: ``a`` (the variant) has one column per quantity of
-    ``names``, ``b`` (the baseline) the same columns suffixed ``__b``; the arms are joined once on ``on`` and
-    summed per group of ``keys`` and unit, then each quantity becomes a block of rows (its name in column
-    ``name``). The same numbers as unpivoting first, on a frame as many times shorter as there are quantities."""
-    sums = (a.join(b, on=on, how="inner")
-            .group_by([*keys, cluster])
-            .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col("hand_id").n_unique().alias("_h"),
-                 *[e for n in names for e in (pl.col(n).cast(pl.Float64).sum().alias(f"{n}__x"),
-                                               pl.col(f"{n}__b").cast(pl.Float64).sum().alias(f"{n}__xb"),
-                                               (pl.col(n) - pl.col(f"{n}__b")).cast(pl.Float64).sum()
-                                               .alias(f"{n}__d"))])
-            .collect())
-    return pl.concat([sums.select(*keys, pl.lit(n).alias(name), cluster, "_m", "_h", pl.col(f"{n}__x").alias("x"),
-                                  pl.col(f"{n}__xb").alias("x_base"), pl.col(f"{n}__d").alias("d"))
-                      for n in names])
-
-
-def _unit_moments(units: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per group: unit counts, ``n_differ`` and the sums over units of ``x``, ``x_base`` and ``d`` (additive
-    over pieces of whole units)."""
-    aggs = [pl.len().cast(pl.Int64).alias("n_units"), pl.col("_h").sum().cast(pl.Int64).alias("n_hands"),
-            pl.col("_m").sum().alias("_M"), (pl.col("_m") ** 2).sum().alias("_MM"),
-            (pl.col("d") != 0).sum().cast(pl.Int64).alias("n_differ")]
-    for v in ("x", "x_base", "d"):
-        aggs += [pl.col(v).sum().alias(f"{v}__T"), (pl.col(v) ** 2).sum().alias(f"{v}__SS"),
-                 (pl.col(v) * pl.col("_m")).sum().alias(f"{v}__SM")]
-    return units.group_by(keys, maintain_order=True).agg(aggs)
-
-
-def _moments(mom: pl.DataFrame, level: float) -> pl.DataFrame:
-    """Cluster ratio means of ``x``, ``x_base`` and ``d`` per group from :func:`_unit_moments`."""
-    n, M, MM = pl.col("n_units").cast(pl.Float64), pl.col("_M"), pl.col("_MM")
-    cols = []
-    for v, (mean, se) in (("x", ("mean", "_se_a")), ("x_base", ("mean_baseline", "_se_b")),
-                          ("d", ("diff", "se_paired"))):
-        m, e, _, _ = ratio_mean_exprs(pl.col(f"{v}__T"), pl.col(f"{v}__SS"), pl.col(f"{v}__SM"), M, MM, n, level)
-        cols += [m.alias(mean), e.alias(se)]
-    return mom.with_columns(*cols, pl.col("_M").cast(pl.Int64).alias("n_obs"))
 
 
 def _intervals(wide: pl.DataFrame, units: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
@@ -149,8 +98,8 @@ def paired_stats(joined: pl.LazyFrame, keys: Sequence[str], cluster: str = "hand
     ci_lo, ci_hi, interval, p_value`` — the estimator behind :func:`paired_comparison`, for your own paired
     quantities."""
     keys = list(keys)
-    units = _unit_sums(joined, keys, cluster)
-    out = _intervals(_moments(_unit_moments(units, keys), level), units, keys, level)
+    units = unit_sums(joined, keys, cluster)
+    out = _intervals(moments(unit_moments(units, keys), level), units, keys, level)
     return out.select(*keys, "n_units", "n_hands", "n_obs", "n_differ", "mean", "mean_baseline", "diff",
                       "se_paired", "ci_lo", "ci_hi", "interval", "p_value")
 
@@ -178,8 +127,9 @@ def add_adjusted(df: pl.DataFrame, family: Sequence[str] = ("variant",), level: 
 
 
 def _observed_sums(differing: pl.DataFrame, wide: pl.DataFrame, keys: list[str]) -> list:
-    """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` from :func:`_piecewise`'s counts (None
-    when none), with which :func:`analysis.power.paired_hands_needed` prices the test at few differing units."""
+    """Per row of ``wide``: its nonzero unit sums as ``(values, counts)`` from the counts of
+    :func:`analysis.paired_sums.piecewise` (None when none), with which :func:`analysis.power.paired_hands_needed`
+    prices the test at few differing units."""
     counts = (differing.join(wide.select(*keys).with_row_index("_row"), on=keys)
               .group_by("_row", "d").agg(pl.col("len").sum()).sort("_row", "d"))
     out: list = [None] * wide.height
@@ -188,26 +138,13 @@ def _observed_sums(differing: pl.DataFrame, wide: pl.DataFrame, keys: list[str])
     return out
 
 
-def _piecewise(run: Run, units: Callable[[Run], pl.DataFrame], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``(moments, differing)``: :func:`_unit_moments` of ``units(piece)`` summed over the run's pieces, and how
-    many units have each nonzero difference ``d`` per group (``keys…, d, len``): all that :func:`_intervals` and
-    the hands needed read of the units, a few distinct sums a group however many units the run has."""
-    moms, differing = [], []
-    for piece in pieces(run):
-        sums = units(piece)
-        moms.append(_unit_moments(sums, keys))
-        differing.append(sums.filter(pl.col("d") != 0).group_by(*keys, "d").agg(pl.len().cast(pl.Int64)))
-        advance()
-    return summed(moms, keys), summed(differing, [*keys, "d"])
-
-
 def _paired_stats(sums: tuple[pl.DataFrame, pl.DataFrame], keys: list[str], run: Run, variant: str, baseline: str,
                   detect: float | Mapping[str, float], level: float, power: float,
                   measured_in: str | Mapping[str, str]) -> pl.DataFrame:
-    """One row per key with the paired statistics from :func:`_piecewise`'s moments and differing units
-    (``detect`` and ``measured_in``: one value, or one per ``metric`` key)."""
+    """One row per key with the paired statistics from :func:`analysis.paired_sums.piecewise`'s moments and
+    differing units (``detect`` and ``measured_in``: one value, or one per ``metric`` key)."""
     mom, differing = sums
-    wide = _intervals(_moments(mom, level), differing, keys, level)
+    wide = _intervals(moments(mom, level), differing, keys, level)
 
     def per_row(value: float | str | Mapping, dtype: pl.DataType) -> pl.Series:
         if isinstance(value, Mapping):
@@ -271,6 +208,28 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
         baseline, by, components, detect, level, power = _keywords(
             "paired_comparison", variant, old, baseline=baseline, by=by, components=components, detect=detect,
             level=level, power=power)
+    run, variant, baseline, keys = _score_setup(run, variant, baseline, by, components)
+    out = _paired_stats(piecewise(run, _score_gather(variant, baseline, keys, components, ALL), keys), keys, run,
+                        variant, baseline, detect, level, power, "base units")
+    corder = {c: i for i, c in enumerate(components)}
+    return with_id(out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
+                   .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"), "score", ["component"], False)
+
+
+def paired_p_values(run: Run | str, variant: str, *, baseline: str | None = None, by: By = "bot",
+                    components: Sequence[str] = ("score_total",), level: float = LEVEL) -> pl.DataFrame:
+    """The p-values of :func:`paired_comparison`'s rows alone (group keys, ``component``, ``n_differ``, ``diff``,
+    ``se_paired``, ``p_value``; the same numbers, rows in no set order), gathered from the differences' sums
+    only: what a Holm family needs of the rows a caller does not show (``xuezhan compare``)."""
+    run, variant, baseline, keys = _score_setup(run, variant, baseline, by, components)
+    mom, differing = piecewise(run, _score_gather(variant, baseline, keys, components, P_ONLY), keys)
+    out = _intervals(moments(mom, level, P_ONLY), differing, keys, level)
+    return out.select(*keys, "n_differ", "diff", "se_paired", "p_value")
+
+
+def _score_setup(run: Run | str, variant: str, baseline: str | None, by: By,
+                 components: Sequence[str]) -> tuple[Run, str, str, list[str]]:
+    """The run, the two arms and the row keys (group columns, then ``component``) of a score comparison."""
     run = as_run(run)
     variant, baseline = _variants(run, variant, baseline)
     cols = group_columns(by)
@@ -280,18 +239,22 @@ def paired_comparison(run: Run | str, variant: str, *old: Any, baseline: str | N
     if "position" in cols:
         raise ValueError("paired comparisons group by 'seat' or 'bot' (a seat keeps its position on a paired hand)")
     groups = [k for c in cols for k in (("bot", "bot_baseline") if c == "bot" else (c,))]
-    keys = [*groups, "component"]
+    return run, variant, baseline, [*groups, "component"]
 
-    def units(r: Run) -> pl.DataFrame:
+
+def _score_gather(variant: str, baseline: str, keys: list[str], components: Sequence[str],
+                  values: Sequence[str]) -> Callable[[Run], tuple[pl.DataFrame, pl.DataFrame]]:
+    """A piece's moments and differing units of the score components (players joined on hand and seat)."""
+    groups = keys[:-1]
+
+    def gather(r: Run) -> tuple[pl.DataFrame, pl.DataFrame]:
         a = r.players(variant).select(*r.id_columns, "seat", "bot", *components)
         b = r.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
                                        *[pl.col(c).alias(f"{c}__b") for c in components])
-        return _wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, "component", r.cluster)
+        units = wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, r.cluster, values)
+        return wide_moments(units, groups, components, "component", values)
 
-    out = _paired_stats(_piecewise(run, units, keys), keys, run, variant, baseline, detect, level, power, "base units")
-    corder = {c: i for i, c in enumerate(components)}
-    return with_id(out.with_columns(pl.col("component").replace_strict(corder, return_dtype=pl.Int64).alias("_c"))
-                   .sort([k for k in keys if k != "component"] + ["_c"]).drop("_c"), "score", ["component"], False)
+    return gather
 
 
 HAND_METRICS: dict[str, pl.Expr] = {
@@ -377,11 +340,12 @@ def paired_hand_metrics(run: Run | str, variant: str, *old: Any, baseline: str |
         detect = {**HAND_DETECT, **(detect or {})}
 
 
-    def units(r: Run) -> pl.DataFrame:
+    def gather(r: Run) -> tuple[pl.DataFrame, pl.DataFrame]:
         b = _hand_frame(r, baseline).drop(*r.id_columns[1:]).rename({n: f"{n}__b" for n in names})
-        return _wide_unit_sums(_hand_frame(r, variant), b, ["hand_id"], [], names, "metric", r.cluster)
+        units = wide_unit_sums(_hand_frame(r, variant), b, ["hand_id"], [], names, r.cluster)
+        return wide_moments(units, [], names, "metric")
 
-    out = _paired_stats(_piecewise(run, units, ["metric"]), ["metric"], run, variant, baseline, detect, level, power,
+    out = _paired_stats(piecewise(run, gather, ["metric"]), ["metric"], run, variant, baseline, detect, level, power,
                         HAND_UNITS)
     order = {m: i for i, m in enumerate(names)}
     return with_id(out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("_m"))

@@ -56,10 +56,19 @@ def paired_family(run: Run, variant: str, baseline: str, detect: float = compare
                                                  components=ev.COMPONENTS, detect=detect),
              "by_seat": compare.paired_comparison(run, variant, baseline=baseline, by="seat", detect=detect),
              "metrics": compare.paired_hand_metrics(run, variant, baseline=baseline), **(extra or {})}
+    return _adjusted(parts)
+
+
+def _adjusted(parts: Mapping[str, pl.DataFrame], others: Sequence[pl.DataFrame] = ()) -> dict[str, pl.DataFrame]:
+    """``parts`` with ``p_holm`` and ``verdict`` recomputed over their rows and the p-values of ``others`` (rows
+    of the family that are not shown: :func:`analysis.compare.paired_p_values`)."""
     tagged = pl.concat([df.select(*compare.COLUMNS).with_columns(pl.lit(k).alias("_t"),
                                                                    pl.int_range(pl.len()).alias("_i"))
                         for k, df in parts.items()])
-    adjusted = compare.add_adjusted(tagged)
+    hidden = [df.select(pl.lit(tagged["variant"][0]).alias("variant"), "p_value", "n_differ", "diff")
+              for df in others if tagged.height]
+    whole = pl.concat([tagged, *hidden], how="diagonal_relaxed") if hidden else tagged
+    adjusted = compare.add_adjusted(whole).filter(pl.col("_t").is_not_null())
     out = {}
     for k, df in parts.items():
         sub = adjusted.filter(pl.col("_t") == k).sort("_i")
@@ -71,24 +80,36 @@ def compare_rows(run: Run, variant: str, baseline: str, by: str, components: Seq
                  detect: float = compare.DETECT) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """``(scores, metrics, tests)`` for ``xuezhan compare``: the score rows grouped ``by`` "bot" or "seat" for
     ``components`` and the hand metrics, adjusted in the report's family (:func:`paired_family`) — extended by
-    the seat × component rows the report does not show when those are asked for — and the family's size."""
-    others = [c for c in components if c != "score_total"]
-    extra = ({"seat_components": compare.paired_comparison(run, variant, baseline=baseline, by="seat",
-                                                           components=others, detect=detect)}
-             if by == "seat" and others else {})
-    fam = paired_family(run, variant, baseline, detect, extra)
-    order = {c: i for i, c in enumerate(components)}
-    if by == "bot":
-        scores = fam["by_bot"].filter(pl.col("component").is_in(list(components)))
-        keys = ["bot", "bot_baseline"]
+    the seat × component rows the report does not show when those are asked for — and the family's size.
+
+    Only the rows asked for are computed in full; of the family's other rows (by bot when grouped by seat, by
+    seat and the other components when grouped by bot) only the p-values, from the differences' sums
+    (:func:`analysis.compare.paired_p_values`): the same ``p_holm`` as the report's, a fraction of the work."""
+    comps = list(dict.fromkeys(components))
+    score_total = "score_total" in comps
+    hidden: list[pl.DataFrame] = []
+    if by == "seat":
+        parts = {"by_seat": compare.paired_comparison(run, variant, baseline=baseline, by="seat", components=comps,
+                                                      detect=detect)}
+        if not score_total:
+            hidden.append(compare.paired_p_values(run, variant, baseline=baseline, by="seat"))
+        hidden.append(compare.paired_p_values(run, variant, baseline=baseline, by="bot", components=ev.COMPONENTS))
     else:
-        parts = ([fam["by_seat"]] if "score_total" in components else []) + (
-            [fam["seat_components"]] if extra else [])
-        scores = pl.concat(parts)
-        keys = ["seat"]
-    scores = (scores.with_columns(pl.col("component").replace_strict(order, return_dtype=pl.Int64).alias("_c"))
+        parts = {"by_bot": compare.paired_comparison(run, variant, baseline=baseline, by="bot", components=comps,
+                                                     detect=detect)}
+        rest = [c for c in ev.COMPONENTS if c not in comps]
+        if rest:
+            hidden.append(compare.paired_p_values(run, variant, baseline=baseline, by="bot", components=rest))
+        hidden.append(compare.paired_p_values(run, variant, baseline=baseline, by="seat"))
+    parts["metrics"] = compare.paired_hand_metrics(run, variant, baseline=baseline)
+    fam = _adjusted(parts, hidden)
+    keys = ["bot", "bot_baseline"] if by == "bot" else ["seat"]
+    order = {c: i for i, c in enumerate(components)}
+    scores = (fam[f"by_{by}"].with_columns(pl.col("component").replace_strict(order, return_dtype=pl.Int64)
+                                          .alias("_c"))
               .sort([*keys, "_c"], maintain_order=True).drop("_c"))
-    return scores, fam["metrics"], family_tests(fam)
+    tests = family_tests(parts) + sum(int(df["p_value"].is_not_null().sum()) for df in hidden)
+    return scores, fam["metrics"], tests
 
 
 def family_tests(family: Mapping[str, pl.DataFrame]) -> int:

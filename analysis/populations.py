@@ -32,6 +32,7 @@ from analysis import cells, compare
 from analysis.ev import player_frame
 from analysis.fmt import fmt_p
 from analysis.load import Run
+from analysis.paired_sums import long_unit_sums, wide_unit_sums
 from analysis.rare import beta_inc
 from analysis.stats import LEVEL
 from simulator.errors import UserError
@@ -123,9 +124,9 @@ def symmetric_populations(run: Run) -> list[str]:
 def _hand_units(run: Run, v: str, base: str, metrics: list[str]) -> pl.DataFrame:
     b = (compare._hand_frame(run, base).drop(*run.id_columns[1:])
          .rename({m: f"{m}__b" for m in compare.HAND_METRICS}))
-    return compare._wide_unit_sums(compare._hand_frame(run, v).select(*run.id_columns, *metrics),
-                                   b.select("hand_id", *[f"{m}__b" for m in metrics]), ["hand_id"], [], metrics,
-                                   "metric", run.cluster)
+    wide = wide_unit_sums(compare._hand_frame(run, v).select(*run.id_columns, *metrics),
+                          b.select("hand_id", *[f"{m}__b" for m in metrics]), ["hand_id"], [], metrics, run.cluster)
+    return long_unit_sums(wide, [], metrics, "metric", run.cluster)
 
 
 def _kind_units(run: Run, v: str, base: str) -> pl.DataFrame:

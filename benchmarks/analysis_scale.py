@@ -1,6 +1,11 @@
 """Peak memory and time of each stage of the analysis on a run, each stage in its own process (issue 47).
 
     python benchmarks/analysis_scale.py RUN_DIR [--code DIR ...] [--stages a,b] [--rounds N] [--boot 0]
+    python benchmarks/analysis_scale.py RUN_DIR --make [--variants 4] [--hands 10000000] [--jobs 2] ...
+
+``--make`` first simulates the scale study into RUN_DIR (benchmarks/scale_study.yaml: greedy x4, fan caps, the
+default 5,000-hand parts; its first ``--variants`` arms, ``--hands`` a variant), resuming a run left
+unfinished, then measures the stages on it (``--stages ''``: simulate only).
 
 Every stage (the study's checks, each table family of the report, ``compare``, the whole report) runs in a fresh
 Python process whose peak resident set size (``ru_maxrss`` of the child, from ``os.wait4``), wall and CPU time
@@ -69,6 +74,30 @@ def run_stage(code_dir: Path | None, stage: str, run_dir: Path, boot: int, env: 
     return usage.ru_maxrss / 2 ** 20, wall, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
+STUDY = Path(__file__).with_name("scale_study.yaml")
+"""The scale study: four fan caps, greedy x4, 10,000,000 hands a variant, the default chunking."""
+
+
+def make_study(run_dir: Path, variants: int, hands: int, jobs: int) -> None:
+    """Simulate the first ``variants`` arms of :data:`STUDY` (baseline included), ``hands`` each, into
+    ``run_dir``; an unfinished run there is resumed (same study, same hands: the same bytes)."""
+    import yaml
+
+    from simulator.study import simulate_study
+
+    study = yaml.safe_load(STUDY.read_text(encoding="utf-8"))
+    study["variants"] = study["variants"][:variants - 1]
+    if variants < 4:
+        study["name"] = f"{study['name']}{variants}"
+    t0, c0 = time.perf_counter(), os.times()
+    simulate_study(study, out_dir=run_dir, hands=hands, jobs=jobs, resume=(run_dir / "study.json").exists(),
+                   progress=sys.stderr.isatty())
+    c1 = os.times()
+    cpu = c1.user + c1.system + c1.children_user + c1.children_system - sum(c0[:4])
+    print(f"simulated {variants} x {hands:,} hands into {run_dir}: wall {time.perf_counter() - t0:.0f} s, "
+          f"cpu {cpu:.0f} s (this process and its workers)", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", type=Path)
@@ -77,7 +106,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--boot", type=int, default=0)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the stages")
+    ap.add_argument("--make", action="store_true", help="simulate the scale study into RUN_DIR first")
+    ap.add_argument("--variants", type=int, default=4, choices=range(2, 5), help="arms of the study (--make)")
+    ap.add_argument("--hands", type=int, default=10_000_000, help="hands a variant (--make)")
+    ap.add_argument("--jobs", type=int, default=2, help="simulation workers (--make)")
     args = ap.parse_args(argv)
+    if args.make:
+        make_study(args.run_dir, args.variants, args.hands, args.jobs)
     stages = [s for s in args.stages.split(",") if s]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
