@@ -92,6 +92,27 @@ def test_paired_by_bot_and_components(run_dir):
     assert w["hands_paired"] is None
 
 
+def test_p_values_alone_are_the_full_rows_p_values(run_dir):
+    """`xuezhan compare` gathers the p-values of the family's rows it does not print from the differences alone
+    (issue 47): they are the full computation's, and so is every printed row's Holm-adjusted p."""
+    from analysis import family
+
+    comps = ["score_total", "score_huazhu", "score_win"]
+    for by, keys in (("bot", ["bot", "bot_baseline", "component"]), ("seat", ["seat", "component"])):
+        full = compare.paired_comparison(run_dir, "alt", baseline="base", by=by, components=comps)
+        alone = compare.paired_p_values(run_dir, "alt", baseline="base", by=by, components=comps)
+        both = full.join(alone, on=keys, suffix="_alone", nulls_equal=True)
+        assert both.height == full.height == alone.height
+        for c in ("n_differ", "diff", "se_paired", "p_value"):
+            assert both[c].equals(both[f"{c}_alone"]), c
+    fam = family.paired_family(open_run(run_dir), "alt", "base")
+    for by, table in (("seat", "by_seat"), ("bot", "by_bot")):
+        scores, metrics, n = family.compare_rows(open_run(run_dir), "alt", "base", by, ["score_total"])
+        want = fam[table].filter(pl.col("component") == "score_total")
+        assert scores["p_holm"].equals(want["p_holm"]) and metrics["p_holm"].equals(fam["metrics"]["p_holm"])
+        assert n == family.family_tests(fam)
+
+
 def test_paired_against_itself_is_zero(run_dir):
     df = compare.paired_comparison(run_dir, "base", baseline="base", by="seat")
     assert (df["diff"] == 0).all() and (df["se_paired"] == 0).all()
