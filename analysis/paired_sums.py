@@ -63,15 +63,6 @@ def wide_unit_sums(a: pl.LazyFrame, b: pl.LazyFrame, on: list[str], keys: list[s
             .collect())
 
 
-def long_unit_sums(wide: pl.DataFrame, keys: list[str], names: Sequence[str], name: str,
-                   cluster: str) -> pl.DataFrame:
-    """:func:`wide_unit_sums` (every value) as one block of rows per quantity (its name in column ``name``) with
-    columns ``x``, ``x_base``, ``d``."""
-    return pl.concat([wide.select(*keys, pl.lit(n).alias(name), cluster, "_m", "_h", pl.col(f"{n}__x").alias("x"),
-                                  pl.col(f"{n}__xb").alias("x_base"), pl.col(f"{n}__d").alias("d"))
-                      for n in names])
-
-
 def _moment_aggs(cols: dict[str, str]) -> list[pl.Expr]:
     """Sums over units of each value column (``cols``: value → column), its square and its product with ``_m``."""
     aggs = []
@@ -106,7 +97,9 @@ def wide_moments(wide: pl.DataFrame, keys: list[str], names: Sequence[str], name
     for n in names:
         d = f"{n}__d"
         aggs = _count_aggs(d) + _moment_aggs({v: f"{n}__{_SUFFIX[v]}" for v in values})
-        moms.append(_grouped(wide, keys, aggs).select(*keys, pl.lit(n).alias(name), pl.exclude(keys)))
+        mom = _grouped(wide, keys, aggs)
+        moms.append((mom if keys else mom.filter(pl.col("n_units") > 0))  # no unit: no row, as with keys
+                    .select(*keys, pl.lit(n).alias(name), pl.exclude(keys)))
         differing.append(wide.filter(pl.col(d) != 0).group_by(*keys, d).agg(pl.len().cast(pl.Int64))
                          .select(*keys, pl.lit(n).alias(name), pl.col(d).alias("d"), "len"))
     return pl.concat(moms), pl.concat(differing)

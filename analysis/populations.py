@@ -32,7 +32,8 @@ from analysis import cells, compare
 from analysis.ev import player_frame
 from analysis.fmt import fmt_p
 from analysis.load import Run
-from analysis.paired_sums import long_unit_sums, wide_unit_sums
+from analysis.paired_sums import P_ONLY, moments, piecewise, wide_moments, wide_unit_sums
+from analysis.pieces import pieces
 from analysis.rare import beta_inc
 from analysis.stats import LEVEL
 from simulator.errors import UserError
@@ -122,25 +123,36 @@ def symmetric_populations(run: Run) -> list[str]:
 
 
 def _hand_units(run: Run, v: str, base: str, metrics: list[str]) -> pl.DataFrame:
-    b = (compare._hand_frame(run, base).drop(*run.id_columns[1:])
-         .rename({m: f"{m}__b" for m in compare.HAND_METRICS}))
-    wide = wide_unit_sums(compare._hand_frame(run, v).select(*run.id_columns, *metrics),
-                          b.select("hand_id", *[f"{m}__b" for m in metrics]), ["hand_id"], [], metrics, run.cluster)
-    return long_unit_sums(wide, [], metrics, "metric", run.cluster)
+    """Per unit: ``run.cluster`` and each metric's mean change ``d / m`` (one small vector a unit, gathered
+    piece by piece: the interaction test needs the units' changes jointly across populations)."""
+    frames = []
+    for r in pieces(run):
+        b = (compare._hand_frame(r, base).drop(*r.id_columns[1:])
+             .rename({m: f"{m}__b" for m in compare.HAND_METRICS}))
+        wide = wide_unit_sums(compare._hand_frame(r, v).select(*r.id_columns, *metrics),
+                              b.select("hand_id", *[f"{m}__b" for m in metrics]), ["hand_id"], [], metrics,
+                              r.cluster, P_ONLY)
+        frames.append(wide.select(r.cluster, *[(pl.col(f"{m}__d") / pl.col("_m")).alias(m) for m in metrics]))
+    return pl.concat(frames)
 
 
 def _kind_units(run: Run, v: str, base: str) -> pl.DataFrame:
-    """Per bot kind and unit: the sum ``d`` of the kind's changes of score_total over its ``_m`` player-hands."""
-    a = run.players(v).select(*run.id_columns, "seat", "bot", "score_total")
-    b = run.players(base).select("hand_id", "seat", pl.col("score_total").alias("score_total__b"))
-    return compare._wide_unit_sums(a, b, ["hand_id", "seat"], ["bot"], ["score_total"], "component", run.cluster)
+    """Per bot kind and unit: the kind's mean change of score_total over its player-hands of the unit (``_x``),
+    gathered piece by piece."""
+    frames = []
+    for r in pieces(run):
+        a = r.players(v).select(*r.id_columns, "seat", "bot", "score_total")
+        b = r.players(base).select("hand_id", "seat", pl.col("score_total").alias("score_total__b"))
+        wide = wide_unit_sums(a, b, ["hand_id", "seat"], ["bot"], ["score_total"], r.cluster, P_ONLY)
+        frames.append(wide.select("bot", r.cluster, (pl.col("score_total__d") / pl.col("_m")).alias("_x")))
+    return pl.concat(frames)
 
 
 def _tested(run: Run, arm: str, name: str, kind: str | None, per: dict[str, pl.DataFrame]) -> dict:
-    """One interaction row: ``per`` population → its per-unit rows (``d``, ``_m``), joined on the unit."""
+    """One interaction row: ``per`` population → its per-unit changes (``_x``), joined on the unit."""
     wide = None
     for p, units in per.items():
-        u = units.select(run.cluster, (pl.col("d") / pl.col("_m")).alias(p))
+        u = units.select(run.cluster, pl.col("_x").alias(p))
         wide = u if wide is None else wide.join(u, on=run.cluster, how="inner")
     res = interaction_test(wide.select(list(per)).to_numpy())
     return {"arm": arm, "metric": name, "kind": kind, "populations": len(per), "n_units": wide.height,
@@ -158,7 +170,8 @@ def _interactions(run: Run, pairs: list[tuple[str, str, str, str]], metrics: lis
                 continue
             per = {p: _hand_units(run, v, b, metrics) for p, v, b in mine}
             for m in metrics:
-                rows.append(_tested(run, arm, m, None, {p: u.filter(pl.col("metric") == m) for p, u in per.items()}))
+                rows.append(_tested(run, arm, m, None, {p: u.select(run.cluster, pl.col(m).alias("_x"))
+                                                        for p, u in per.items()}))
             kinds = {p: _kind_units(run, v, b) for p, v, b in mine if p not in symmetric}
             for kind in dict.fromkeys(k for u in kinds.values() for k in u["bot"].unique(maintain_order=True)):
                 sub = {p: u.filter(pl.col("bot") == kind) for p, u in kinds.items()}
@@ -172,26 +185,44 @@ def _interactions(run: Run, pairs: list[tuple[str, str, str, str]], metrics: lis
 
 def dealer_edge(run: Run, baseline: str) -> pl.DataFrame:
     """Per cell: the dealer's mean score per hand (base units) with its 95% interval, and — for every arm but the
-    baseline — its paired change against the baseline arm of the same population (same walls, same dealer)."""
+    baseline — its paired change against the baseline arm of the same population (same walls, same dealer).
+    Read in pieces (:func:`analysis.paired_sums.piecewise`)."""
     cmap = cells.cell_map(run)
-    dealer = (player_frame(run, position=True).filter(pl.col("position") == 0)
-              .select("variant", *run.id_columns, pl.col("score_total").cast(pl.Float64).alias("x")))
     rows = []
     for v in run.variants:
         base = cells.baseline_of(run, v, baseline)
-        a = dealer.filter(pl.col("variant") == v).drop("variant")
-        b = dealer.filter(pl.col("variant") == base).select("hand_id", pl.col("x").alias("x_base"))
-        st = compare.paired_stats(a.join(b, on="hand_id").with_columns(pl.lit(0).alias("_k")), ["_k"],
-                                  run.cluster).row(0, named=True)
+        one, st = _dealer_stats(run, v, base)
         arm, pop = cmap.get(v, (v, ""))
-        one = compare.paired_stats(a.with_columns(pl.lit(0.0).alias("x_base"), pl.lit(0).alias("_k")), ["_k"],
-                                   run.cluster).row(0, named=True)
         rows.append({"arm": arm, "population": pop, "variant": v, "baseline": base, "n_units": one["n_units"],
                      "mean": one["diff"], "se": one["se_paired"], "mean_lo": one["ci_lo"],
                      "mean_hi": one["ci_hi"],
-                     **{k: st[k] if v != base else None
+                     **{k: st[k] if st is not None else None
                         for k in ("diff", "se_paired", "ci_lo", "ci_hi", "p_value", "n_differ", "mean_baseline")}})
     return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _dealer_stats(run: Run, v: str, base: str) -> tuple[dict, dict | None]:
+    """The dealer's score in cell ``v``: its mean (a paired row against 0) and, unless ``v`` is ``base``, its
+    change against ``base`` (the statistics of :func:`analysis.compare.paired_stats`)."""
+
+    def dealer(r: Run, w: str) -> pl.LazyFrame:
+        return (player_frame(r, w, position=True).filter(pl.col("position") == 0)
+                .select(*r.id_columns, pl.col("score_total").cast(pl.Float64).alias("x")))
+
+    def gather(r: Run) -> tuple[pl.DataFrame, pl.DataFrame]:
+        a = dealer(r, v)
+        sides = {"one": a.select("hand_id", pl.lit(0.0).alias("x__b"))}
+        if v != base:
+            sides["paired"] = dealer(r, base).select("hand_id", pl.col("x").alias("x__b"))
+        got = [[f.with_columns(pl.lit(k).alias("_q")) for f in
+                wide_moments(wide_unit_sums(a, b, ["hand_id"], [], ["x"], r.cluster), [], ["x"], "_q")]
+               for k, b in sides.items()]
+        return pl.concat([g[0] for g in got]), pl.concat([g[1] for g in got])
+
+    mom, differing = piecewise(run, gather, ["_q"])
+    st = compare._intervals(moments(mom, LEVEL), differing, ["_q"], LEVEL)
+    rows = {r["_q"]: r for r in st.iter_rows(named=True)}
+    return rows["one"], rows.get("paired")
 
 
 _ROW = ["part", "arm", "population", "who", "n_units", "n_differ", "mean_baseline", "diff", "se_paired", "ci_lo",

@@ -17,13 +17,14 @@ Money in the session's money unless named ``points``; every estimate with its nu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
 
 from analysis.ids import with_id
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces, summed
 from analysis.stats import LEVEL, cluster_means, cluster_proportions, normal_p, p_adjust, z_value
 
 PLAYERS_PER_HAND = 4
@@ -86,7 +87,8 @@ def session_results(run: Run | str, by: str | Sequence[str] = "bot", level: floa
     by session (``n_units`` sessions, ``n_obs`` player-sessions)."""
     run = as_run(run)
     cols = _groups(by)
-    lf = session_players(run).with_columns(pl.col("n_hands").cast(pl.Float64), pl.col("dealt").cast(pl.Float64))
+    lf = _pieces(run, None, lambda x: x.with_columns(pl.col("n_hands").cast(pl.Float64),
+                                                     pl.col("dealt").cast(pl.Float64)))
     out = cluster_means(lf, ["variant", *cols], ["net", "points", "n_hands", "dealt"], cluster="unit",
                         level=level)
     return with_id(_in_run_order(out, run, cols).select("variant", *cols, "quantity", "n_units", "n_obs", "mean",
@@ -100,9 +102,11 @@ def session_distribution(run: Run | str, by: str | Sequence[str] = "bot") -> pl.
     run = as_run(run)
     cols = _groups(by)
     qs = [pl.col("net").quantile(q, "linear").alias(f"q{round(100 * q):02d}") for q in QUANTILES]
-    out = (session_players(run).group_by("variant", *cols)
+    # exact quantiles: one number a player-session (and its group), gathered piece by piece
+    nets = _pieces(run, None, lambda x: x.select("variant", *cols, "net")).collect(lambda x: [x])[0]
+    out = (pl.concat(nets).group_by("variant", *cols)
            .agg(pl.len().cast(pl.Int64).alias("n_obs"), pl.col("net").min().alias("min"), *qs,
-                pl.col("net").max().alias("max")).collect())
+                pl.col("net").max().alias("max")))
     return with_id(_in_run_order(out, run, cols), "session_distribution")
 
 
@@ -133,17 +137,22 @@ def ruin_table(run: Run | str, by: str | Sequence[str] = "seat", bankroll: float
     bank = pl.DataFrame({"variant": names, "bankroll": [
         float(run.session(v)["bankroll"] if bankroll is None else bankroll) for v in names]})
     # ruined: the lowest balance, measured from the start, went to −bankroll or below
-    lf = (session_players(run, names).join(bank.lazy(), on="variant")
-          .with_columns(pl.col(col).cast(pl.String),
-                        (pl.col("low") - pl.col("start") <= -pl.col("bankroll")).cast(pl.Int8).alias("ruined")))
-    anyone = (lf.group_by("variant", "unit", "session_id").agg(pl.col("ruined").max())
-              .with_columns(pl.lit("any").alias(col)))
-    out = pl.concat([_ruin_share(lf, col, level), _ruin_share(anyone, col, level)])
+    def ruined(x: pl.LazyFrame) -> pl.LazyFrame:
+        return (x.join(bank.lazy(), on="variant")
+                .with_columns(pl.col(col).cast(pl.String),
+                              (pl.col("low") - pl.col("start") <= -pl.col("bankroll")).cast(pl.Int8).alias("ruined")))
+
+    def anyone(x: pl.LazyFrame) -> pl.LazyFrame:
+        return (ruined(x).group_by("variant", "unit", "session_id").agg(pl.col("ruined").max())
+                .with_columns(pl.lit("any").alias(col)))
+
+    out = pl.concat([_ruin_share(_pieces(run, names, ruined), col, level),
+                     _ruin_share(_pieces(run, names, anyone), col, level)])
     return with_id(_in_run_order(out.join(bank, on="variant"), run, [col]).select(
         "variant", col, "bankroll", "k", "n_obs", "n_units", "p", "p_lo", "p_hi"), "ruin")
 
 
-def _ruin_share(lf: pl.LazyFrame, col: str, level: float) -> pl.DataFrame:
+def _ruin_share(lf: Pieces, col: str, level: float) -> pl.DataFrame:
     """``variant, <col>, k, n_obs, n_units, p, p_lo, p_hi`` of the 0/1 column ``ruined``, clustered by unit."""
     per = cluster_proportions(lf, ["variant", col], "ruined", cluster="unit", level=level)
     groups = per.group_by("variant", col).agg(pl.col("n_obs").first(), pl.col("n_units").first())
@@ -161,8 +170,8 @@ def house_take(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     ``variant, money, rake, hands_per_session, n_units, mean, se, ci_lo, ci_hi`` (``hands_per_session``: mean
     hands played per session)."""
     run = as_run(run)
-    per = (session_players(run).group_by("variant", "unit", "session_id")
-           .agg(pl.col("house").sum(), pl.col("n_hands").first().cast(pl.Float64).alias("hands")))
+    per = _pieces(run, None, lambda x: x.group_by("variant", "unit", "session_id").agg(
+        pl.col("house").sum(), pl.col("n_hands").first().cast(pl.Float64).alias("hands")))
     out = cluster_means(per, ["variant"], ["house", "hands"], cluster="unit", level=level)
     house = out.filter(pl.col("quantity") == "house").drop("quantity")
     hands = out.filter(pl.col("quantity") == "hands").select("variant", pl.col("mean").alias("hands_per_session"))
@@ -190,27 +199,40 @@ def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Se
     if run.session(variant)["hands"] != run.session(baseline)["hands"]:
         raise ValueError(f"{variant} and {baseline} play sessions of different lengths: not paired")
     keep = ["session_id", "unit", "seat", *[c for c in cols if c != "seat"], "points", "dealt"]
-    a = session_players(run, variant).select(keep)
-    b = session_players(run, baseline).select(keep)
-    both = a.join(b, on=["session_id", "unit", "seat"], how="inner", suffix="_b")
+
+    def both(r: Run) -> pl.LazyFrame:
+        a = session_players(r, variant).select(keep)
+        b = session_players(r, baseline).select(keep)
+        return a.join(b, on=["session_id", "unit", "seat"], how="inner", suffix="_b")
+
+    def sums(x: pl.LazyFrame) -> list[pl.LazyFrame]:
+        # per group: the sums over units (sessions) that the paired ratio mean and its SE read, additive over
+        # pieces of whole sessions
+        out = []
+        for q in ("points", "dealt"):
+            per_unit = (x.with_columns((pl.col(q) - pl.col(f"{q}_b")).cast(pl.Float64).alias("_d"))
+                        .group_by(*cols, "unit").agg(pl.col("_d").sum(), pl.len().cast(pl.Float64).alias("_m"),
+                                                     pl.col(q).sum().alias("_a"), pl.col(f"{q}_b").sum().alias("_b")))
+            out.append(per_unit.group_by(cols).agg(
+                pl.len().cast(pl.Int64).alias("n_units"), pl.col("_d").sum().alias("_D"),
+                pl.col("_m").sum().alias("_M"), pl.col("_a").sum().alias("_A"), pl.col("_b").sum().alias("_B"),
+                (pl.col("_d") ** 2).sum().alias("_DD"), (pl.col("_d") * pl.col("_m")).sum().alias("_DM"),
+                (pl.col("_m") ** 2).sum().alias("_MM")))
+        return out
+
     z = z_value(level)
     frames = []
-    for q in ("points", "dealt"):
-        per_unit = (both.with_columns((pl.col(q) - pl.col(f"{q}_b")).cast(pl.Float64).alias("_d"))
-                    .group_by(*cols, "unit").agg(pl.col("_d").sum(), pl.len().alias("_m"),
-                                                 pl.col(q).sum().alias("_a"), pl.col(f"{q}_b").sum().alias("_b")))
-        r = pl.col("_d").sum() / pl.col("_m").sum()
-        n = pl.len().cast(pl.Float64)
-        stats = per_unit.group_by(cols).agg(
-            pl.len().cast(pl.Int64).alias("n_units"), r.alias("diff"),
-            (pl.col("_a").sum() / pl.col("_m").sum()).alias("mean_variant"),
-            (pl.col("_b").sum() / pl.col("_m").sum()).alias("mean_baseline"),
-            # cluster-robust SE of a ratio mean: sqrt(n/(n−1) · Σ(d_u − r·m_u)²) / Σm_u
-            ((n / (n - 1) * ((pl.col("_d") - r * pl.col("_m")) ** 2).sum()).sqrt() / pl.col("_m").sum())
-            .alias("se")).with_columns(
+    for q, parts in zip(("points", "dealt"), Pieces(run, both).collect(sums), strict=True):
+        r = pl.col("_D") / pl.col("_M")
+        n = pl.col("n_units").cast(pl.Float64)
+        # cluster-robust SE of a ratio mean: sqrt(n/(n−1) · Σ(d_u − r·m_u)²) / Σm_u, the square expanded
+        dev = (pl.col("_DD") - 2 * r * pl.col("_DM") + r * r * pl.col("_MM")).clip(lower_bound=0.0)
+        frames.append(summed(parts, cols).select(
+            *cols, "n_units", r.alias("diff"), (pl.col("_A") / pl.col("_M")).alias("mean_variant"),
+            (pl.col("_B") / pl.col("_M")).alias("mean_baseline"),
+            ((n / (n - 1) * dev).sqrt() / pl.col("_M")).alias("se")).with_columns(
             pl.lit(q).alias("quantity"), (pl.col("diff") - z * pl.col("se")).alias("ci_lo"),
-            (pl.col("diff") + z * pl.col("se")).alias("ci_hi"))
-        frames.append(stats.collect())
+            (pl.col("diff") + z * pl.col("se")).alias("ci_hi")))
     out = pl.concat(frames).sort(*cols, "quantity")
     p = normal_p(out["diff"].to_numpy().astype(float), out["se"].to_numpy().astype(float))
     ok = ~np.isnan(p)
@@ -221,6 +243,12 @@ def dealer_rule_effect(run: Run | str, variant: str, baseline: str, by: str | Se
         pl.Series("p_value", p, nan_to_null=True), pl.Series("p_holm", holm, nan_to_null=True)).select(
         "variant", "baseline", *cols, "quantity", "n_units", "mean_variant", "mean_baseline", "diff", "se",
         "ci_lo", "ci_hi", "p_value", "p_holm"), "session_paired", ["quantity"])
+
+
+def _pieces(run: Run, variants: list[str] | None,
+            then: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None) -> Pieces:
+    """:func:`session_players` (then ``then`` of it) read piece by piece: a piece holds whole sessions."""
+    return Pieces(run, lambda r: (then or (lambda x: x))(session_players(r, variants)))
 
 
 def _in_run_order(df: pl.DataFrame, run: Run, cols: list[str]) -> pl.DataFrame:
