@@ -39,6 +39,7 @@ from matplotlib.figure import Figure
 
 from analysis.ids import with_id
 from analysis.load import Run, as_run
+from analysis.pieces import Pieces
 from analysis.stats import LEVEL, z_value
 
 TARGET = 0.9
@@ -209,12 +210,17 @@ def variant_design(run: Run, variant: str) -> tuple[Design, str, str] | None:
     field = next(b for b in labels if b != test)
     seat_test = pl.DataFrame({"bot_seat": pl.Series(range(4), dtype=pl.Int8),
                               "test": pl.Series([b == test for b in labels], dtype=pl.Boolean)})
-    rot = run.hands(variant).select("hand_id", "rotation")
-    df = (run.players(variant).select("hand_id", "deal_id", "seat", pl.col("score_total").alias("score"))
-          .join(rot, on="hand_id").with_columns(((pl.col("seat").cast(pl.Int16) + pl.col("rotation")) % 4)
-                                                 .cast(pl.Int8).alias("bot_seat"))
-          .collect().join(seat_test, on="bot_seat"))
-    return Design.from_frame(df), test, field
+
+    def rows(r: Run) -> pl.LazyFrame:
+        rot = r.hands(variant).select("hand_id", "rotation")
+        return (r.players(variant).select("hand_id", "deal_id", "seat", pl.col("score_total").alias("score"))
+                .join(rot, on="hand_id").with_columns(((pl.col("seat").cast(pl.Int16) + pl.col("rotation")) % 4)
+                                                       .cast(pl.Int8).alias("bot_seat"))
+                .join(seat_test.lazy(), on="bot_seat").drop("bot_seat"))
+
+    # the bootstrap over walls needs each player-hand's wall, hand, seat, bot and score (a few bytes each); the
+    # join that finds the bot is made one piece at a time
+    return Design.from_frame(pl.concat(Pieces(run, rows).collect(lambda x: [x])[0])), test, field
 
 
 def skill_table(run: Run | str, *, n_boot: int = N_BOOT, seed: int = 0, target: float = TARGET,

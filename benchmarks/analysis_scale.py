@@ -59,6 +59,13 @@ def run_stage(code_dir: Path | None, stage: str, run_dir: Path, boot: int, env: 
     """``(peak GiB, wall s, CPU s, exit status)`` of one stage in a fresh process."""
     src = (f"from pathlib import Path\nfrom analysis.load import open_run\nRUN = Path({str(run_dir)!r})\n"
            f"BOOT = {boot}\n{STAGES[stage]}\n")
+    peak, wall, cpu, rc = run_code(src, code_dir, env)
+    return peak, wall, cpu, rc
+
+
+def run_code(src: str, code_dir: Path | None, env: dict[str, str]) -> tuple[float, float, float, int]:
+    """``(peak GiB, wall s, CPU s, exit status)`` of ``python -c src`` in a fresh process (``code_dir`` first on
+    its path when given): the child's own ``ru_maxrss`` and user + system time from ``os.wait4``."""
     child_env = {**os.environ, **env}
     if code_dir is not None:
         child_env["PYTHONPATH"] = str(code_dir)
@@ -70,7 +77,7 @@ def run_stage(code_dir: Path | None, stage: str, run_dir: Path, boot: int, env: 
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
-        print(f"  {stage} under {code_dir}: exit {proc.returncode}: {err.strip().splitlines()[-1:]}", flush=True)
+        print(f"  under {code_dir}: exit {proc.returncode}: {err.strip().splitlines()[-1:]}", flush=True)
     return usage.ru_maxrss / 2 ** 20, wall, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
