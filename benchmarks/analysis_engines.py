@@ -94,6 +94,52 @@ def arrow_seat(run_dir: Path) -> pl.DataFrame:
     return whole.with_columns(pl.col("seat").cast(pl.Int8)).sort("seat").select(COLS)
 
 
+def files_seat(run_dir: Path, files: dict[str, list[Path]]) -> pl.DataFrame:
+    """The polars query over explicit part files (``files``: variant → its players files), read 250,000 hands
+    at a time by file (as :mod:`analysis.pieces` does): what the part size changes."""
+    base, var = _arms(run_dir)
+    step = max(1, round(len(files[var]) * 250_000 / _hands(files[var])))
+    out = []
+    for i in range(0, len(files[var]), step):
+        a = pl.scan_parquet(files[var][i:i + step]).select("hand_id", "seat", pl.col("score_total").alias("x"))
+        b = pl.scan_parquet(files[base][i:i + step]).select("hand_id", "seat", pl.col("score_total").alias("xb"))
+        d = (pl.col("x") - pl.col("xb")).cast(pl.Int64)
+        out.append(a.join(b, on=["hand_id", "seat"]).group_by("seat").agg(
+            pl.len().cast(pl.Int64).alias("n"), d.sum().alias("d"), (d * d).sum().alias("dd"),
+            pl.col("x").cast(pl.Int64).sum().alias("x"), pl.col("xb").cast(pl.Int64).sum().alias("xb")).collect())
+    return pl.concat(out).group_by("seat").agg(pl.exclude("seat").sum()).sort("seat").select(COLS)
+
+
+def _hands(files: list[Path]) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files) // 4
+
+
+def merged_parts(run_dir: Path, out: Path, k: int) -> dict[str, list[Path]]:
+    """The two arms' players part files, ``k`` consecutive ones merged into one file (written once under
+    ``out``): the same rows in ``k`` times fewer, larger parts."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base, var = _arms(run_dir)
+    got: dict[str, list[Path]] = {}
+    for v in (base, var):
+        src = sorted((run_dir / "players" / f"variant={v}").glob("*.parquet"))
+        if k == 1:
+            got[v] = src
+            continue
+        dst = out / f"k{k}" / v
+        dst.mkdir(parents=True, exist_ok=True)
+        got[v] = []
+        for i in range(0, len(src), k):
+            f = dst / f"part-{i:06d}.parquet"
+            if not f.exists():
+                pq.write_table(pa.concat_tables([pq.read_table(x) for x in src[i:i + k]]), f)
+            got[v].append(f)
+    return got
+
+
 ENGINES = {"polars": polars_seat, "duckdb": duckdb_seat, "arrow": arrow_seat}
 
 
@@ -104,7 +150,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--parts", default="", help="part sizes to compare instead, as merge factors, e.g. 1,10")
+    ap.add_argument("--scratch", type=Path, default=Path("/tmp/xuezhan_parts"), help="merged parts (--parts)")
     args = ap.parse_args(argv)
+    if args.parts:
+        part_sizes(args.run_dir, [int(k) for k in args.parts.split(",")], args.scratch, args.rounds)
+        return
     want = polars_seat(args.run_dir)
     for name, f in ENGINES.items():
         got = f(args.run_dir)
@@ -126,6 +177,28 @@ def main(argv: list[str] | None = None) -> None:
     for name, rows in results.items():
         peak, wall, cpu = (statistics.median(x) for x in zip(*rows, strict=True))
         print(f"  {name:8s} {peak:6.2f} / {wall:7.1f} / {cpu:7.1f}  ({len(rows)} rounds)")
+
+
+def part_sizes(run_dir: Path, factors: list[int], scratch: Path, rounds: int) -> None:
+    """The stage over the run's parts as written and merged ``k`` to one, each in a fresh process, alternating."""
+    from analysis_scale import run_code
+
+    sets = {k: merged_parts(run_dir, scratch, k) for k in factors}
+    want = files_seat(run_dir, sets[factors[0]])
+    for k, files in sets.items():
+        n = len(next(iter(files.values())))
+        same = files_seat(run_dir, files).equals(want)
+        print(f"x{k}: {n} players files an arm, {_hands(next(iter(files.values()))) // n:,} hands a file; "
+              f"{'same answer' if same else 'DIFFERENT answer'}", flush=True)
+    for r in range(rounds):
+        for k in factors if r % 2 == 0 else factors[::-1]:
+            src = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+                   "from pathlib import Path\nimport analysis_engines as e\n"
+                   f"e.files_seat(Path({str(run_dir)!r}), e.merged_parts(Path({str(run_dir)!r}), "
+                   f"Path({str(scratch)!r}), {k}))\n")
+            peak, wall, cpu, rc = run_code(src, None, {})
+            print(f"round {r + 1}  parts x{k:<4d} peak {peak:6.2f} GiB  wall {wall:7.1f} s  cpu {cpu:7.1f} s"
+                  f"{'' if rc == 0 else '  FAILED'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -81,6 +81,37 @@ def run_code(src: str, code_dir: Path | None, env: dict[str, str]) -> tuple[floa
     return usage.ru_maxrss / 2 ** 20, wall, usage.ru_utime + usage.ru_stime, proc.returncode
 
 
+def table_times(run_dir: Path, boot: int) -> None:
+    """Where a report's time goes: each table job of the report (``analysis.report_build._submit_tables``) run one
+    after the other in this process, its CPU (every thread's: polars' included) and wall time printed, largest
+    first; the figures and files are not made."""
+    from concurrent.futures import Future
+
+    from analysis import report_build
+    from analysis.load import open_run
+
+    times: list[tuple[float, float, str]] = []
+
+    class Serial:
+        """An executor that runs each job at once, timing it."""
+
+        def submit(self, fn, *args):  # noqa: ANN001, ANN202 - the executor's signature
+            fut: Future = Future()
+            name = getattr(fn, "__name__", None) or fn.func.__name__  # a function or a functools.partial
+            name += "".join(f" {a}" for a in (*args, *getattr(fn, "args", ())) if isinstance(a, str))
+            t0, c0 = time.perf_counter(), time.process_time()
+            fut.set_result(fn(*args))
+            times.append((time.process_time() - c0, time.perf_counter() - t0, name))
+            return fut
+
+    run = open_run(run_dir, check="sizes")
+    report_build._submit_tables(Serial(), run, run.baseline, boot, 40, 0, None)  # type: ignore[arg-type]
+    total = sum(c for c, _, _ in times)
+    print(f"report tables on {run_dir}, boot {boot}: {total:.1f} s CPU in all (one after the other)")
+    for cpu, wall, name in sorted(times, reverse=True):
+        print(f"  {name:34s} cpu {cpu:7.1f} s ({cpu / total:5.1%})  wall {wall:7.1f} s", flush=True)
+
+
 STUDY = Path(__file__).with_name("scale_study.yaml")
 """The scale study: four fan caps, greedy x4, 10,000,000 hands a variant, the default chunking."""
 
@@ -113,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--boot", type=int, default=0)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the stages")
+    ap.add_argument("--tables", action="store_true", help="time each table of the report in this process")
     ap.add_argument("--make", action="store_true", help="simulate the scale study into RUN_DIR first")
     ap.add_argument("--variants", type=int, default=4, choices=range(2, 5), help="arms of the study (--make)")
     ap.add_argument("--hands", type=int, default=10_000_000, help="hands a variant (--make)")
@@ -120,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.make:
         make_study(args.run_dir, args.variants, args.hands, args.jobs)
+    if args.tables:
+        table_times(args.run_dir, args.boot)
     stages = [s for s in args.stages.split(",") if s]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:

@@ -35,21 +35,7 @@ STUDIES = ("adaptation", "caps", "declare", "haidilao", "huazhu", "pass_lock", "
 
 def tables(run_dir: Path) -> dict[str, Any]:
     """Every table of the report, compare and the study's checks on one run, keyed by a stable name."""
-    from analysis import (
-        cells,
-        diagnostics,
-        economy,
-        ev,
-        family,
-        fans,
-        play,
-        populations,
-        risk,
-        sessions,
-        shape,
-        skill,
-        sweep,
-    )
+    from analysis import diagnostics, economy, ev, family, fans, play, risk, sessions, shape, skill, sweep
     from analysis.load import open_run
     from analysis.report_build import comparisons, header_table
 
@@ -74,9 +60,9 @@ def tables(run_dir: Path) -> dict[str, Any]:
         # what the logs show, with its counts (the advice is wording, free to change)
         "findings": [[f.variant, f.key, f.problem] for f in diagnostics.diagnose(run, base)],
     }
-    metrics, families = {}, {}
+    metrics = {}
     for a, b in comparisons(run, base):
-        fam = families[(a, b)] = family.paired_family(run, b, a)
+        fam = family.paired_family(run, b, a)
         for k, df in fam.items():
             out[f"family {a} {b} {k}"] = df
         metrics[b] = fam["metrics"] if a == base else None
@@ -86,12 +72,6 @@ def tables(run_dir: Path) -> dict[str, Any]:
             out[f"compare {a} {b} {by} metrics"] = mets
             out[f"compare {a} {b} {by} tests"] = n
         out[f"differing {a} {b}"] = [diagnostics.differing_hands(run, b, a, w) for w in ("play", "any")]
-    out["dealer_edge"] = populations.dealer_edge(run, base)
-    if cells.populations(run):
-        scr = populations.screen(run, base, families)
-        for k in ("kinds", "headline", "interaction", "dealer"):
-            out[f"screen {k}"] = getattr(scr, k)
-        out["screen tests"] = scr.tests
     rule = sweep.sweep_rule(run, base)
     if rule is not None:
         out["dose"] = sweep.dose_table(run, base, rule, {v: m for v, m in metrics.items() if m is not None})
