@@ -38,9 +38,9 @@ SESSION_STAGES = {
     "sessions": ("s = sessions; s.session_results(run, 'seat'); s.session_distribution(run, 'seat'); "
                  "s.ruin_table(run, 'seat'); s.house_take(run); s.dealer_rule_effect(run, 'cap3.mixed', 'base.mixed')"),
     "screen": ("from analysis.report_build import comparisons\n"
-               "fams = {(a, b): family.paired_family(run, b, a) for a, b in comparisons(run, 'base')}\n"
+               "fams = {(a, b): family.paired_family(run, b, a) for a, b in comparisons(run, run.baseline)}\n"
                "open('/proc/self/clear_refs', 'w').write('5')\n"  # the families are measured above
-               "populations.screen(run, 'base', fams)"),
+               "populations.screen(run, run.baseline, fams)"),
     "skill": "skill.skill_table(run, n_boot=0)",
 }
 
