@@ -156,11 +156,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.parts:
         part_sizes(args.run_dir, [int(k) for k in args.parts.split(",")], args.scratch, args.rounds)
         return
-    want = polars_seat(args.run_dir)
-    for name, f in ENGINES.items():
-        got = f(args.run_dir)
-        print(f"{name}: {'same answer' if got.equals(want) else 'DIFFERENT answer'} ({want['n'].sum():,} pairs)",
-              flush=True)
     results: dict[str, list[tuple[float, float, float]]] = {}
     names = list(ENGINES)
     for r in range(args.rounds):
@@ -173,6 +168,13 @@ def main(argv: list[str] | None = None) -> None:
                 results.setdefault(name, []).append((peak, wall, cpu))
             print(f"round {r + 1}  {name:8s} peak {peak:6.2f} GiB  wall {wall:7.1f} s  cpu {cpu:7.1f} s"
                   f"{'' if rc == 0 else '  FAILED'}", flush=True)
+    # the answers are checked after the timed children (forked from this process, a child's ru_maxrss starts at
+    # this process's resident size, which the check would raise)
+    want = polars_seat(args.run_dir)
+    for name, f in ENGINES.items():
+        got = f(args.run_dir)
+        print(f"{name}: {'same answer' if got.equals(want) else 'DIFFERENT answer'} ({want['n'].sum():,} pairs)",
+              flush=True)
     print("\nmedians (peak GiB / wall s / CPU s):")
     for name, rows in results.items():
         peak, wall, cpu = (statistics.median(x) for x in zip(*rows, strict=True))
@@ -183,13 +185,10 @@ def part_sizes(run_dir: Path, factors: list[int], scratch: Path, rounds: int) ->
     """The stage over the run's parts as written and merged ``k`` to one, each in a fresh process, alternating."""
     from analysis_scale import run_code
 
-    sets = {k: merged_parts(run_dir, scratch, k) for k in factors}
-    want = files_seat(run_dir, sets[factors[0]])
-    for k, files in sets.items():
-        n = len(next(iter(files.values())))
-        same = files_seat(run_dir, files).equals(want)
-        print(f"x{k}: {n} players files an arm, {_hands(next(iter(files.values()))) // n:,} hands a file; "
-              f"{'same answer' if same else 'DIFFERENT answer'}", flush=True)
+    for k in factors:  # written in a child: this process stays small (a child's ru_maxrss starts at its size)
+        run_code(f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\nfrom pathlib import Path\n"
+                 f"import analysis_engines as e\ne.merged_parts(Path({str(run_dir)!r}), Path({str(scratch)!r}), {k})\n",
+                 None, {})
     for r in range(rounds):
         for k in factors if r % 2 == 0 else factors[::-1]:
             src = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
@@ -199,6 +198,13 @@ def part_sizes(run_dir: Path, factors: list[int], scratch: Path, rounds: int) ->
             peak, wall, cpu, rc = run_code(src, None, {})
             print(f"round {r + 1}  parts x{k:<4d} peak {peak:6.2f} GiB  wall {wall:7.1f} s  cpu {cpu:7.1f} s"
                   f"{'' if rc == 0 else '  FAILED'}", flush=True)
+    sets = {k: merged_parts(run_dir, scratch, k) for k in factors}
+    want = files_seat(run_dir, sets[factors[0]])
+    for k, files in sets.items():
+        n = len(next(iter(files.values())))
+        same = files_seat(run_dir, files).equals(want)
+        print(f"x{k}: {n} players files an arm, {_hands(next(iter(files.values()))) // n:,} hands a file; "
+              f"{'same answer' if same else 'DIFFERENT answer'}", flush=True)
 
 
 if __name__ == "__main__":
