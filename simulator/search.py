@@ -35,6 +35,16 @@ from simulator.search_rollout import (
 from simulator.search_sample import Public, hidden_count
 
 SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+# The re-deal's profile of an opponent (simulator.search_deal), measured on expert and greedy tables by
+# benchmarks/search_profile.py (docs/bots.md, "The search player"): the weight on holding a kind the seat discarded,
+# per discard one and two ranks away; the chance a seat is ready, by its melds and discards.
+DISCARD_WEIGHT = 0.55
+NEAR_WEIGHT = (0.84, 0.92)
+READY = (  # by melds set down (0, 1, 2 or more), then by discards made (capped at the last)
+    (0.0, 0.0, 0.0, 0.01, 0.03, 0.08, 0.13, 0.22, 0.31, 0.38, 0.46, 0.56, 0.62, 0.67, 0.7, 0.78, 0.8, 0.83),
+    (0.0, 0.0, 0.01, 0.02, 0.08, 0.13, 0.2, 0.25, 0.33, 0.4, 0.49, 0.59, 0.66, 0.73, 0.77, 0.79, 0.83, 0.85),
+    (0.05, 0.08, 0.1, 0.11, 0.12, 0.24, 0.37, 0.44, 0.51, 0.56, 0.6, 0.66, 0.7, 0.75, 0.81, 0.83, 0.85, 0.9),
+)
 
 
 def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
@@ -45,6 +55,9 @@ def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
     strict = obs.rules.void_suit == "declared"
     sizes = np.full(state.N_SEATS, -1, np.int64)
     clean = np.full(state.N_SEATS, -1, np.int64)
+    weight = np.ones((state.N_SEATS, state.N_KINDS), np.float64)
+    ready = np.zeros(state.N_SEATS, np.float64)
+    passed = np.zeros(state.N_SEATS, np.int64)
     for q in range(state.N_SEATS):
         if q == obs.seat or (obs.won[q] >= 0 and not xueliu):
             continue
@@ -52,7 +65,45 @@ def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
         pond = obs.ponds[q]
         if strict and pond and obs.voids[q] >= 0 and pond[-1].tile // 9 != obs.voids[q]:
             clean[q] = obs.voids[q]
-    return Public(pool, sizes, clean, np.array(pin, np.int64))
+        weight[q] = discard_weights(pond, obs.voids[q])
+        voiding = strict and obs.voids[q] >= 0 and clean[q] < 0  # may still hold its void suit: not ready
+        ready[q] = 0.0 if voiding else ready_chance(len(pond), len(obs.melds[q]))
+        passed[q] = passed_kinds(obs.discards, q)
+    return Public(pool, sizes, clean, np.array(pin, np.int64), weight, ready, passed)
+
+
+def discard_weights(pond, void: int) -> np.ndarray:
+    """A seat's weight on holding each kind: ``NEAR_WEIGHT[d - 1]`` per discard at distance d in the same suit (a
+    tile that would have made a run with it), ``DISCARD_WEIGHT`` for a kind it discarded (once for any number of
+    copies); discards of its void suit (which it must throw anyway) are not read."""
+    near = np.ones(state.N_KINDS, np.float64)
+    discarded = np.zeros(state.N_KINDS, np.bool_)
+    for d in pond:
+        k = d.tile
+        if k // 9 == void:
+            continue
+        discarded[k] = True
+        for dist, f in enumerate(NEAR_WEIGHT, 1):
+            for j in (k - dist, k + dist):
+                if 0 <= j < state.N_KINDS and j // 9 == k // 9:
+                    near[j] *= f
+    return np.where(discarded, DISCARD_WEIGHT, near)
+
+
+def ready_chance(discards: int, melds: int) -> float:
+    """The chance a seat still in is ready, by the discards it has made and the melds it has set down."""
+    row = READY[min(melds, len(READY) - 1)]
+    return row[min(discards, len(row) - 1)]
+
+
+def passed_kinds(discards, q: int) -> int:
+    """The kinds other seats discarded after seat q's last discard (q let them pass: it would have won on a wait)."""
+    last = max((i for i, (s, _) in enumerate(discards) if s == q), default=-1)
+    mask = 0
+    for s, t in discards[last + 1:]:
+        if s != q:
+            mask |= 1 << t
+    return mask
 
 
 class SearchBot(Bot):
@@ -99,7 +150,7 @@ class SearchBot(Bot):
         ro.game.io[state.DP_KIND] = -1
         answer_at(ro, hand.st, hand.st.wall, hand.st.pc, 0)
         pub = Public(np.zeros(27, np.int64), np.full(4, -1, np.int64), np.full(4, -1, np.int64),
-                     np.full(2, -1, np.int64))
+                     np.full(2, -1, np.int64), np.ones((4, 27)), np.zeros(4), np.zeros(4, np.int64))
         job = np.zeros(J_ANS0 + 1, np.int64)
         search_values(ro, hand.snap, hand.st.wall, hand.st.pc, pub, job, np.zeros((1, 1), np.float64))
 
@@ -109,7 +160,7 @@ class SearchBot(Bot):
         game = table.game(np.full(state.N_SEATS, BOT_INDEX[self.policy], np.int64))
         slots = table.win_slots
         return Rollout(game, engine.alloc(False, slots), engine.alloc(False, slots),
-                       np.stack([row] * state.N_SEATS).astype(np.int64))
+                       np.stack([row] * state.N_SEATS).astype(np.int64), engine.alloc(False, slots))
 
     def exchange(self, obs: Observation) -> int:
         return GreedyBot.exchange(self, obs)  # the expert's (and value's) 换三张 is greedy's (bots.bot_exchange)

@@ -73,12 +73,14 @@ FAILED = -1.0e18  # a sample that could not be dealt (its row is left out)
 
 class Rollout(NamedTuple):
     """The rollouts' own records: ``game`` (the rules, every seat's compiled policy in ``bots``, an ``io`` of its
-    own), the rollout state ``st`` and its step snapshot ``snap``, the policies' parameter rows ``bpar``."""
+    own), the rollout state ``st`` and its step snapshot ``snap``, the policies' parameter rows ``bpar``, and
+    ``dealt``: the sample's re-deal, which every candidate starts from."""
 
     game: Game
     st: HandState
     snap: HandState
     bpar: np.ndarray
+    dealt: HandState
 
 
 @njit(cache=True, _nrt=False)
@@ -161,11 +163,17 @@ def search_values(ro, src, wall, pc, pub, job, out) -> None:
     cannot be dealt from ``pub`` is ``FAILED`` in every column."""
     seat, n_roll, n_prior, n_cand = job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND]
     seed = np.uint64(job[J_SEED])
+    dealt = ro.dealt
     for i in range(n_roll):
-        s_seed = derive(seed, i)
+        copy_state(src, dealt)
+        for w in range(wall.shape[0]):
+            dealt.wall[w] = wall[w]
+        ok = redeal(ro.game.table, dealt, seat, pub, derive(seed, i))
         for c in range(n_cand):
-            start(ro, src, wall, pc, job, job[J_ANS0 + n_prior + c])
-            if not redeal(ro.game.table, ro.st, seat, pub, s_seed) or not play_out(ro, seat):
+            if ok:
+                start(ro, dealt, dealt.wall, pc, job, job[J_ANS0 + n_prior + c])
+                ok = play_out(ro, seat)
+            if not ok:
                 for c2 in range(n_cand):
                     out[i, c2] = FAILED
                 break

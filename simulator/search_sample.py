@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from simulator.rng import derive, randbelow
+from simulator.search_deal import deal_seat
 from simulator.shape import MELD_CKONG, shanten, wait_mask
 from simulator.state import (
     G_HEAD,
@@ -44,12 +45,17 @@ class Public(NamedTuple):
     """The searching seat's public knowledge of the hidden tiles (all ``int64``): ``pool[27]`` the copies of each
     kind it has not seen; ``sizes[4]`` the concealed tiles of each other seat to re-deal (−1: its own seat, or a
     血战 winner whose hand is laid down); ``clean[4]`` a suit the seat holds none of, or −1; ``pin[2]`` the wall
-    position and tile of its own draw in this step, or −1 −1."""
+    position and tile of its own draw in this step, or −1 −1; the profile each other seat is dealt by
+    (:mod:`simulator.search_deal`): ``weight[4, 27]`` (``float64``) per kind, ``ready[4]`` (``float64``) the
+    chance it is ready, ``passed[4]`` a mask of the kinds it let pass (not its waits when ready)."""
 
     pool: np.ndarray
     sizes: np.ndarray
     clean: np.ndarray
     pin: np.ndarray
+    weight: np.ndarray
+    ready: np.ndarray
+    passed: np.ndarray
 
 
 @njit(cache=True, _nrt=False)
@@ -73,7 +79,7 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
     """Re-deal the hidden part of ``st`` (a copy of the hand at the start of the searching seat's step; ``table``
     the suit table) from ``pub`` with the stream of ``seed`` (``uint64``): each other seat's concealed kongs (a
     kind still unseen four times, not of its clean suit), its ``pub.sizes`` concealed tiles (none of its clean
-    suit), then the wall from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats'
+    suit; drawn by its profile, :func:`simulator.search_deal.deal_seat`), then the rest shuffled into the wall from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats'
     waits are recomputed, their pass locks, declines, last draws and streams reset (hidden too). False when
     ``pub`` cannot be dealt (then ``st`` is left part-dealt: discard it)."""
     rng = stack_empty(1, np.uint64)
@@ -101,36 +107,20 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
                         st.mt[q, i] = k
                         break
                     r -= 1
+    for q in range(N_SEATS):
+        if pub.sizes[q] >= 0 and not deal_seat(table, st, q, pool, pub, rng):
+            return False
     tiles = stack_empty(N_TILES, np.int64)
     m = 0
     for k in range(N_KINDS):
         for _ in range(pool[k]):
             tiles[m] = k
             m += 1
+    head, tail, pin_at = st.g[G_HEAD], st.g[G_TAIL], pub.pin[0]
+    if tail - head - (1 if pin_at >= 0 else 0) != m:
+        return False
     shuffle_prefix(tiles, m, rng)
     pos = 0
-    for q in range(N_SEATS):
-        if pub.sizes[q] < 0:
-            continue
-        for k in range(N_KINDS):
-            st.conc[q, k] = 0
-        got = 0
-        j = pos
-        while got < pub.sizes[q] and j < m:
-            t = tiles[j]
-            if t // 9 != pub.clean[q]:
-                tiles[j] = tiles[pos]
-                tiles[pos] = t
-                st.conc[q, t] += 1
-                pos += 1
-                got += 1
-            j += 1
-        if got < pub.sizes[q]:
-            return False
-    head, tail, pin_at = st.g[G_HEAD], st.g[G_TAIL], pub.pin[0]
-    if tail - head - (1 if pin_at >= 0 else 0) != m - pos:
-        return False
-    shuffle_prefix(tiles[pos:], m - pos, rng)
     for w in range(head, tail):
         if w == pin_at:
             st.wall[w] = pub.pin[1]
