@@ -6,6 +6,8 @@ drawn from what it can.
 the face-up melds, 血战 winners' laid-down hands, its own concealed kongs), how many concealed tiles each other seat
 holds, a suit a seat is known to hold none of (under a binding 定缺 a seat whose last discard was not of its void
 suit holds no tile of it: it would have had to discard that first) and the tile the seat itself drew this step.
+Each other seat's tiles are drawn by its profile (weights from its discards, a measured chance of being ready, the
+kinds it let pass: :mod:`simulator.search_deal`), also read from the observation alone.
 :func:`redeal` overwrites, in a copy of the hand's state at the start of the step, every hidden part: the other
 seats' concealed tiles, the kinds of their concealed kongs, the wall still to draw, their cached waits, pass locks,
 declines and random streams. Nothing of the state's own hidden parts survives it: two states with the same public
@@ -79,8 +81,8 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
     """Re-deal the hidden part of ``st`` (a copy of the hand at the start of the searching seat's step; ``table``
     the suit table) from ``pub`` with the stream of ``seed`` (``uint64``): each other seat's concealed kongs (a
     kind still unseen four times, not of its clean suit), its ``pub.sizes`` concealed tiles (none of its clean
-    suit; drawn by its profile, :func:`simulator.search_deal.deal_seat`), then the rest shuffled into the wall from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats'
-    waits are recomputed, their pass locks, declines, last draws and streams reset (hidden too). False when
+    suit; drawn by its profile, :func:`simulator.search_deal.deal_seat`), then the rest shuffled into the wall
+    from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats' waits are recomputed, their pass locks, declines, last draws and streams reset (hidden too). False when
     ``pub`` cannot be dealt (then ``st`` is left part-dealt: discard it)."""
     rng = stack_empty(1, np.uint64)
     rng[0] = seed
