@@ -83,7 +83,8 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
     kind still unseen four times, not of its clean suit), its ``pub.sizes`` concealed tiles (none of its clean
     suit; drawn by its profile, :func:`simulator.search_deal.deal_seat`), then the rest shuffled into the wall
     from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats' waits are recomputed,
-    their pass locks, declines, last draws and streams reset (hidden too). False when ``pub`` cannot be dealt (then ``st`` is left part-dealt: discard it)."""
+    their pass locks, declines, last draws and streams reset (hidden too). False when ``pub``
+    cannot be dealt (then ``st`` is left part-dealt: discard it)."""
     rng = stack_empty(1, np.uint64)
     rng[0] = seed
     pool = stack_empty(N_KINDS, np.int64)
