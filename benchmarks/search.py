@@ -2,6 +2,7 @@
 
     python benchmarks/search.py --walls 1000                       # default budget, chengdu, seed 7
     python benchmarks/search.py --walls 200 --rollouts 24 --wall 16 --opponents expert
+    python benchmarks/search.py --walls 1000 --start 1000 --save piece2 ... ; --combine piece1_expert.npz ...
 
 Duplicate seating: every wall is played four times, the searching seat in each seat. For each opponent bot it
 prints the search player's mean score per player-hand (base units, SE clustered by wall), the same walls played
@@ -46,16 +47,34 @@ def disagreements(decisions, hands: int, top: int) -> None:
         print("    no decision where the search left the expert's choice")
         return
     by = defaultdict(list)
-    for kind, left, gain, _se in decisions:
-        by[(kind, "≤4" if left <= 4 else ("5–8" if left <= 8 else "9+"))].append(gain)
+    for kind, left, gain, _se, how in decisions:
+        by[(kind, how, "≤4" if left <= 4 else ("5–8" if left <= 8 else "9+"))].append(gain)
     print(f"    departures from the expert's choice: {len(decisions) / hands:.4f} per player-hand; estimated EV the"
-          " expert's choice loses there (rollout mean gain), by decision and tiles left:")
-    for (kind, left), g in sorted(by.items(), key=lambda kv: -sum(kv[1])):
-        print(f"      {kind:>9} {left:>4} left: {len(g):5d} ({len(g) / hands:.4f} a hand), mean {np.mean(g):+.3f}, "
-              f"{sum(g) / hands:+.4f} a hand")
-    print(f"    the {top} costliest (decision, tiles left, EV lost ± SE):")
-    for kind, left, gain, se in sorted(decisions, key=lambda d: -d[2])[:top]:
-        print(f"      {kind:>9} {left:3d} left  {gain:+.2f} ± {se:.2f}")
+          " expert's choice loses there (rollout mean gain), by decision, how the search departs (a discard: fold ="
+          " further from ready, push = nearer, tile = as near) and tiles left:")
+    for (kind, how, left), g in sorted(by.items(), key=lambda kv: -sum(kv[1])):
+        print(f"      {kind:>9} {how:>7} {left:>4} left: {len(g):5d} ({len(g) / hands:.4f} a hand), mean "
+              f"{np.mean(g):+.3f}, {sum(g) / hands:+.4f} a hand")
+    print(f"    the {top} costliest (decision, how, tiles left, EV lost ± SE):")
+    for kind, left, gain, se, how in sorted(decisions, key=lambda d: -d[2])[:top]:
+        print(f"      {kind:>9} {how:>7} {left:3d} left  {gain:+.2f} ± {se:.2f}")
+
+
+def report(opp: str, mine, ref, hands: int, cpu: float, decisions, top: int) -> None:
+    print(f"  vs three {opp}: {show('search', mine)}; {show('expert in its seats', ref)}; "
+          f"{show('paired search − expert', mine - ref)} per player-hand ({mine.shape[0]:,} walls); "
+          f"{hands / cpu:.1f} hands/s ({cpu:.0f} s CPU)")
+    disagreements(decisions, hands, top)
+
+
+def combine(paths: list[str], top: int) -> None:
+    """The pooled figures of pieces saved by ``--save`` (per-wall means concatenated, CPU and departures summed)."""
+    parts = [np.load(p) for p in paths]
+    decisions = [(str(k), int(d[0]), float(d[1]), float(d[2]), str(h))
+                 for z in parts for k, h, d in zip(z["kinds"], z["how"], z["decisions"], strict=True)]
+    report(f"(pooled: {len(paths)} pieces)", np.concatenate([z["search"] for z in parts]),
+           np.concatenate([z["expert"] for z in parts]), int(sum(z["hands"] for z in parts)),
+           float(sum(z["cpu"] for z in parts)), decisions, top)
 
 
 def main() -> None:
@@ -70,7 +89,12 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--start", type=int, default=0, help="first wall (to split a run over processes)")
     ap.add_argument("--save", help="write per opponent the per-wall means and the departures to PREFIX_OPP.npz")
+    ap.add_argument("--combine", nargs="+", metavar="NPZ", help="print the pooled figures of saved pieces (the "
+                    "same opponent, disjoint walls: --start) and exit")
     args = ap.parse_args()
+    if args.combine:
+        combine(args.combine, args.top)
+        return
     params = {k: v for k, v in (("rollouts", args.rollouts), ("wall", args.wall), ("z", args.z)) if v is not None}
     ids = np.arange(4 * args.start, 4 * (args.start + args.walls), dtype=np.int64)
     bot = SearchBot(**params)
@@ -87,14 +111,12 @@ def main() -> None:
         mine = per_wall(raw, args.start, args.walls)
         ref = per_wall(run_batch(load_rules(args.config, [f"seats=[expert, {opp}, {opp}, {opp}]"]), ids, args.seed,
                                  duplicate=True), args.start, args.walls)
-        print(f"  vs three {opp}: {show('search', mine)}; {show('expert in its seats', ref)}; "
-              f"{show('paired search − expert', mine - ref)} per player-hand; {ids.shape[0] / cpu:.1f} hands/s "
-              f"({cpu:.0f} s CPU)")
-        disagreements(bot.decisions, ids.shape[0], args.top)
+        report(opp, mine, ref, ids.shape[0], cpu, bot.decisions, args.top)
         if args.save:
             np.savez(f"{args.save}_{opp}.npz", search=mine, expert=ref, cpu=cpu, hands=ids.shape[0],
                      kinds=np.array([d[0] for d in bot.decisions], dtype=object).astype(str),
-                     decisions=np.array([d[1:] for d in bot.decisions], np.float64).reshape(-1, 3))
+                     how=np.array([d[4] for d in bot.decisions], dtype=object).astype(str),
+                     decisions=np.array([d[1:4] for d in bot.decisions], np.float64).reshape(-1, 3))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ mean final score under the active rules, when it beats the policy's own choice b
 of the paired difference; otherwise, and at every other decision, it answers as the policy does. Seated by name
 (``seats: [search, …]``, with ``params: {rollouts: 32}``); it is a Python bot on the step path, which hands it
 the live hand (:meth:`SearchBot.bind_hand`) to copy for its rollouts. ``SearchBot.decisions`` keeps, per searched
-decision where it left the policy's choice, ``(decision, tiles left, mean gain over the policy's choice, SE)``.
+decision where it left the policy's choice, ``(decision, tiles left, mean gain over the policy's choice, SE, how)``
+(:func:`departure`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from simulator.search_rollout import (
     search_values,
 )
 from simulator.search_sample import Public, hidden_count
+from simulator.shape import shanten
 
 SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+ACTION_NAMES = {state.A_PASS: "pass", state.A_WIN: "win", state.A_DECLARE: "declare", state.A_DANCE: "dance"}
 # The re-deal's profile of an opponent (simulator.search_deal), measured on expert and greedy tables by
 # benchmarks/search_profile.py (docs/bots.md, "The search player"): the weight on holding a kind the seat discarded,
 # per discard one and two ranks away; the chance a seat is ready, by its melds and discards.
@@ -123,7 +126,7 @@ class SearchBot(Bot):
         if isinstance(z, bool) or not isinstance(z, int | float) or not 0 <= z < 10:
             raise ValueError(f"z must be a number in [0, 10), got {z!r}")
         self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
-        self.decisions: list[tuple[str, int, float, float]] = []
+        self.decisions: list[tuple[str, int, float, float, str]] = []
         self._hand = None
         self._ro: Rollout | None = None
         self._rules = None
@@ -218,5 +221,20 @@ class SearchBot(Bot):
         se = float(d.std(ddof=1) / np.sqrt(d.shape[0]))
         if best == e or d.mean() <= self.z * se:
             return policy
-        self.decisions.append((obs.decision, int(obs.tiles_left), float(d.mean()), se))
+        self.decisions.append((obs.decision, int(obs.tiles_left), float(d.mean()), se,
+                               departure(obs, policy, int(legal[best]))))
         return int(legal[best])
+
+
+def departure(obs: Observation, policy: int, chosen: int) -> str:
+    """How the search's choice differs from the policy's: for a discard whether it leaves the hand further from
+    ready (``fold``), nearer (``push``) or as near (``tile``); otherwise the action taken (``pass`` …)."""
+    if obs.decision != "discard":
+        return ACTION_NAMES.get(chosen, "kong")
+    raw = obs._raw
+    sh = []
+    for a in (policy, chosen):
+        conc = raw["conc"].copy()
+        conc[a - state.A_TILE0] -= 1
+        sh.append(shanten(raw["table"], conc, raw["mk"], raw["mt"], raw["nm"], raw["void"]))
+    return "fold" if sh[1] > sh[0] else ("push" if sh[1] < sh[0] else "tile")

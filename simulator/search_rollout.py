@@ -132,17 +132,23 @@ def play_out(ro, seat: int) -> bool:
         io[ANS_COUNT] = n + 1
 
 
+@njit(cache=True, _nrt=False)
+def load(st, src, wall, pc) -> None:
+    """``st`` = the state ``src`` with the wall ``wall`` and the play counters ``pc``."""
+    copy_state(src, st)
+    for w in range(wall.shape[0]):
+        st.wall[w] = wall[w]
+    for c in range(pc.shape[0]):
+        st.pc[c] = pc[c]
+
+
 @njit(cache=True, _nrt=True)
 def start(ro, src, wall, pc, job, cand: int) -> None:
     """The rollout state at the start of the step: the snapshot ``src`` of the live hand, its ``wall`` and its
     ``pc`` (not paused: the step is replayed from its start), the seat external with its answers of the step so far
     and ``cand`` queued."""
     st, io = ro.st, ro.game.io
-    copy_state(src, st)
-    for w in range(wall.shape[0]):
-        st.wall[w] = wall[w]
-    for c in range(pc.shape[0]):
-        st.pc[c] = pc[c]
+    load(st, src, wall, pc)
     st.pc[PC_PAUSED] = 0
     for c in range(io.shape[0]):
         io[c] = 0
@@ -165,9 +171,7 @@ def search_values(ro, src, wall, pc, pub, job, out) -> None:
     seed = np.uint64(job[J_SEED])
     dealt = ro.dealt
     for i in range(n_roll):
-        copy_state(src, dealt)
-        for w in range(wall.shape[0]):
-            dealt.wall[w] = wall[w]
+        load(dealt, src, wall, pc)
         ok = redeal(ro.game.table, dealt, seat, pub, derive(seed, i))
         for c in range(n_cand):
             if ok:
@@ -187,12 +191,7 @@ def search_values(ro, src, wall, pc, pub, job, out) -> None:
 def answer_at(ro, src, wall, pc, seat: int) -> int:
     """The compiled policy's answer for ``seat`` at the live decision: ``src`` the live state at the decision (not
     its snapshot), ``ro.game.io`` a copy of the live decision point."""
-    st = ro.st
-    copy_state(src, st)
-    for w in range(wall.shape[0]):
-        st.wall[w] = wall[w]
-    for c in range(pc.shape[0]):
-        st.pc[c] = pc[c]
-    return policy_answer(ro.game, st, ro.bpar, seat)
+    load(ro.st, src, wall, pc)
+    return policy_answer(ro.game, ro.st, ro.bpar, seat)
 
 
