@@ -102,6 +102,8 @@ def main() -> None:
           f"{args.walls:,} walls × 4 (duplicate seating), seed {args.seed}")
     for opp in args.opponents:
         rules = load_rules(args.config, [f"seats=[search, {opp}, {opp}, {opp}]"])
+        ref = per_wall(run_batch(load_rules(args.config, [f"seats=[expert, {opp}, {opp}, {opp}]"]), ids, args.seed,
+                                 duplicate=True), args.start, args.walls)  # first: cheap, and checks the rules
         bot = SearchBot(**params)
         play_hands(rules, np.arange(4, dtype=np.int64), args.seed + 1, {0: bot}, duplicate=True)  # compile first
         bot.decisions.clear()
@@ -109,8 +111,6 @@ def main() -> None:
         raw = play_hands(rules, ids, args.seed, {0: bot}, duplicate=True)
         cpu = time.process_time() - t
         mine = per_wall(raw, args.start, args.walls)
-        ref = per_wall(run_batch(load_rules(args.config, [f"seats=[expert, {opp}, {opp}, {opp}]"]), ids, args.seed,
-                                 duplicate=True), args.start, args.walls)
         report(opp, mine, ref, ids.shape[0], cpu, bot.decisions, args.top)
         if args.save:
             np.savez(f"{args.save}_{opp}.npz", search=mine, expert=ref, cpu=cpu, hands=ids.shape[0],
