@@ -382,7 +382,7 @@ def _identical_advice(run: Run, variant: str, baseline: str, silent: list[Findin
 
 
 def stale_findings(variant: str, stale: list) -> list[Finding]:
-    """One finding (key ``seats``) per :class:`simulator.manifest.Stale` of ``variant``."""
+    """One finding (key ``seats``) per :class:`simulator.logs.manifest.Stale` of ``variant``."""
     return [Finding(variant, "seats", st.problem, st.advice) for st in stale]
 
 

@@ -23,7 +23,7 @@ from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces
 from analysis.stats import LEVEL, cluster_means, normal_p, p_adjust
-from simulator.schema import SCORE_COMPONENTS
+from simulator.logs.schema import SCORE_COMPONENTS
 
 COMPONENTS = ("score_total", *SCORE_COMPONENTS)
 Grouping = Literal["seat", "bot", "position"]
@@ -76,7 +76,7 @@ def expected_value(run: Run | str, by: By = "bot", components: bool = True,
     """Mean score per hand: ``variant, <by…>, component, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi,
     p_value, p_holm``.
 
-    ``component`` is ``score_total`` and (if ``components``) each of ``simulator.schema.SCORE_COMPONENTS``, in
+    ``component`` is ``score_total`` and (if ``components``) each of ``simulator.logs.schema.SCORE_COMPONENTS``, in
     that order; base units; 95% normal intervals by default; clustered by ``run.cluster``."""
     run = as_run(run)
     cols = group_columns(by)

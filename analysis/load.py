@@ -1,6 +1,6 @@
 """Open a run directory and scan its Parquet logs lazily with polars.
 
-Layout (written by ``simulator.runner``; paths: ``simulator.layout``)::
+Layout (written by ``simulator.run.runner``; paths: ``simulator.logs.layout``)::
 
     RUN/study.json                                   (studies only: name, baseline, variants, hands, seed, ...)
     RUN/_variants/variant=<name>/_manifest.json      (resolved rule set, digest, seed, chunks with checksums)
@@ -11,7 +11,7 @@ count of every listed file: ``check="full"``, the default; or sizes only, ``chec
 large run), and only the files the manifest lists are read, so a damaged, missing or stray file is an error
 naming the file, never silently different data.
 
-Tables follow :mod:`simulator.schema`; money columns are integers in **base units** (multiply by
+Tables follow :mod:`simulator.logs.schema`; money columns are integers in **base units** (multiply by
 ``Run.base(variant)`` for score units); a variant whose rules set ``settlement.money_scale`` logs money units
 (that many per base unit), and :meth:`Run.players` then reads every variant's score columns as Float64 base
 units. Categorical columns are read as plain strings and ``variant`` (not stored in the files) is taken from the
@@ -30,9 +30,9 @@ from typing import Any
 
 import polars as pl
 
-from simulator import layout, rundir, schema
-from simulator import manifest as mf
 from simulator.errors import UserError
+from simulator.logs import layout, rundir, schema
+from simulator.logs import manifest as mf
 
 MONEY_COLUMNS = (*schema.SCORE_COMPONENTS, "score_total")
 """The players table's money columns: base units, or money units under ``settlement.money_scale`` (Run.players

@@ -121,7 +121,7 @@ def make_study(run_dir: Path, variants: int, hands: int, jobs: int) -> None:
     ``run_dir``; an unfinished run there is resumed (same study, same hands: the same bytes)."""
     import yaml
 
-    from simulator.study import simulate_study
+    from simulator.run.study import simulate_study
 
     study = yaml.safe_load(STUDY.read_text(encoding="utf-8"))
     study["variants"] = study["variants"][:variants - 1]

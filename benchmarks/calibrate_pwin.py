@@ -25,16 +25,16 @@ import argparse
 import numpy as np
 from table_states import discards, recorded_hands
 
-from simulator import state as S
 from simulator.bots import expert_pwin as pw
 from simulator.bots import expert_value as ev
 from simulator.bots.common import acceptance, draw_candidates
 from simulator.bots.expert import R_SHAPE
 from simulator.bots.expert_hand import table_context, unseen_total
 from simulator.bots.expert_turn import Outlook
+from simulator.kernel import state as S
+from simulator.kernel.shape import HandTiles, shanten
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.shape import HandTiles, shanten
-from simulator.tables import suit_table
 
 SHAPES = (("对对胡", "duiduihu"), ("七对", "qidui"), ("清一色", "qingyise"))
 COLS = ("seat", "sh", "acc", "unseen", "draws", "n_in", "p_plain", "reason", "won", *(

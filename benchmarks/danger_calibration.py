@@ -24,12 +24,12 @@ import numpy as np
 import polars as pl
 from table_states import deal_ins, discards, recorded_hands
 
-from simulator import state as S
 from simulator.bots.danger import WAIT_PER_WEIGHT, opponent_threats, tile_risk
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.shape import shanten, wait_mask
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.shape import shanten, wait_mask
-from simulator.tables import suit_table
 
 
 def pairs(seats: str, hands: int, seed: int) -> pl.DataFrame:

@@ -17,10 +17,10 @@ import collections
 import numpy as np
 from table_states import deal_ins, discards, recorded_hands
 
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.kernel.shape import shanten
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.shape import shanten
-from simulator.tables import suit_table
 
 LATE = 20  # tiles left at or below which a discard counts as late
 

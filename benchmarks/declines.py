@@ -20,9 +20,9 @@ import polars as pl
 from table_states import recorded_hands
 
 from analysis.stats import cluster_means
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.kernel.scoring import points_of
 from simulator.rules import load_rules
-from simulator.scoring import points_of
 
 
 def earned(events: list[tuple[int, ...]], params: np.ndarray, seat: int) -> list[tuple[int, float]]:

@@ -15,8 +15,8 @@ import resource
 import time
 from pathlib import Path
 
-from simulator.design import design
-from simulator.design_file import DESIGN_DIR
+from simulator.run.design import design
+from simulator.run.design_file import DESIGN_DIR
 
 
 def main() -> None:

@@ -8,15 +8,15 @@
 
 Times are CPU time of this process (``time.process_time``), so other jobs on the machine distort them less
 than wall-clock time would. Prints, per bot mix: total hands/s of ``play_hands`` and the split between seed derivation
-(``SeedSequence`` per deal), the compiled batch, and the string/column formatting of ``simulator.records``;
+(``SeedSequence`` per deal), the compiled batch, and the string/column formatting of ``simulator.logs.records``;
 then the peak RSS of the process and the RSS after each of several chunks (it must stay flat).
 
 ``--compile`` measures a cold start instead: a child process with an empty numba cache (a temporary
 ``NUMBA_CACHE_DIR``; the real cache is untouched) runs one hand, and numba's compile events give the CPU time
 spent compiling each function (exclusive of its callees), summed per module, plus how many copies of a function
 were compiled (more than one means several argument-type specialisations). With ``--warm-up`` the child runs
-the real cold warm-up instead (simulator.warmup: two processes, see simulator.precompile) and prints the wall time,
-each process's compile CPU, the CPU the second process spent on functions the parent compiled too (work done
+the real cold warm-up instead (simulator.hands.warmup: two processes, see simulator.hands.precompile) and prints the
+wall time, each process's compile CPU, the CPU the second process spent on functions the parent compiled too (work done
 twice), and what was left to compile after both (the batch itself).
 """
 
@@ -33,9 +33,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from simulator import records
 from simulator.engine import deal_seeds
 from simulator.hands import play_hands, run_batch
+from simulator.logs import records
 from simulator.rules import load_rules
 
 MIXES = {
@@ -149,10 +149,11 @@ _SIDE_PROFILE = ("import json, sys; sys.path.insert(0, {here!r}); from engine im
 
 
 def profile_warm_up(seats: list[str]) -> None:
-    """In this process (empty numba cache): the cold warm-up of simulator.warmup for this line-up, measured."""
+    """In this process (empty numba cache): the cold warm-up of simulator.hands.warmup for this line-up, measured."""
     import json
 
-    from simulator import precompile, tables, warmup
+    from simulator.hands import precompile, warmup
+    from simulator.kernel import tables
     from simulator.rules import load_rules
 
     simple = warmup.lineup_of(load_rules("chengdu", {"seats": seats})) == "simple"

@@ -17,10 +17,10 @@ import time
 import numpy as np
 from numba import njit
 
-from simulator import evaluate as E
-from simulator import shape as H
+from simulator.kernel import evaluate as E
+from simulator.kernel import shape as H
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.tables import suit_table
 
 
 def random_deals(n: int, size: int, rng: np.random.Generator) -> np.ndarray:

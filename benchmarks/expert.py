@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from simulator import records
 from simulator.hands import run_batch
+from simulator.logs import records
 from simulator.rules import load_rules
 
 

@@ -25,14 +25,14 @@ import numpy as np
 from numba import njit
 from table_states import discards, recorded_hands
 
-from simulator import state as S
 from simulator.bots.common import face_up
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
+from simulator.kernel import state as S
+from simulator.kernel.shape import wait_mask
+from simulator.kernel.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
+from simulator.kernel.tables import suit_table
 from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
-from simulator.shape import wait_mask
-from simulator.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
-from simulator.tables import suit_table
 
 LOCK_OFF, LOCK_SAME = PASS_LOCKS.index("off"), PASS_LOCKS.index("same_tile")
 N_FEAT = 21

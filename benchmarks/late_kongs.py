@@ -18,11 +18,11 @@ import argparse
 
 import numpy as np
 
-from simulator import state as S
 from simulator.hands import run_batch
+from simulator.kernel import state as S
+from simulator.kernel.shape import shanten
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.shape import shanten
-from simulator.tables import suit_table
 
 
 def breaking_late_kongs(raw, wall: int) -> np.ndarray:

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from analysis.load import RunDirError, open_run
-from simulator import manifest as mf
-from simulator.study import simulate_study
-from simulator.verify import verify_run
+from simulator.logs import manifest as mf
+from simulator.run.study import simulate_study
+from simulator.run.verify import verify_run
 
 STUDY = """name: flips
 baseline: chengdu

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from simulator import game
 from simulator.agents import FirstLegalBot
+from simulator.hands import game
 from simulator.rules import load_rules
 
 

@@ -34,8 +34,8 @@ import sys
 import numpy as np
 
 from simulator.hands import run_batch
+from simulator.kernel.state import BatchResult
 from simulator.rules import load_rules
-from simulator.state import BatchResult
 
 # Batch cases: (rule set, overrides) played by hands.run_batch
 CASES = {
@@ -107,7 +107,7 @@ def play_group(name: str) -> str:
 
 def study_group(study: str) -> str:
     """The group of a ``RUNS`` study (its seats)."""
-    from simulator.study import load_study
+    from simulator.run.study import load_study
 
     return group_of(load_study(RUNS[study][0])[0].seats)
 
@@ -140,8 +140,8 @@ def run(hands: int, seed: int, group: str | None = None) -> dict[str, str]:
     """Digest of every case (of ``group``, or all) played with ``hands`` hands (step cases a tenth, sessions
     whole sessions)."""
     from simulator import agents
-    from simulator.game import play_hands
-    from simulator.sessions import run_sessions
+    from simulator.hands.game import play_hands
+    from simulator.hands.sessions import run_sessions
 
     def chosen(cases: dict) -> dict:
         return {k: v for k, v in cases.items() if group is None or group_of(v[1]) == group}
@@ -165,12 +165,12 @@ def log_digest(path) -> str:
     """SHA-256 of what a Parquet log file holds, not of its bytes: every column's name, Arrow type, nullability
     and decoded values (a categorical column's dictionary and codes), the file's ``xuezhan.*`` key-value
     metadata, and per row group its rows and each column chunk's compression and statistics presence (what
-    ``simulator.encode.PARQUET_OPTIONS`` fixes). The writer's ``created_by`` and its encodings and page layout
+    ``simulator.logs.encode.PARQUET_OPTIONS`` fixes). The writer's ``created_by`` and its encodings and page layout
     are left out: they change with the pyarrow release, the data does not."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulator.layout import read_file_metadata
+    from simulator.logs.layout import read_file_metadata
 
     h = hashlib.sha256()
     pf = pq.ParquetFile(path)
@@ -197,7 +197,7 @@ def run_studies(seed: int, group: str | None = None) -> dict[str, str]:
     import tempfile
     from pathlib import Path
 
-    from simulator.study import simulate_study
+    from simulator.run.study import simulate_study
 
     out: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,9 +20,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from simulator import state as S
-from simulator.game import play_hands
 from simulator.hands import run_batch
+from simulator.hands.game import play_hands
+from simulator.kernel import state as S
 from simulator.rules import load_rules
 from simulator.search import SearchBot
 

@@ -17,8 +17,8 @@ import argparse
 
 import numpy as np
 
-from simulator import state
-from simulator.game import play_hands
+from simulator.hands.game import play_hands
+from simulator.kernel import state
 from simulator.rules import load_rules
 from simulator.search import SearchBot
 

@@ -25,8 +25,8 @@ import polars as pl
 
 from analysis import skill
 from analysis.load import open_run
-from simulator import records
 from simulator.hands import run_batch
+from simulator.logs import records
 from simulator.rules import load_rules
 
 SEATS = ["expert", "greedy", "greedy", "greedy"]

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simulator import records
-from simulator import state as S
 from simulator.hands import run_batch
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG
-from simulator.state import void_rule
-from simulator.tiles import counts_from_str
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_CKONG, MELD_KONG, MELD_PUNG
+from simulator.kernel.state import void_rule
+from simulator.kernel.tiles import counts_from_str
+from simulator.logs import records
 
 WALL = S.N_TILES - 13 * S.N_SEATS - 1  # tiles left after the deal
 

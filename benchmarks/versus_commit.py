@@ -14,7 +14,7 @@ the answer to "is this bot positive against three of that commit's".
 How two code versions share a table. The other commit's ``simulator/`` (and ``configs/``) is extracted with ``git
 archive`` into ``--work`` (default ``/tmp/versus_commit``) and renamed to a package of its own (``sim_<commit>``:
 every ``simulator`` in its sources becomes that name), so both versions import side by side in one process. Each
-version runs its own :class:`~simulator.game.Hand` on the same deal with *all four seats external*: its compiled
+version runs its own :class:`~simulator.hands.game.Hand` on the same deal with *all four seats external*: its compiled
 loop stops at every decision. At each stop both engines must show the same decision (seat, kind, legal set, tile,
 from, fan — checked; any difference stops the run); the seat's answer is computed by the seat's own version: a small
 compiled function (generated per version from a template of ``versus_kernels.py``) calls that version's bot
@@ -57,13 +57,22 @@ def _package_digest(pkg_dir: Path) -> str:
     return h.hexdigest()[:12]
 
 
+# where a module lives in a version: packages since issue 48 (simulator/kernel/state.py …), top level before
+MOVED = {"state": "kernel.state", "game": "hands.game", "compiled_rules": "hands.compiled_rules"}
+
+
+def _module_name(pkg_dir: Path, name: str) -> str:
+    """``name``'s dotted path inside the package at ``pkg_dir`` (either layout)."""
+    return MOVED[name] if (pkg_dir / "kernel").is_dir() and name in MOVED else name
+
+
 def _kernel_module(pkg: str, pkg_dir: Path, template: str, work: Path):
     """Write (once per package content) and import the answer kernel of package ``pkg``."""
     gen = work / "kernels"
     gen.mkdir(parents=True, exist_ok=True)
     name = f"answer_{pkg}_{_package_digest(pkg_dir)}"
     path = gen / f"{name}.py"
-    text = template.replace("PKG", pkg)
+    text = template.replace("PKG.state", f"PKG.{_module_name(pkg_dir, 'state')}").replace("PKG", pkg)
     if not path.is_file() or path.read_text() != text:
         path.write_text(text)  # a new file name per package content: numba's cache of it is never stale
     if str(gen) not in sys.path:
@@ -101,16 +110,16 @@ class Side:
 
     def __init__(self, pkg: str, config: Path, seats: list[str], work: Path, overrides: tuple[str, ...] = ()):
         self.pkg = pkg
-        mod = lambda m: importlib.import_module(f"{pkg}.{m}")  # noqa: E731
-        self.state, self.engine, game, rules_mod = mod("state"), mod("engine"), mod("game"), mod("rules")
         pkg_dir = Path(importlib.import_module(pkg).__file__).parent
+        mod = lambda m: importlib.import_module(f"{pkg}.{_module_name(pkg_dir, m)}")  # noqa: E731
+        self.state, self.engine, game, rules_mod = mod("state"), mod("engine"), mod("game"), mod("rules")
         self.rules = rules_mod.load_rules(str(config), [*overrides, f"seats=[{', '.join(seats)}]"])
         # the engine of the state record (a file of the package itself: an editable install's finder would
         # otherwise find the installed checkout's module under an older package's name)
-        self.struct = (pkg_dir / "compiled_rules.py").is_file()
+        self.struct = (pkg_dir / f"{_module_name(pkg_dir, 'compiled_rules').replace('.', '/')}.py").is_file()
         self.declares = rules_mod.DECLARES
         if self.struct:
-            table = importlib.import_module(f"{pkg}.compiled_rules").CompiledTable.of(self.rules)
+            table = mod("compiled_rules").CompiledTable.of(self.rules)
             self.bot_ids, self.bot_par = table.bot_ids, np.array(table.bot_par, dtype=np.int64)
             self.hand = game.Hand(table, range(4), record=False)
             self.kernel = _kernel_module(pkg, pkg_dir, KERNEL_STRUCT, work).answer
@@ -317,7 +326,7 @@ def report(raw, walls: range, label: str) -> dict:
     as benchmarks/expert.py counts them) of spec 0 and of specs 1–3."""
     x = arrays_of(raw)
     p, w, w_hand = x["p"], x["w"], x["w_hand"]
-    st = importlib.import_module("simulator.state")
+    st = importlib.import_module("simulator.kernel.state")
     n_hands = p.shape[0] // 4
     row = np.arange(p.shape[0])
     hand = row // 4

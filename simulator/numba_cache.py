@@ -57,15 +57,20 @@ def _module_names(root: Path, paths) -> dict[str, Path]:
 
 
 def _imports(modules: dict[str, Path], text: str) -> set[Path]:
-    """Package modules a source imports at top level: ``from simulator.x import a`` gives ``x`` (or ``x.a`` when
-    that is a module), ``import simulator.x`` gives ``x``."""
+    """Package modules a source imports at top level: ``from simulator.x import a`` gives ``x.a`` when that is a
+    module, else ``x`` (a package's ``__init__`` only for names it defines: ``from simulator.rules import vocab``
+    reads ``rules/vocab.py``, not the package's rule-set model), ``import simulator.x`` gives ``x``."""
     found = set()
     for match in _IMPORT.finditer("\n" + text):
         module = match.group(1) or match.group(3)
-        names = re.findall(r"\w+", re.sub(r"#[^\n]*", "", match.group(2) or ""))  # comments name no module
-        for name in [module, *(f"{module}.{n}" for n in names)]:
-            if name in modules:
-                found.add(modules[name])
+        if match.group(3):
+            names = []
+        else:  # the imported names without their aliases (``a as b``) and comments, which name no module
+            names = re.findall(r"(\w+)(?:[ \t]+as[ \t]+\w+)?", re.sub(r"#[^\n]*", "", match.group(2)))
+        subs = [f"{module}.{n}" for n in names]
+        if not subs or any(s not in modules for s in subs):
+            subs.append(module)
+        found |= {modules[s] for s in subs if s in modules}
     return found
 
 

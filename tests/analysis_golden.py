@@ -110,7 +110,7 @@ def compute(run_dirs: dict[str, Path]) -> dict[str, Any]:
 
 def simulate() -> None:
     """Re-simulate the committed runs (each shipped study at :data:`HANDS` hands a arm, one worker)."""
-    from simulator.study import load_study, simulate_study
+    from simulator.run.study import load_study, simulate_study
 
     for name in STUDIES:
         study, _ = load_study(name)

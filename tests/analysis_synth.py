@@ -17,11 +17,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simulator import layout
-from simulator import manifest as mf
+from simulator.logs import layout
+from simulator.logs import manifest as mf
+from simulator.logs.schema import SCORE_COMPONENTS
+from simulator.logs.schema import tables as schema_tables
 from simulator.rules import FLAGS, load_rules
-from simulator.schema import SCORE_COMPONENTS
-from simulator.schema import tables as schema_tables
 
 Z = 1.959963984540054  # the standard normal quantile of a two-sided 95% interval
 SESSION_KEYS = ("session_id", "hand_in_session")  # of a hand of a session run (its players add ``bankroll``)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator import cli, runner
+from simulator import cli
+from simulator.run import runner
 
 
 def cli_run(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -57,7 +58,8 @@ def reference_fixture(run: Callable[[Path], object]):
 _PAUSED = """
 import sys, time
 from pathlib import Path
-from simulator import cli, runner
+from simulator import cli
+from simulator.run import runner
 paused, release = Path(sys.argv[1]), Path(sys.argv[2])
 write = runner.OpenRun.write_manifest
 def write_then_pause(self):

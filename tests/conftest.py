@@ -25,12 +25,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_sessionstart(session) -> None:
-    from simulator import warmup
+    from simulator.hands import warmup
 
     cold = [lineup for lineup in ("simple", "full") if not warmup.cache_is_warm(lineup)]
     child = None
     if "full" in cold:
-        child = subprocess.Popen([sys.executable, "-c", "from simulator.warmup import warm_up; "
+        child = subprocess.Popen([sys.executable, "-c", "from simulator.hands.warmup import warm_up; "
                                   "warm_up(progress=False, lineups=['full'])"])
     try:
         if "simple" in cold:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator import engine, records
-from simulator import state as S
+from simulator import engine
 from simulator.hands import run_batch
+from simulator.kernel import state as S
+from simulator.kernel.tables import suit_table
+from simulator.logs import records
 from simulator.replay import split_logs
 from simulator.rules import CONFIG_DIR, RuleSet, load_rules
-from simulator.tables import suit_table
 
 CONFIGS = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
 
@@ -39,11 +40,11 @@ def rule_logs(n: int = RULE_HANDS, record: bool = False, **over) -> dict:
 
 
 def finished_hands(rules: RuleSet, n: int, seed: int):
-    """The state record (:class:`simulator.state.HandState`, one reused per hand) at the end of each of hands
+    """The state record (:class:`simulator.kernel.state.HandState`, one reused per hand) at the end of each of hands
     ``0..n-1`` of ``seed``, played by the compiled bots through the step API (which runs the batch's compiled hand
     loop: calling engine internals from Python here would compile extra copies of them into the disk cache)."""
-    from simulator.compiled_rules import CompiledTable
-    from simulator.game import Hand
+    from simulator.hands.compiled_rules import CompiledTable
+    from simulator.hands.game import Hand
 
     hand = Hand(CompiledTable.of(rules), external=[], record=False)
     ids = np.arange(n, dtype=np.int64)

@@ -1,7 +1,7 @@
 """An independent, slow reference scorer of one win, written from docs/spec.md §3–4 and §8 and docs/rules.md
-("Scoring conventions"). It shares no code with simulator/evaluate.py or simulator/scoring.py: it enumerates
-every split of the concealed tiles by brute force and reads the rule set's ``scoring`` block directly, so that
-the engine's logged wins can be checked against something other than the engine's own evaluator.
+("Scoring conventions"). It shares no code with simulator/kernel/evaluate.py or simulator/kernel/scoring.py: it
+enumerates every split of the concealed tiles by brute force and reads the rule set's ``scoring`` block directly, so
+that the engine's logged wins can be checked against something other than the engine's own evaluator.
 
 Tiles are kinds 0..26 (suit ``k // 9`` in m, p, s order; rank ``k % 9 + 1``). Money is in base units.
 """

@@ -5,7 +5,7 @@ depend on what the cache holds — only on the code. Run as a script (tests/test
     python tests/signature_probe.py simple full
 
 prints one JSON line per line-up: ``{"lineup", "typed", "mismatch": {function: [types the loop passes, ...]},
-"copies": {function: n}}``: every function of the warm-up's plan (simulator.precompile) called with types other
+"copies": {function: n}}``: every function of the warm-up's plan (simulator.hands.precompile) called with types other
 than the planned ones, and every function the loop reaches with more than one signature (numba compiles one copy
 per signature: a literal constant argument, typed ``Literal[int](0)``, costs a whole extra copy).
 
@@ -73,7 +73,7 @@ def calls(fn, sig: tuple) -> list[tuple]:
 
 def used_signatures(simple: bool) -> tuple[dict, int]:
     """``{dispatcher: {argument types}}`` of every package function the batch reaches, and how many were typed."""
-    from simulator import precompile
+    from simulator.hands import precompile
 
     (top, sig), = precompile.batch_plan(simple)
     seen, stack, used = set(), [(top, tuple(sig))], {}
@@ -90,7 +90,7 @@ def used_signatures(simple: bool) -> tuple[dict, int]:
 
 def mismatches(simple: bool) -> tuple[dict[str, list[str]], int]:
     """Planned functions the loop calls with other types than planned: ``{name: [types...]}``."""
-    from simulator import precompile
+    from simulator.hands import precompile
 
     used, typed = used_signatures(simple)
     types = precompile.arg_types(True)
@@ -102,7 +102,7 @@ def mismatches(simple: bool) -> tuple[dict[str, list[str]], int]:
 
 if __name__ == "__main__":
     caching.Cache.save_overload = lambda self, sig, data: None  # read the cache, never write it
-    from simulator import precompile
+    from simulator.hands import precompile
 
     precompile.pin_signatures()  # as the warm-up does: calls with constants convert to the pinned copy
     for lineup in sys.argv[1:]:

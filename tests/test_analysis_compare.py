@@ -195,7 +195,7 @@ def test_analysis_never_imports_the_engine():
     import sys
 
     code = ("import sys, analysis.report, analysis.load, analysis.stats; "
-            "print(sorted(m for m in sys.modules if m in ('simulator.engine', 'simulator.runner', 'numba')))")
+            "print(sorted(m for m in sys.modules if m in ('simulator.engine', 'simulator.run.runner', 'numba')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

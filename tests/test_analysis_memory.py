@@ -47,7 +47,7 @@ SESSION_STAGES = {
 
 @pytest.fixture(scope="module")
 def session_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
-    from simulator.study import simulate_study
+    from simulator.run.study import simulate_study
 
     arm = {"session.hands": 16, "session.bankroll": 40}
     out = {}
@@ -64,7 +64,7 @@ def session_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
-    from simulator.study import simulate_study
+    from simulator.run.study import simulate_study
 
     out = {}
     for hands in (SMALL, LARGE):

@@ -16,7 +16,7 @@ from analysis import compare, economy, ev, fans, risk, shape
 from analysis.load import open_run
 from analysis.report import write_report
 from simulator import cli
-from simulator.schema import SCORE_COMPONENTS
+from simulator.logs.schema import SCORE_COMPONENTS
 
 pytestmark = pytest.mark.slow
 

@@ -110,7 +110,7 @@ def test_report_says_walls(dup):
 
 def test_report_seats_show_bot_parameters_that_differ_from_defaults(tmp_path):
     from analysis.report import header_table
-    from simulator import runner
+    from simulator.run import runner
 
     seats = ("seats=[{bot: expert, temperature: 0.5, defence: 1.5}, value, "
              "{bot: 'simulator.agents:RandomBot', params: {seed: 3}}, greedy]")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from engine_helpers import logs, play, rules_of
 
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.kernel.tiles import counts_from_str, format_counts
 from simulator.replay import EventLogError, ReplayedHand, audit
-from simulator.tiles import counts_from_str, format_counts
 
 SEED = 7
 

@@ -7,7 +7,8 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from simulator import engine, state
+from simulator import engine
+from simulator.kernel import state
 
 
 @njit

@@ -72,4 +72,5 @@ def test_runs_without_python_bots_keep_the_fixed_dictionary():
     rules = load_rules("chengdu")
     raw = hands.run_batch(rules, np.arange(4), 1)
     assert raw.bot_labels is None  # records then encode with BOT_LABELS, as before
-    assert BOT_LABELS[PYTHON_BOT] == "python"  # its id fixed; bots added since come after it (simulator.bot_table)
+    assert BOT_LABELS[PYTHON_BOT] == "python"  # its id fixed; bots added since come after it
+    # (simulator.rules.bot_table)

@@ -1,5 +1,5 @@
 """The seat parameters ``steer_shanten`` (value) and ``defend_wall`` (defensive) change the decision they claim
-to (simulator/rules.py BotSpec): built positions, the discard asked of the engine's own dispatcher
+to (simulator/rules/__init__.py BotSpec): built positions, the discard asked of the engine's own dispatcher
 (``bots.bot_discard``) with the parameter row the rule set gives the seat. Each test fails if the parameter is
 ignored (held at any one value). ``tempo`` (expert) is tested with the expert's other win decisions in
 tests/test_expert.py."""
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from engine_helpers import decision
 
-from simulator import state as S
 from simulator.bots import BOT_DEFENSIVE, BOT_GREEDY, BOT_VALUE, bot_discard
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_PUNG
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.shape import MELD_PUNG
-from simulator.tables import suit_table
-from simulator.tiles import counts_from_str, parse_tiles
 
 TABLE = suit_table()
 PARAMS = load_rules("chengdu").to_arrays()

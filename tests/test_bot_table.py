@@ -1,5 +1,5 @@
-"""The bot table (``simulator.bot_table``): a compiled bot declared once — its log id, module, parameters — and what
-follows from its row: the seat's fields (validation, defaults, JSON Schema, ``xuezhan tune``'s ranges), the seat's
+"""The bot table (``simulator.rules.bot_table``): a compiled bot declared once — its log id, module, parameters — and
+what follows from its row: the seat's fields (validation, defaults, JSON Schema, ``xuezhan tune``'s ranges), the seat's
 parameter row, the engine's dispatch (generated from the rows) and the players log's append-only ``bot``
 dictionary."""
 
@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator import bot_table, bots, state
-from simulator.bot_table import BOT_LABELS, BOT_TABLE, BY_NAME, PYTHON_BOT, Bot, Param
-from simulator.encode import encode_tables
+from simulator import bots
 from simulator.hands import run_batch
-from simulator.records import to_columns
-from simulator.rules import TUNABLE, BotSpec, load_rules
-from simulator.schema import COLUMNS
-from simulator.settlement import KK_DIRECT
+from simulator.kernel import state
+from simulator.kernel.settlement import KK_DIRECT
+from simulator.logs.encode import encode_tables
+from simulator.logs.records import to_columns
+from simulator.logs.schema import COLUMNS
+from simulator.rules import TUNABLE, BotSpec, bot_table, load_rules
+from simulator.rules.bot_table import BOT_LABELS, BOT_TABLE, BY_NAME, PYTHON_BOT, Bot, Param
 
 # The ids of log format 1: never renumbered (files written since the first run carry them).
 FORMAT_1 = ("random", "greedy", "value", "defensive", "expert", "python")
@@ -103,7 +104,7 @@ def test_a_files_bot_dictionary_is_the_labels_up_to_its_last_bot_then_python_nam
     assert np.all(np.diff([len(bot_table.file_labels([i])) for i in range(len(BOT_LABELS))]) >= 0)
 
 
-# ---- closed: the bot added the new way (its row in simulator/bot_table.py and simulator/bots/closed.py) --------
+# ---- closed: the bot added the new way (its row in simulator/rules/bot_table.py and simulator/bots/closed.py) --------
 def _play(seats, hands=80):
     return run_batch(load_rules("chengdu", {"seats": seats}), np.arange(hands, dtype=np.int64), 5, record=True)
 
@@ -148,7 +149,7 @@ def test_a_python_bots_code_follows_its_lineups_labels(second):
     """A named Python bot's code comes after the labels of the compiled bots seated with it, so the table's newer
     bots move no code (nor file) of a run that does not seat them."""
     from simulator.agents import RandomBot
-    from simulator.game import play_hands
+    from simulator.hands.game import play_hands
 
     rules = load_rules("chengdu", {"seats": ["greedy", second, "greedy", "greedy"]})
     raw = play_hands(rules, np.arange(2, dtype=np.int64), 1, {0: RandomBot()})

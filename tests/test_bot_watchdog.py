@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import bot_module, cli_run
 
-from simulator import manifest as mf
+from simulator.logs import manifest as mf
 
 BOTS = '''
 import os, time

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 from engine_helpers import events_of, per_hand, play, rules_of
 
-from simulator import state as S
 from simulator.bots.common import BIG, acceptance, discard_shantens, draw_candidates, legal_discard_mask, plan_void
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_exchange
 from simulator.bots.value import ddh_dist, qidui_dist, qys_dist
-from simulator.shape import MELD_PUNG, HandTiles, shanten
-from simulator.tables import suit_table
-from simulator.tiles import counts_from_str, parse_tiles
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_PUNG, HandTiles, shanten
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 
 TABLE = suit_table()
 NO_MELDS = np.zeros(4, np.int8)

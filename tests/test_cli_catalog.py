@@ -11,7 +11,7 @@ from cli_helpers import cli_run
 
 from simulator import __version__
 from simulator.rules import BOTS, BotSpec, RuleSet, load_rules
-from simulator.study import StudyFile
+from simulator.run.study import StudyFile
 
 
 def test_version(capsys):
@@ -101,7 +101,7 @@ def test_the_schemas_accept_every_shipped_file_and_refuse_a_bad_one(kind, capsys
 
 
 def test_the_cache_directory_is_the_platforms(monkeypatch, tmp_path):
-    from simulator import tables
+    from simulator.kernel import tables
 
     monkeypatch.delenv("XUEZHAN_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # honoured on Linux, as platformdirs does

@@ -13,10 +13,10 @@ import pytest
 from cli_helpers import cli_run
 from typer.testing import CliRunner
 
-from simulator import layout
 from simulator.cli import app
+from simulator.logs import layout
 from simulator.rules import RulesError, load_rules
-from simulator.study import StudyError, load_study
+from simulator.run.study import StudyError, load_study
 
 
 @pytest.mark.parametrize(("command", "shown"), [

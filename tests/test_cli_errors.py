@@ -50,7 +50,7 @@ def test_unreadable_logs_are_named_with_the_check_that_finds_them(tmp_path, caps
 
 
 def test_an_interrupted_tune_keeps_its_trials_and_says_how_to_continue(monkeypatch, tmp_path, capsys):
-    import simulator.tune as tn
+    import simulator.run.tune as tn
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from engine_helpers import logs, play, rules_of
 
-from simulator import state as S
 from simulator.agents import DANCE, DECLARE, PASS, Bot
-from simulator.evaluate import CTX_DANCE, CTX_SING, max_ready_points
+from simulator.hands.sessions import first_win, multi_ron_feeder, next_dealers, run_sessions
+from simulator.kernel import state as S
+from simulator.kernel.evaluate import CTX_DANCE, CTX_SING, max_ready_points
+from simulator.kernel.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, HandTiles
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import parse_tile
 from simulator.replay import EventLogError, ReplayedHand, audit, record_hand
 from simulator.rules import load_rules
-from simulator.sessions import first_win, multi_ron_feeder, next_dealers, run_sessions
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, HandTiles
-from simulator.tables import suit_table
-from simulator.tiles import parse_tile
 
 EXPERTS = ["expert"] * 4
 VALUES = ["value"] * 4

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator import compiled_rules
-from simulator.compiled_rules import CompiledTable, DealPlan
 from simulator.engine import deal_seeds
+from simulator.hands import compiled_rules
+from simulator.hands.compiled_rules import CompiledTable, DealPlan
 from simulator.rules import RuleSet, load_rules
 
 
@@ -40,7 +40,7 @@ def test_a_rule_set_is_compiled_once_per_process(monkeypatch):
 
 
 def test_the_step_path_and_the_environment_deal_as_the_batch():
-    from simulator.env import XuezhanEnv
+    from simulator.agents.env import XuezhanEnv
     from simulator.hands import run_batch
 
     raw = run_batch(load_rules("chengdu"), np.arange(3), 4, record=True)
@@ -53,7 +53,8 @@ def test_the_step_path_and_the_environment_deal_as_the_batch():
 def test_the_win_rows_follow_the_one_decision_of_the_win_capacity():
     """The batch's starting win rows come from the compiled ``win_slots`` (the one place the mode decides how many
     wins a hand can record), not from the mode's name a second time."""
-    from simulator import engine, state
+    from simulator import engine
+    from simulator.kernel import state
 
     for config, slots in (("chengdu", state.MAX_WINS), ("xueliu", state.MAX_WINS_XUELIU)):
         table = CompiledTable.of(load_rules(config))

@@ -9,13 +9,13 @@ from engine_helpers import events_of, logs, per_hand, play, rules_of
 from reference_scorer import check_wins
 from typer.testing import CliRunner
 
-from simulator import state as S
 from simulator.agents import DECLARE, PASS, Bot
 from simulator.cli import app
+from simulator.hands.score import score_hand
+from simulator.kernel import state as S
+from simulator.kernel.tiles import counts_from_str
 from simulator.replay import audit, lines
 from simulator.rules import DECLARE_FAN, RulesError, load_rules
-from simulator.score import score_hand
-from simulator.tiles import counts_from_str
 
 N = 300  # hands per variant: value seats declare in about two hands out of three
 SEATS = ["value", "value", "value", "value"]
@@ -146,8 +146,8 @@ def test_the_audit_catches_a_declared_hand_that_changes(played, change):
 
 def test_a_concealed_kong_of_a_locked_hand_keeps_its_waits(no_numba_cache_writes):
     from simulator.engine import alloc, locked_kong_options
-    from simulator.shape import wait_mask
-    from simulator.tables import suit_table
+    from simulator.kernel.shape import wait_mask
+    from simulator.kernel.tables import suit_table
 
     table = suit_table()
     st = alloc(False, S.MAX_WINS)

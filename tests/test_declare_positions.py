@@ -17,8 +17,8 @@ import pytest
 from engine_helpers import decision
 from reference_scorer import EndSeat, Win, parse_tiles, score, waits
 
-from simulator import state as S
 from simulator.bots import BOT_VALUE, bot_declares
+from simulator.kernel import state as S
 from simulator.rules import load_rules
 
 VOID = 2  # seat 0 has declared 索 void and holds none

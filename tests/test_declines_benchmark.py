@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.kernel.scoring import points_of
 from simulator.rules import load_rules
-from simulator.scoring import points_of
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 sys.path.insert(0, str(BENCH))

@@ -1,4 +1,4 @@
-"""``xuezhan design`` (simulator.design): a tiny design run end to end, the same seed writing the same bytes, a
+"""``xuezhan design`` (simulator.run.design): a tiny design run end to end, the same seed writing the same bytes, a
 resumed search ending where an uninterrupted one does, an infeasible design naming the failed target and the
 closest candidate, and the metrics' per-wall sums against a direct computation.
 
@@ -14,11 +14,11 @@ import pytest
 import yaml
 from cli_helpers import cli_run
 
-from simulator import design as dz
-from simulator import design_report as dr
-from simulator.design_metrics import Moments, measure, per_wall
 from simulator.hands import play_hands
 from simulator.rules import load_rules
+from simulator.run import design as dz
+from simulator.run import design_report as dr
+from simulator.run.design_metrics import Moments, measure, per_wall
 
 pytest.importorskip("optuna")
 

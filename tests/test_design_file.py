@@ -1,4 +1,4 @@
-"""Design files (simulator.design_file): a bad file is one line naming the file and the key, exit status 2, and
+"""Design files (simulator.run.design_file): a bad file is one line naming the file and the key, exit status 2, and
 nothing written; the JSON Schema (``xuezhan rules schema design``) describes the format; the shipped examples load.
 """
 
@@ -10,7 +10,7 @@ import pytest
 import yaml
 from cli_helpers import cli_run
 
-from simulator.design_file import DESIGN_DIR, DesignError, load_design
+from simulator.run.design_file import DESIGN_DIR, DesignError, load_design
 
 GOOD = {"name": "d", "baseline": "chengdu", "search": {"settlement.huazhu_penalty": {"low": 8, "high": 32}},
         "targets": [{"metric": "huazhu_rate", "at_most": 0.01}], "objective": {"minimize": "settlement.huazhu_penalty"}}

@@ -17,10 +17,10 @@ import pytest
 from engine_helpers import rules_of
 from reference_scorer import EndSeat, chadajiao_points, end_settlement, is_huazhu, parse_tiles, waits
 
-from simulator import state as S
-from simulator.compiled_rules import CompiledTable
-from simulator.game import Hand
-from simulator.shape import MELD_PUNG
+from simulator.hands.compiled_rules import CompiledTable
+from simulator.hands.game import Hand
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_PUNG
 
 SUIT = {"m": 0, "p": 1, "s": 2, None: None}
 COMPONENTS = {"refund": S.C_REFUND, "huazhu": S.C_HUAZHU, "chadajiao": S.C_CHADAJIAO}

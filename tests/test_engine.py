@@ -2,7 +2,7 @@
 
 Each config is simulated once (20,000 hands, cached) and read by several tests; a few hundred hands per config
 are also replayed event by event (simulator.replay.audit) and a few hundred wins re-scored through the Python
-path (simulator.score.score_hand) and by the independent reference scorer (tests/reference_scorer.py).
+path (simulator.hands.score.score_hand) and by the independent reference scorer (tests/reference_scorer.py).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import pytest
 from engine_helpers import CONFIGS, differing, logs, per_hand, play, rules_of
 from reference_scorer import check_wins
 
-from simulator import records
-from simulator import state as S
 from simulator.hands import play_hands
+from simulator.hands.score import score_hand
+from simulator.kernel import state as S
+from simulator.kernel.shape import is_complete
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import SUITS, format_counts, tile_str
+from simulator.logs import records
+from simulator.logs.schema import SCORE_COMPONENTS, TABLES
 from simulator.replay import audit
 from simulator.rules import FLAGS, HAND_TYPES, load_rules
-from simulator.schema import SCORE_COMPONENTS, TABLES
-from simulator.score import score_hand
-from simulator.shape import is_complete
-from simulator.tables import suit_table
-from simulator.tiles import SUITS, format_counts, tile_str
 
 N_BIG = 20_000
 N_ONE_KEY = 5_000  # configs that change one key of chengdu: the invariants are the same code paths

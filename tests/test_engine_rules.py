@@ -21,9 +21,9 @@ from engine_helpers import (
     rules_of,
 )
 
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.kernel.scoring import points_of
 from simulator.replay import EventLogError, ReplayedHand, audit
-from simulator.scoring import points_of
 
 N = RULE_HANDS
 MONEY = {"score_win", "score_kong", "score_transfer", "score_huazhu", "score_chadajiao", "score_refund",

@@ -19,7 +19,7 @@ from engine_helpers import (
     tiles_left_at_events,
 )
 
-from simulator import state as S
+from simulator.kernel import state as S
 
 N = RULE_HANDS
 
@@ -90,7 +90,7 @@ def test_forced_win_last_tiles():
 
 def test_self_draw_context_bits():
     from simulator.engine import HOW_DEALER_FIRST, HOW_DREW, HOW_TAIL, alloc, self_draw_ctx
-    from simulator.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_LAST_TILE, CTX_SELF_DRAW
+    from simulator.kernel.evaluate import CTX_AFTER_KONG, CTX_DEALER, CTX_FIRST_DRAW, CTX_LAST_TILE, CTX_SELF_DRAW
 
     st = alloc(False, S.MAX_WINS)
     g, ps = st.g, st.ps
@@ -187,8 +187,8 @@ def _kong_incomes_and_transfers(events):
 def test_gangshangpao_transfer_moves_only_that_kongs_income():
     """呼叫转移 moves the income of the kong whose replacement draw preceded the discard, not of every kong the
     discarder made in that turn (a 直杠 → replacement → 暗杠 → discard chain keeps the first kong's income)."""
-    from simulator import records
     from simulator.hands import run_batch
+    from simulator.logs import records
 
     rules = rules_of()
     _, cols = play(rules, 4000)
@@ -204,7 +204,7 @@ def test_gangshangpao_transfer_moves_only_that_kongs_income():
 
 
 def test_huazhu_cap_uncapped_is_64_whatever_points_and_offset():
-    from simulator.settlement import huazhu_penalty
+    from simulator.kernel.settlement import huazhu_penalty
     for scoring in ({}, {"fan_offset": 1}, {"points": "linear"}, {"fan_offset": 3, "points": "linear"}):
         r = rules_of(scoring={"cap": None, **scoring}, settlement={"huazhu_penalty": "cap"})
         assert huazhu_penalty(r.to_arrays()) == 64

@@ -6,7 +6,7 @@ import numpy as np
 from pettingzoo.test import api_test  # the test extra installs pettingzoo: a missing one fails, never skips
 
 from simulator import agents, hands
-from simulator.env import XuezhanEnv
+from simulator.agents.env import XuezhanEnv
 from simulator.rules import load_rules
 
 
@@ -66,7 +66,7 @@ def agent_views(e, seed: int, hand_ids):
 
 
 def test_the_observation_shows_who_declared_and_what_a_dancer_shows(tmp_path):
-    from simulator.env import OBS_LEN
+    from simulator.agents.env import OBS_LEN
 
     (tmp_path / "dance.yaml").write_text("extends: chengdu\nname: dance\ndeclare_ready: dance\n")
     e = XuezhanEnv(config=str(tmp_path / "dance.yaml"), seats=(None, "value", "value", "value"))
@@ -87,7 +87,7 @@ def test_the_observation_shows_who_declared_and_what_a_dancer_shows(tmp_path):
 def test_the_observation_shows_the_winners_public_hands():
     """The last three blocks (after the 414-long layout): per seat, observer first, a 血战 winner's laid-down
     counts, and the kinds a seat has won on and that were passed after its first win (血流's locked hands)."""
-    from simulator.env import OBS_LEN
+    from simulator.agents.env import OBS_LEN
 
     tail = OBS_LEN - 3 * 4 * 27
     assert tail == 414
@@ -115,7 +115,7 @@ def test_the_first_298_offsets_are_the_documented_layout():
     element against the layout written out here: seat 2 observing, so 'observer first' rotates seats 2, 3, 0, 1."""
     from types import SimpleNamespace
 
-    from simulator.env import encode
+    from simulator.agents.env import encode
 
     hand = np.zeros(27, np.uint8)
     hand[[0, 13, 26]] = [1, 2, 3]

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from simulator import evaluate as E
-from simulator import shape as H
-from simulator import tables
+from simulator.kernel import evaluate as E
+from simulator.kernel import shape as H
+from simulator.kernel import tables
+from simulator.kernel.tiles import counts_from_str, format_counts, parse_tiles
 from simulator.rules import FLAG_BIT, HAND_TYPES, load_rules
-from simulator.tiles import counts_from_str, format_counts, parse_tiles
 
 TABLE = tables.suit_table()
 NO_MELDS = (np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int8))

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from engine_helpers import finished_hands, play, rules_of
 
-from simulator import state as S
 from simulator.bots import laid_down, own_ckongs
 from simulator.bots.common import legal_discard_mask, plan_void
 from simulator.bots.expert import (
@@ -28,11 +27,12 @@ from simulator.bots.expert import (
 from simulator.bots.expert_hand import kong_potential
 from simulator.bots.expert_turn import Outlook
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_CKONG, HandTiles, shanten
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.replay import lines, record_hand
 from simulator.rules import BOT_INDEX, RulesError, load_rules
-from simulator.shape import MELD_CKONG, HandTiles, shanten
-from simulator.tables import suit_table
-from simulator.tiles import counts_from_str, parse_tiles
 
 TABLE = suit_table()
 EXPERT = ["expert"] * 4
@@ -108,7 +108,7 @@ def test_the_deciding_seat_counts_its_own_concealed_kong():
 
 def test_expert_parameters_travel_in_thousandths_and_are_validated():
     row = bot_row(defence=0.5, ambition=2, temperature=0.25, tempo=0.05)
-    assert list(row) == [500, 2000, 250, 50]  # the expert's own row (simulator.bot_table): its four, in order
+    assert list(row) == [500, 2000, 250, 50]  # the expert's own row (simulator.rules.bot_table): its four, in order
     assert BOT_INDEX["expert"] == 4
     with pytest.raises(RulesError, match="defence"):
         load_rules("chengdu", {"seats": [{"bot": "expert", "defence": -1}, "greedy", "greedy", "greedy"]})

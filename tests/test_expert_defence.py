@@ -7,14 +7,14 @@ import numpy as np
 from engine_helpers import finished_hands
 from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
-from simulator import state as S
 from simulator.bots.danger import LOCKED_HIT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.scoring import points_of
+from simulator.kernel.shape import MELD_CKONG, HandTiles
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.scoring import points_of
-from simulator.shape import MELD_CKONG, HandTiles
-from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()
 NO = np.zeros(4, np.int8)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
 
-from simulator import state as S
 from simulator.bots.expert import (
     FOLD_MIN,
     R_FOLD,
@@ -20,9 +19,10 @@ from simulator.bots.expert import (
 )
 from simulator.bots.expert_kongs import kong_value, not_ready_cost
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_KONG, HandTiles
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.shape import MELD_KONG, HandTiles
-from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()
 NO = np.zeros(4, np.int8)

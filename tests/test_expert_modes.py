@@ -21,9 +21,9 @@ from simulator.bots.expert_pwin import (
     pwin_col,
 )
 from simulator.bots.view import SeatView
+from simulator.kernel.shape import HandTiles
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import MODES, P_MODE, load_rules
-from simulator.shape import HandTiles
-from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU, SINGLE, XUELIU = (load_rules(c).to_arrays() for c in ("chengdu", "single", "xueliu"))
 NO = np.zeros(4, np.int8)

@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator import state as S
 from simulator.bots.common import legal_discard_mask, plan_void
 from simulator.bots.expert import REASON_SHIFT, expert_discard
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.shape import HandTiles, shanten
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.shape import HandTiles, shanten
-from simulator.tables import suit_table
-from simulator.tiles import counts_from_str, parse_tiles
 
 TABLE = suit_table()
 PARAMS = load_rules("chengdu", {"void_suit": "none"}).to_arrays()

@@ -11,10 +11,10 @@ from simulator.bots.expert_pwin import PWIN, PWIN_UB, p_win, p_win_bound
 from simulator.bots.expert_turn import Outlook
 from simulator.bots.expert_value import N_SHAPES, kept_counts, shapes_value, unseen_of
 from simulator.bots.value import ddh_dist, qidui_dist
-from simulator.evaluate import CTX_SELF_DRAW, evaluate_win, win_points_both
+from simulator.kernel.evaluate import CTX_SELF_DRAW, evaluate_win, win_points_both
+from simulator.kernel.shape import MELD_KONG, MELD_PUNG, HandTiles, is_complete, wait_mask
+from simulator.kernel.tables import suit_table
 from simulator.rules import load_rules
-from simulator.shape import MELD_KONG, MELD_PUNG, HandTiles, is_complete, wait_mask
-from simulator.tables import suit_table
 
 TABLE = suit_table()
 SEEDS = st.integers(0, 2**32 - 1)

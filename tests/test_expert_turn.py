@@ -12,7 +12,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator.bot_table import row as bot_row
 from simulator.bots.common import (
     _acceptance_by_shanten,
     discard_shantens,
@@ -36,16 +35,17 @@ from simulator.bots.expert_hand import (
 from simulator.bots.expert_turn import Outlook, kept_tally, kong_changes, moved_tally
 from simulator.bots.expert_value import N_SHAPES, counts_of, held4, kept_counts, ron_weights, shape_incomes
 from simulator.bots.view import SeatView
+from simulator.kernel.shape import MELD_KONG, MELD_PUNG, HandTiles, shanten
+from simulator.kernel.state import N_SEATS, PS_N, PS_NDRAWS, PS_VOID, PS_WON, VOID_DECLARED, void_rule
+from simulator.kernel.tables import suit_table
 from simulator.rules import BOT_MILLI, load_rules
-from simulator.shape import MELD_KONG, MELD_PUNG, HandTiles, shanten
-from simulator.state import N_SEATS, PS_N, PS_NDRAWS, PS_VOID, PS_WON, VOID_DECLARED, void_rule
-from simulator.tables import suit_table
+from simulator.rules.bot_table import row as bot_row
 
 TABLE = suit_table()
 SEEDS = st.integers(0, 2**32 - 1)
 PARAMS = {name: load_rules(name).to_arrays() for name in ("chengdu", "qq_sichuan", "xueliu")}
 PARAMS["void_none"] = load_rules("chengdu", ["void_suit=none"]).to_arrays()
-# the expert's parameter row (simulator.bot_table): defence 0.3, ambition 1.0, tempo 0.02
+# the expert's parameter row (simulator.rules.bot_table): defence 0.3, ambition 1.0, tempo 0.02
 BPAR = np.array(bot_row("expert", {"defence": 0.3, "ambition": 1.0, "temperature": 0.0, "tempo": 0.02}), np.int64)
 
 

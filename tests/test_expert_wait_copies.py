@@ -8,12 +8,12 @@ import numpy as np
 from test_expert import TABLE, fresh_table_state, seat_rows
 from test_observation import KONG_TILES, table_with_concealed_kong
 
-from simulator import state as S
 from simulator.bots.expert_value import wait_copies
 from simulator.bots.view import SeatView
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_CKONG, MELD_PUNG
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.shape import MELD_CKONG, MELD_PUNG
-from simulator.tiles import counts_from_str, parse_tiles
 
 CHENGDU = load_rules("chengdu").to_arrays()
 P3, P6 = parse_tiles("3p6p")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator import runner
+from simulator.run import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ def test_a_run_without_dask_is_refused_before_compiling_and_leaves_nothing(comma
     """The missing extra is found before the engine compiles (a minute cold) and before any directory is made."""
     from cli_helpers import cli_run
 
-    from simulator import warmup
+    from simulator.hands import warmup
 
     for name in ("dask", "distributed", "dask.distributed"):
         monkeypatch.setitem(sys.modules, name, None)  # as if dask were not installed
@@ -42,7 +42,7 @@ def test_a_run_without_dask_is_refused_before_compiling_and_leaves_nothing(comma
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("module", ["simulator.env", "simulator.gym_env"])
+@pytest.mark.parametrize("module", ["simulator.agents.env", "simulator.agents.gym"])
 def test_rl_envs_without_gymnasium_name_the_extra(module):
     code = f"import sys; sys.modules['gymnasium'] = None; import {module}"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -106,7 +106,7 @@ def _log_file(tmp_path: Path, name: str, values: list[int], meta: dict[bytes, by
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulator.encode import PARQUET_OPTIONS
+    from simulator.logs.encode import PARQUET_OPTIONS
 
     table = pa.table({"hand_id": pa.array(values, pa.int64()),
                       "bot": pa.array(["greedy", "value", "greedy"][:len(values)]).dictionary_encode()})

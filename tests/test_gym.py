@@ -10,9 +10,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from simulator import agents, hands
-from simulator.env import XuezhanEnv
-from simulator.game import IllegalActionError
-from simulator.gym_env import ENV_ID, XuezhanGymEnv
+from simulator.agents.env import XuezhanEnv
+from simulator.agents.gym import ENV_ID, XuezhanGymEnv
+from simulator.hands.game import IllegalActionError
 from simulator.rules import load_rules
 
 MIXED = ("greedy", {"bot": "value", "decline_below": 3}, "simulator.agents:RandomBot")

@@ -20,9 +20,10 @@ import pytest
 from cli_helpers import cli_run
 
 from analysis.load import RunDirError, open_run
-from simulator import __version__, layout
-from simulator import manifest as mf
-from simulator.schema import LOG_FORMAT
+from simulator import __version__
+from simulator.logs import layout
+from simulator.logs import manifest as mf
+from simulator.logs.schema import LOG_FORMAT
 from xuezhan.studies import run_study
 
 ARMS = ("chengdu", "cap3", "no.exchange")  # a dot: hive values are any name the runner accepts
@@ -184,7 +185,7 @@ def test_variant_names_must_be_safe_hive_values(tmp_path: Path, capsys, name, wo
 
 
 def test_a_study_with_an_unsafe_arm_name_writes_nothing(tmp_path: Path):
-    from simulator.runner import RunError
+    from simulator.run.runner import RunError
 
     study = json.loads(json.dumps(STUDY))
     study["variants"][0]["name"] = "False"

@@ -25,8 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.load import RunDirError, open_run
-from simulator import dirlock, layout, runner
-from simulator import manifest as mf
+from simulator.logs import dirlock, layout
+from simulator.logs import manifest as mf
+from simulator.run import runner
 
 HANDS, CHUNK, SEED = 40, 10, 3
 XUEZHAN = Path(sys.executable).parent / "xuezhan"

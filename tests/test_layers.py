@@ -45,7 +45,7 @@ def test_every_simulator_module_has_a_layer():
 @pytest.mark.parametrize("importer,imported", [("simulator.engine.common", "simulator.hands"),
                                                ("analysis.ev", "simulator.engine"),
                                                ("analysis.clustered", "analysis.report_render"),
-                                               ("simulator.study", "analysis.report")])
+                                               ("simulator.run.study", "analysis.report")])
 def test_a_wrong_import_breaks_a_contract(tmp_path, importer, imported):
     """The contracts can fail: a copy of the code with one upward import is refused."""
     for pkg in ("simulator", "analysis", "xuezhan"):
@@ -59,6 +59,46 @@ def test_a_wrong_import_breaks_a_contract(tmp_path, importer, imported):
     assert out.returncode != 0 and "BROKEN" in out.stdout, out.stdout[-2000:]
 
 
+def _package_modules(pkg: Path) -> set[str]:
+    """Dotted names of a package's modules, its ``__init__`` (the package itself) and ``__main__`` left out."""
+    return {f"simulator.{pkg.name}.{p.stem}" for p in pkg.glob("*.py") if p.stem not in ("__init__", "__main__")}
+
+
+def test_every_module_of_a_package_has_a_layer_in_its_package():
+    """Each package's contract places all its modules (a new module must say where it sits in its package); the
+    package's ``__init__``, where it has code, is above them all."""
+    contracts = _contracts()
+    for pkg in sorted(p for p in (ROOT / "simulator").iterdir() if (p / "__init__.py").is_file()):
+        modules = _package_modules(pkg)
+        own = [c for c in contracts if c["type"] == "layers" and c["name"].startswith(f"simulator.{pkg.name}")]
+        if pkg.name == "bots":  # the expert's contract orders its own modules; the others are one layer
+            own = [c for c in contracts if c["name"].startswith("the expert's modules")]
+            modules = {m for m in modules if m.startswith("simulator.bots.expert")}
+        if not own:
+            assert len(modules) <= 1 or pkg.name == "engine", f"simulator.{pkg.name} has no contract"
+            continue
+        placed = {m.strip() for c in own for layer in c["layers"] for m in layer.split("|")}
+        assert modules == placed, f"simulator.{pkg.name}: contract vs modules"
+
+
+def test_analysis_may_import_only_its_list():
+    """analysis' contract is the list of what it may import (in the contract's name): its forbidden modules are
+    exactly the rest of the simulator, so a new package or module is forbidden to analysis until listed."""
+    contract = next(c for c in _contracts() if c["type"] == "forbidden" and c["source_modules"] == ["analysis"])
+    allowed = {m.strip() for m in contract["name"].split("may import only:")[1].split(",")}
+    forbidden = set(contract["forbidden_modules"])
+    assert not allowed & forbidden
+    top = {f"simulator.{p.stem if p.is_file() else p.name}" for p in (ROOT / "simulator").iterdir()
+           if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()} - {"simulator.configs"}
+    for name in top:
+        pkg = ROOT / "simulator" / name.split(".")[1]
+        inside = {m for m in allowed | forbidden if m.startswith(name + ".")}
+        if name in allowed or name in forbidden:
+            assert not inside, f"{name} is listed whole and by module"
+        else:  # partly allowed: each of its modules is on one list
+            assert pkg.is_dir() and inside == _package_modules(pkg), name
+
+
 def test_every_analysis_module_has_a_layer():
     """analysis's modules are layered too (the report on top, reading the logs at the bottom): each is placed."""
     layers = next(c for c in _contracts() if c["name"] == "analysis layers")["layers"]
@@ -70,7 +110,7 @@ def test_every_analysis_module_has_a_layer():
 
 def test_only_the_cli_reaches_the_analysis():
     """Every simulator module but the CLI's is a source of the contract forbidding ``analysis`` and ``xuezhan``
-    (a study's report is composed in xuezhan.studies, not behind an import inside simulator.study)."""
+    (a study's report is composed in xuezhan.studies, not behind an import inside simulator.run.study)."""
     contract = next(c for c in _contracts() if c["type"] == "forbidden" and "xuezhan" in c["forbidden_modules"])
     modules = {f"simulator.{p.stem if p.is_file() else p.name}" for p in (ROOT / "simulator").iterdir()
                if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
@@ -158,5 +198,5 @@ def test_no_module_imports_another_modules_private_name():
     bad = {str(p.relative_to(ROOT)): _private_imports(p.read_text(encoding="utf-8"))
            for pkg in ("simulator", "analysis", "xuezhan") for p in (ROOT / pkg).rglob("*.py")}
     assert {k: v for k, v in bad.items() if v} == {}
-    assert _private_imports("from simulator.rules_yaml import _short, load_raw\nfrom os import _exit\n") == \
-        ["simulator.rules_yaml._short"]
+    assert _private_imports("from simulator.rules.load import _short, load_raw\nfrom os import _exit\n") == \
+        ["simulator.rules.load._short"]

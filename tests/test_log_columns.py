@@ -1,4 +1,4 @@
-"""Each log column holds what its name says: the column table (``simulator.schema.COLUMNS``) names the engine slot
+"""Each log column holds what its name says: the column table (``simulator.logs.schema.COLUMNS``) names the engine slot
 each column is read from, and these tests check the table against the engine's own state constants and the
 logged values against what they must mean — a win row re-scored from its own tiles, a winner's players row
 against its first win, counts against the rows they count. A slot read into the wrong column (e.g. the
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator import records, schema
-from simulator import state as S
+from simulator.kernel import state as S
+from simulator.logs import records, schema
 
 TABLE_OF = {"H_": "hands", "PL_": "players", "W_": "wins"}
 NOT_LOGGED = {"H_EV_OVERFLOW"}  # an engine diagnostic (event buffer full), checked by the replay, not a column
@@ -39,7 +39,7 @@ def test_every_engine_slot_is_the_source_of_exactly_one_column():
 
 
 def test_the_dictionaries_are_the_engine_names():
-    from simulator.tiles import N_KINDS, SUITS, tile_str
+    from simulator.kernel.tiles import N_KINDS, SUITS, tile_str
 
     assert tuple(tile_str(k) for k in range(N_KINDS)) == schema.TILE_NAMES and schema.SUITS == SUITS
 
@@ -55,7 +55,7 @@ def test_derived_sources_and_dictionaries_exist():
 
 def _check_meanings(out: dict, rules) -> None:
     """What every slot-read column must mean, checked from other columns and by re-scoring each win."""
-    from simulator.score import score_hand
+    from simulator.hands.score import score_hand
 
     h, p, w = out["hands"], out["players"], out["wins"]
     n = len(h["hand_id"])

@@ -11,8 +11,8 @@ import pytest
 
 from analysis.load import MONEY_COLUMNS, open_run
 from simulator.hands import play_hands
+from simulator.hands.sessions import money
 from simulator.rules import RulesError, load_rules, log_bounds
-from simulator.sessions import money
 
 SCALE, COMP = "settlement.money_scale", "settlement.dealer_compensation"
 EXPERTS = "seats=[expert, expert, expert, expert]"
@@ -85,7 +85,7 @@ def test_the_analysis_reads_money_units_back_in_base_units(tmp_path):
 
 
 def test_tune_scores_in_base_units():
-    from simulator.tune import seat0_per_wall
+    from simulator.run.tune import seat0_per_wall
 
     seats = ["seats=[value, greedy, greedy, greedy]"]
     whole = seat0_per_wall(load_rules("chengdu", seats), 0, 30, 1)
@@ -96,7 +96,7 @@ def test_tune_scores_in_base_units():
 def test_the_environment_rewards_base_units():
     """Greedy play by the agents: the same hands, the same rewards in base units at money_scale 1000."""
     from simulator.agents import GreedyBot
-    from simulator.env import XuezhanEnv
+    from simulator.agents.env import XuezhanEnv
 
     bot = GreedyBot()
     totals = {}

@@ -27,7 +27,7 @@ CALLER = """
 import sys
 {engine}
 from simulator.rules import load_rules
-from simulator.settlement import huazhu_penalty
+from simulator.kernel.settlement import huazhu_penalty
 rules = load_rules({config!r}, {{"scoring": {{"cap": 3}}, "settlement": {{"huazhu_penalty": "cap"}}}})
 print(int(huazhu_penalty(rules.to_arrays())))
 """
@@ -54,9 +54,9 @@ def test_editing_a_callee_reaches_its_cached_caller(tmp_path, own_cache_dir):
         env["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-cache")
     # with its own cache dir, the run also imports the engine (where the check used to live only)
     assert _run(root, env, engine=own_cache_dir) == 8
-    cache = tmp_path / "numba-cache" if own_cache_dir else root / "simulator" / "__pycache__"
+    cache = tmp_path / "numba-cache" if own_cache_dir else root / "simulator" / "kernel" / "__pycache__"
     assert list(cache.rglob("settlement.huazhu_penalty*.nbc")), "the caller was not cached: nothing tested"
-    scoring = root / "simulator" / "scoring.py"
+    scoring = root / "simulator" / "kernel" / "scoring.py"
     text = scoring.read_text()
     assert text.count(CALLEE_LINE) == 1
     scoring.write_text(text.replace(CALLEE_LINE, EDITED_LINE))
@@ -68,17 +68,19 @@ def test_compiled_sources_are_found_by_walking_the_package():
     compiled = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "@njit" in p.read_text()}
     assert compiled and compiled <= sources
     # constants the compiled code embeds come from plain modules it imports: the rule vocabulary (parameter
-    # slots, enumerations), tiles
-    assert {"rules_vocab.py", "tiles.py"} <= sources
+    # slots, enumerations), the key table, the bot table, tiles
+    assert {"rules/vocab.py", "rules/keys.py", "rules/bot_table.py", "kernel/tiles.py"} <= sources
     # the CLI and the runner are never compiled nor imported by compiled modules: editing them keeps the cache
-    assert not {"cli.py", "runner.py", "study.py"} & sources
+    assert not {"cli/__init__.py", "run/runner.py", "run/study.py"} & sources
 
 
-# Python-only modules: loading and validating rules (pydantic), their schema and docs, the log columns and their
-# encoding, the files, the CLI. The compiled modules import only numba-free vocabulary (rules_vocab, vocab,
-# tiles), so editing any of these leaves every compiled function's cache valid.
-PYTHON_ONLY = ("rules.py", "rules_blocks.py", "rules_seats.py", "rules_yaml.py", "schema.py", "records.py",
-               "encode.py", "files.py", "manifest.py", "catalog.py", "cli.py", "cli_run.py", "runner.py")
+# Python-only modules: loading and validating rules (pydantic: the package simulator.rules itself), their schema
+# and docs, the log columns and their encoding, the files, the CLI. The compiled modules import only numba-free
+# vocabulary (rules/vocab.py, rules/keys.py, rules/bot_table.py, vocab.py, kernel/tiles.py), so editing any of these
+# leaves every compiled function's cache valid.
+PYTHON_ONLY = ("rules/__init__.py", "rules/blocks.py", "rules/seats.py", "rules/load.py", "logs/schema.py",
+               "logs/records.py", "logs/encode.py", "files.py", "logs/manifest.py", "cli/catalog.py",
+               "cli/__init__.py", "cli/run.py", "run/runner.py", "hands/__init__.py", "agents/__init__.py")
 
 
 def test_python_only_modules_are_no_compiled_source():
@@ -100,7 +102,7 @@ def test_editing_a_python_only_module_keeps_the_compiled_cache_valid(tmp_path):
         with (root / name).open("a", encoding="utf-8") as f:
             f.write("\nEDITED = 1  # an edit of a Python-only module\n")
         assert digest() == before, name
-    with (root / "rules_vocab.py").open("a", encoding="utf-8") as f:
+    with (root / "rules" / "vocab.py").open("a", encoding="utf-8") as f:
         f.write("\nEDITED = 1\n")
     assert digest() != before
 
@@ -109,8 +111,9 @@ def test_a_stamp_mismatch_deletes_only_that_locations_cache(tmp_path, monkeypatc
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(numba_cache, "_checked", False)
     dirs = numba_cache.cache_dirs(numba_cache.compiled_sources())
-    # simulator/, simulator/bots/ and simulator/engine/: one cache directory per package with compiled code
-    assert len(dirs) == 3 and all(d.parent == tmp_path for d in dirs)
+    # one cache directory per directory with compiled sources: simulator/ (errors, vocab), rules/ (the vocabulary),
+    # kernel/, bots/, engine/, search/
+    assert len(dirs) == 6 and all(d.parent == tmp_path for d in dirs)
     for d in dirs:
         d.mkdir()
         (d / "f-1.py311.nbi").write_bytes(b"x")

@@ -10,17 +10,19 @@ import numpy as np
 import pytest
 from engine_helpers import decision
 
-from simulator import agents, engine, game, hands, state
+from simulator import agents, engine, hands
 from simulator.bots import BOT_DEFENSIVE, BOT_EXPERT, BOT_GREEDY, BOT_VALUE, bot_discard
 from simulator.bots.dance import blocked_kinds, dance_void, stuck_cost
 from simulator.bots.danger import meld_suit
 from simulator.bots.defensive import dead_suit
 from simulator.bots.view import SeatView
-from simulator.compiled_rules import CompiledTable
+from simulator.hands import game
+from simulator.hands.compiled_rules import CompiledTable
+from simulator.kernel import state
+from simulator.kernel.shape import MELD_CKONG, MELD_PUNG, HandTiles
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
-from simulator.shape import MELD_CKONG, MELD_PUNG, HandTiles
-from simulator.tables import suit_table
-from simulator.tiles import counts_from_str, parse_tiles
 
 TABLE = suit_table()
 

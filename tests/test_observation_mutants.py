@@ -12,8 +12,10 @@ import textwrap
 import pytest
 from test_observation_watch import lineup, watch
 
-from simulator import agents, agents_observation, game
+from simulator import agents
 from simulator.agents import KONG, PASS, PUNG, WIN, RandomBot
+from simulator.hands import game
+from simulator.hands import observation as agents_observation
 
 
 def mutated(fn, old: str, new: str):

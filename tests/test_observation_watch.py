@@ -1,5 +1,5 @@
 """A watcher at every seat (issue 33 item 4): at every decision of hands played through the public bot API
-(:func:`simulator.game.play_hands` with Python agents), every field of the :class:`simulator.agents.Observation`
+(:func:`simulator.hands.game.play_hands` with Python agents), every field of the :class:`simulator.agents.Observation`
 is checked against the hand's recorded event log (``record=True``) up to that decision, replayed here on plain
 Python lists from the dealt hands — sharing no code with ``agents.observe``. The action each seat then took is
 checked to appear in the log right after the decision (so the log position is the decision's own).
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 from watch_offers import Offers
 
-from simulator import agents, game, state
+from simulator import agents
 from simulator.agents import DANCE, DECLARE, KONG, PASS, PUNG, WIN, GreedyBot, RandomBot, ValueBot
+from simulator.hands import game
+from simulator.kernel import state
 from simulator.rules import load_rules
 
 S = state

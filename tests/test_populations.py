@@ -15,7 +15,7 @@ from analysis.load import open_run
 from analysis.populations import interaction_test, robustness
 from analysis.summary import SYMMETRY
 from simulator.errors import UserError
-from simulator.study import (
+from simulator.run.study import (
     DEFAULT_POPULATIONS,
     StudyError,
     load_study,

@@ -16,7 +16,7 @@ from analysis.load import open_run
 from analysis.populations import screen
 from analysis.report import build_sections
 from analysis.screen import arm_lines
-from simulator.manifest import CHECKSUM, canonical_checksum
+from simulator.logs.manifest import CHECKSUM, canonical_checksum
 
 SEATS = ["expert", "greedy", "expert", "greedy"]
 

@@ -12,7 +12,7 @@ import pytest
 from cli_helpers import bot_module, cli_run
 
 from simulator import hands, replay
-from simulator.game import IllegalActionError
+from simulator.hands.game import IllegalActionError
 from simulator.rules import RulesError, load_rules
 from xuezhan.studies import run_study
 

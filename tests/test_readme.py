@@ -101,7 +101,7 @@ def test_help_shows_flags_as_flags():
 
 
 def test_the_documented_study_file_is_valid_and_shows_every_key(tmp_path: Path):
-    from simulator.study import StudyFile, load_study, study_variants
+    from simulator.run.study import StudyFile, load_study, study_variants
 
     text = (ROOT / "docs/studies.md").read_text(encoding="utf-8")
     block, populations = code_blocks(text, "yaml")  # the file, key by key; the populations' own example

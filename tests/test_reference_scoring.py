@@ -1,6 +1,7 @@
 """The engine's logged wins against an independent reference scorer (tests/reference_scorer.py, written from
-docs/spec.md §3–4/§8 and docs/rules.md, sharing no code with simulator/evaluate.py or simulator/scoring.py), and
-random complete hands scored by ``xuezhan score``'s path (the same compiled evaluator) against it.
+docs/spec.md §3–4/§8 and docs/rules.md, sharing no code with simulator/kernel/evaluate.py or
+simulator/kernel/scoring.py), and random complete hands scored by ``xuezhan score``'s path (the same compiled evaluator)
+against it.
 
 Hypothesis draws rule variants (additive or table scoring, pattern and extra fans, caps, fan offsets, linear or
 exponential points, 根 and long_uses_gen, self-draw bonuses, 唱歌/跳舞, 血流 for more wins per hand) and a seed;
@@ -15,9 +16,9 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from reference_scorer import LABELS, SHAPE, SITUATIONAL, TABLE_ORDER, Win, check_wins, score
 
+from simulator.hands.score import score_hand
+from simulator.kernel.tiles import tile_str
 from simulator.rules import RulesError, load_rules
-from simulator.score import score_hand
-from simulator.tiles import tile_str
 
 HANDS = 40  # hands per example (血流: about 3 wins a hand)
 

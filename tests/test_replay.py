@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from simulator import state as S
 from simulator.cli import app
 from simulator.hands import play_hands
+from simulator.kernel import state as S
 from simulator.replay import ReplayError, audit, lines, record_hand
 from simulator.rules import RulesError, load_rules
 
@@ -114,7 +114,7 @@ def test_a_logged_duplicate_hand_replays_with_its_rotated_seats(dup_run):
 
 def test_replay_is_verified_against_the_logged_result(dup_run):
     from simulator.replay import _logged_rows, verify
-    from simulator.runner import read_manifest
+    from simulator.run.runner import read_manifest
 
     vdir = dup_run / "_variants" / "variant=value"
     manifest = read_manifest(vdir)

@@ -135,7 +135,7 @@ def test_every_plot_draws_into_given_axes(example):
 
 
 def test_session_runs_cluster_by_session(tmp_path):
-    from simulator import runner
+    from simulator.run import runner
 
     spec = runner.RunSpec(hands=4 * 6, seed=3, jobs=1, progress=False)
     runner.run_variants(tmp_path, [runner.Variant.load("chengdu", ["session.hands=6"], "s")], spec)

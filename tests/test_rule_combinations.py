@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from engine_helpers import logs, per_hand, play
 
-from simulator import sessions
+from simulator.hands import sessions
 from simulator.replay import audit
 from simulator.rules import load_rules
 

@@ -1,4 +1,4 @@
-"""The key table (``simulator.rule_keys``): a rule key declared once, and what follows from its row — the rule
+"""The key table (``simulator.rules.keys``): a rule key declared once, and what follows from its row — the rule
 set's field (validation, default, JSON Schema), the compiled slot, the digest left unchanged at the default, the
 money bound of the logs and docs/rules.md's table. ``settlement.dealer_compensation`` is the key made this way:
 the dealer pays each other player at the start of every hand."""
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator import rule_keys
 from simulator.rules import N_PARAMS, RulesError, RuleSet, load_rules, log_bounds
-from simulator.rules_blocks import table_keys
-from simulator.rules_vocab import P_KEY_TABLE
+from simulator.rules import keys as rule_keys
+from simulator.rules.blocks import table_keys
+from simulator.rules.vocab import P_KEY_TABLE
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 
@@ -99,8 +99,8 @@ def test_the_dealer_pays_each_other_player_at_the_start_of_every_hand():
 
 
 def test_a_replayed_hand_with_the_compensation_passes_the_audit():
-    from simulator.replay_audit import audit
-    from simulator.replay_log import record_hand
+    from simulator.replay.audit import audit
+    from simulator.replay.log import record_hand
 
     rules = load_rules("chengdu", [f"{KEY}=7"])
     for hand_id in range(4):

@@ -16,10 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from cli_helpers import cli_run, reference_fixture, snapshot, start_paused, wait_paused
 
-from simulator import encode, runner
-from simulator.records import Coded
+from simulator.logs import encode
+from simulator.logs.records import Coded
+from simulator.logs.schema import NULL_IF_NO_WIN, TABLES
 from simulator.rules import EXCHANGES, load_rules
-from simulator.schema import NULL_IF_NO_WIN, TABLES
+from simulator.run import runner
 from simulator.vocab import WIN_KINDS
 
 HANDS = 6000      # reference run: enough chunks to interleave, and long enough (~1 s) to interrupt

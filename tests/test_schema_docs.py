@@ -1,4 +1,4 @@
-"""The log columns are declared once, in ``simulator.schema.COLUMNS``: docs/logs.md's column tables list exactly
+"""The log columns are declared once, in ``simulator.logs.schema.COLUMNS``: docs/logs.md's column tables list exactly
 those names, in file order, with their Arrow types; the engine's columns (``records.to_columns``) and analysis'
 polars schemas follow the same declaration."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulator import schema
+from simulator.logs import schema
 from simulator.rules import FLAGS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "logs.md"

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator import rules as R
-from simulator import scoring as S
-from simulator import shape as H
-from simulator import state as ST
+from simulator.hands.score import MELD_VALUES, HandError, score_hand
+from simulator.kernel import scoring as S
+from simulator.kernel import shape as H
+from simulator.kernel import state as ST
 from simulator.rules import load_rules
-from simulator.score import MELD_VALUES, HandError, score_hand
 
 CHENGDU = load_rules("chengdu")
 QQ = load_rules("qq_sichuan")

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator import engine, state
-from simulator.game import play_hands
+from simulator import engine
 from simulator.hands import run_batch
+from simulator.hands.game import play_hands
+from simulator.kernel import state
+from simulator.kernel.tables import suit_table
 from simulator.rules import RulesError, load_rules
 from simulator.search import SearchBot, public_of
-from simulator.search_sample import hidden_count, redeal
-from simulator.tables import suit_table
+from simulator.search.sample import hidden_count, redeal
 
 FIELDS = tuple(f for f in state.HandState._fields if f != "events")
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator import engine, state
-from simulator.search_deal import deal_seat
-from simulator.search_sample import Public
-from simulator.shape import MELD_PUNG, shanten, wait_mask
-from simulator.tables import suit_table
+from simulator import engine
+from simulator.kernel import state
+from simulator.kernel.shape import MELD_PUNG, shanten, wait_mask
+from simulator.kernel.tables import suit_table
+from simulator.search.deal import deal_seat
+from simulator.search.sample import Public
 
 Q = 1  # the seat dealt
 VOID = 2  # its declared void (suit s)

@@ -14,14 +14,14 @@ from cli_helpers import cli_run
 from analysis import sessions as asess
 from analysis.load import open_run
 from analysis.stats import wilson_interval
-from simulator import runner
-from simulator import state as S
-from simulator.records import to_columns
+from simulator.hands.sessions import DICE_KEY, dice, first_win, layout, multi_ron_feeder, next_dealers, run_sessions
+from simulator.kernel import state as S
+from simulator.kernel.tiles import counts_from_str
+from simulator.logs.records import to_columns
+from simulator.logs.schema import SESSION_FIELDS, TABLES
 from simulator.replay import ReplayError, record_logged_hand
 from simulator.rules import RulesError, load_rules
-from simulator.schema import SESSION_FIELDS, TABLES
-from simulator.sessions import DICE_KEY, dice, first_win, layout, multi_ron_feeder, next_dealers, run_sessions
-from simulator.tiles import counts_from_str
+from simulator.run import runner
 
 K = 6  # hands per session in these tests
 SEED = 11
@@ -393,7 +393,7 @@ def _next_dealer_from_the_log(rule: str, dealer: int, wins: list[dict]) -> int:
 @pytest.mark.parametrize("rule", ["first_winner", "feeder_on_multi_ron", "feeder_keeps_on_draw"])
 def test_xueliu_sessions_pass_the_deal_as_the_rules_say(rule):
     """血流 (every player plays on after winning: many win events a hand, later 一炮多响 too): each next dealer
-    derived from the previous hand's logged wins by docs/rules.md's table, not by simulator.sessions."""
+    derived from the previous hand's logged wins by docs/rules.md's table, not by simulator.hands.sessions."""
     out = play(f"session.dealer={rule}", "mode=xueliu", sessions=20)
     h, wins = pl.DataFrame(out["hands"]), pl.DataFrame(out["wins"])
     by_hand: dict[int, list[dict]] = {}

@@ -163,7 +163,7 @@ def test_no_skill_section_without_two_bots_in_duplicate(tmp_path):
 
 def test_shipped_skill_study_measures_expert_against_greedy():
     """configs/studies/skill.yaml: the issue's eight rule sets, one expert among three greedy, duplicate walls."""
-    from simulator.study import load_study, study_variants
+    from simulator.run.study import load_study, study_variants
 
     study, path = load_study("skill")
     arms = {v.name: v.rules for v in study_variants(study, path)}

@@ -64,6 +64,6 @@ def test_nothing_cites_a_rule_book_outside_the_repository():
 
 def test_the_reference_scorer_reads_its_label_and_tie_orders_from_the_spec():
     """tests/reference_scorer.py takes both orders from docs/spec.md §3's text; they agree with the code's."""
-    from simulator.rules_vocab import HAND_TYPES, LABEL_ORDER
+    from simulator.rules.vocab import HAND_TYPES, LABEL_ORDER
 
     assert reference_scorer.LABELS == LABEL_ORDER and reference_scorer.TABLE_ORDER == HAND_TYPES

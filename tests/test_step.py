@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator import agents, engine, game, hands, records, state
-from simulator.compiled_rules import CompiledTable
+from simulator import agents, engine, hands
+from simulator.hands import game
+from simulator.hands.compiled_rules import CompiledTable
+from simulator.kernel import state
+from simulator.logs import records
 from simulator.rules import load_rules
 
 MIXES = [

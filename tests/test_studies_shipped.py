@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from simulator import rules as R
-from simulator.settlement import huazhu_penalty
-from simulator.study import STUDY_DIR, load_study, study_variants
+from simulator.kernel.settlement import huazhu_penalty
+from simulator.run.study import STUDY_DIR, load_study, study_variants
 
 
 def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
@@ -27,7 +27,7 @@ def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
         p[R.P_CAP] = R.NO_CAP  # a cap no hand can reach
     seats = []
     for spec in rules.seats:
-        seats.append((spec.bot, tuple(spec.to_row().tolist())))  # its own bot's parameters (simulator.bot_table)
+        seats.append((spec.bot, tuple(spec.to_row().tolist())))  # its own bot's parameters (simulator.rules.bot_table)
     if duplicate:  # every seat plays every deal: only the multiset of bots matters
         seats.sort()
     return tuple(p.tolist()), tuple(seats), rules.economy.room_factor, rules.economy.rake, rules.session

@@ -10,8 +10,8 @@ import pytest
 from cli_helpers import cli_run
 
 from simulator.rules import load_rules
-from simulator.runner import RunError
-from simulator.study import STUDY_DIR, StudyError, load_study, study_variants
+from simulator.run.runner import RunError
+from simulator.run.study import STUDY_DIR, StudyError, load_study, study_variants
 from xuezhan.studies import run_study
 
 CRN_STUDY = """
@@ -319,7 +319,7 @@ def test_an_interrupted_study_resumes_to_the_same_bytes(tmp_path: Path, monkeypa
     equals an uninterrupted run's."""
     from cli_helpers import snapshot
 
-    from simulator import runner
+    from simulator.run import runner
 
     small = CRN_STUDY.replace("hands: 200", "hands: 24").replace("chunk_size: 100", "chunk_size: 8")
     path = write(tmp_path, small)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import xuezhan
-from simulator.study import StudyError
+from simulator.run.study import StudyError
 
 STUDY = {
     "name": "objects",

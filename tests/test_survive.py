@@ -17,9 +17,11 @@ import pytest
 from cli_helpers import cli_run, reference_fixture, snapshot
 
 from analysis.load import RunDirError, open_run
-from simulator import layout, rundir, runner, runplan, schema
-from simulator import manifest as mf
-from simulator.verify import verify_run
+from simulator.logs import layout, rundir, schema
+from simulator.logs import manifest as mf
+from simulator.run import plan as runplan
+from simulator.run import runner
+from simulator.run.verify import verify_run
 
 HANDS, CHUNK, SEED = 8, 4, 5
 V = "variant=chengdu"
@@ -75,7 +77,7 @@ class Quiet(GreedyBot):
 READ = """
 import sys
 from analysis.load import open_run
-from simulator.verify import verify_run
+from simulator.run.verify import verify_run
 lines, bad = verify_run(sys.argv[1])
 run = open_run(sys.argv[1])
 n = run.players().collect().height
@@ -216,14 +218,14 @@ def test_a_manifest_from_before_log_formats_is_read_but_not_resumed(copy: Path, 
 
 
 # Each log format's columns, types and dictionaries, pinned: a change to any of them without a new LOG_FORMAT
-# (simulator/schema.py) fails here. Add the new format's line when bumping it; never edit an old one.
+# (simulator/logs/schema.py) fails here. Add the new format's line when bumping it; never edit an old one.
 FORMATS = {1: "e7688a56434b3a5d"}
 
 
 def _log_format_fingerprint() -> str:
     import hashlib
 
-    from simulator.encode import VOCABULARIES
+    from simulator.logs.encode import VOCABULARIES
 
     tables = {name: [(f.name, str(f.type)) for f in sch] for name, sch in schema.tables(True).items()}
     blob = json.dumps({"tables": tables, "dictionaries": VOCABULARIES}, sort_keys=True)
@@ -232,7 +234,7 @@ def _log_format_fingerprint() -> str:
 
 def test_the_log_format_changes_with_any_column_or_dictionary():
     assert FORMATS.get(schema.LOG_FORMAT) == _log_format_fingerprint(), (
-        "the log schema or a dictionary changed: bump simulator.schema.LOG_FORMAT and pin the new format in "
+        "the log schema or a dictionary changed: bump simulator.logs.schema.LOG_FORMAT and pin the new format in "
         f"FORMATS (fingerprint {_log_format_fingerprint()})")
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator import tiles as T
 from simulator.errors import UserError
+from simulator.kernel import tiles as T
 
 
 def test_kind_layout():

@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.load import RunDirError, open_run
-from simulator import dirlock, rundir, runner
-from simulator import manifest as mf
-from simulator.verify import verify_run
+from simulator.logs import dirlock, rundir
+from simulator.logs import manifest as mf
+from simulator.run import runner
+from simulator.run.verify import verify_run
 from xuezhan.studies import run_study
 
 HANDS, CHUNK, SEED = 40, 10, 3

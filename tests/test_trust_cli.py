@@ -15,8 +15,8 @@ from cli_helpers import bot_module, cli_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simulator import manifest as mf
-from simulator import runner
+from simulator.logs import manifest as mf
+from simulator.run import runner
 
 XUEZHAN = Path(sys.executable).parent / "xuezhan"
 

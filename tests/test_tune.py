@@ -1,4 +1,4 @@
-"""``xuezhan tune`` (simulator.tune) and tuned seats (``params_from``, simulator.rules).
+"""``xuezhan tune`` (simulator.run.tune) and tuned seats (``params_from``, simulator.rules).
 
 Toy budgets (a few trials of a few walls): what is tested is the machinery — the same seed writes the same
 bytes, a search interrupted (between or inside trials) and rerun ends where an uninterrupted one does, the
@@ -15,9 +15,9 @@ import pytest
 import yaml
 from cli_helpers import cli_run
 
-from simulator import tune as tn
 from simulator.hands import play_hands
 from simulator.rules import TUNABLE, BotSpec, RulesError, load_rules, validate
+from simulator.run import tune as tn
 
 TOY = tn.TuneSpec(budget=8, walls=9, blocks=3, fresh_walls=6, seed=3)  # pruning from the 6th trial on
 
@@ -198,7 +198,7 @@ def test_tune_cli_writes_and_reports(tmp_path, capsys):
 
 def test_report_names_adapted_seats(tmp_path):
     from analysis.load import open_run
-    from simulator import runner
+    from simulator.run import runner
 
     f = _write(tmp_path / "t.yaml", {"defence": 0.5, "ambition": 1.15})
     seats = f"seats=[{{bot: expert, params_from: {f}}}, expert, greedy, greedy]"
@@ -226,7 +226,7 @@ def test_shipped_tuned_files_resolve_under_configs_and_keep_the_honesty_rule():
 def _tuned_copy(res, tmp_path, params, **changes):
     """The reference tune's file with other (non-default) weights, its fingerprint recomputed for them unless
     ``changes`` alter the document afterwards (a fingerprint or rule-set digest of another expert / rule set)."""
-    from simulator.tuned import fingerprint_record
+    from simulator.run.tuned import fingerprint_record
 
     doc = yaml.safe_load(res.path.read_text())
     doc["params"] = params

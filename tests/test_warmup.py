@@ -1,5 +1,5 @@
-"""The cold start's compile plan (simulator.precompile, simulator.warmup): what the warm-up compiles, for which
-types, and that the engine loads it rather than compiling again; the compile notice users see.
+"""The cold start's compile plan (simulator.hands.precompile, simulator.hands.warmup): what the warm-up compiles, for
+which types, and that the engine loads it rather than compiling again; the compile notice users see.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from simulator import engine, numba_cache, precompile
-from simulator.hands import play_hands
+from simulator import engine, numba_cache
+from simulator.hands import play_hands, precompile
 from simulator.rules import load_rules
 
 
 def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, caplog):
-    from simulator import warmup
+    from simulator.hands import warmup
 
     calls = []
     monkeypatch.setattr(warmup, "_run_once", lambda engine, tables, simple: calls.append(1))
@@ -68,8 +68,8 @@ def test_an_rl_environment_announces_a_cold_step_compile(monkeypatch, caplog):
     import types
 
     pytest.importorskip("pettingzoo")
-    from simulator import game
-    from simulator.env import XuezhanEnv
+    from simulator.agents.env import XuezhanEnv
+    from simulator.hands import game
 
     monkeypatch.setattr(game.precompile, "step_plan", lambda: (types.SimpleNamespace(signatures=[]), ()))
     monkeypatch.setattr(game.numba_cache, "is_cached", lambda *a: False)
@@ -80,7 +80,8 @@ def test_an_rl_environment_announces_a_cold_step_compile(monkeypatch, caplog):
 
 
 def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
-    from simulator import tables, warmup
+    from simulator.hands import warmup
+    from simulator.kernel import tables
 
     play_hands(load_rules("chengdu"), np.arange(2), 0)
     assert warmup.cache_is_warm()
@@ -91,7 +92,7 @@ def test_cache_is_warm_after_a_batch(tmp_path, monkeypatch):
 @pytest.mark.parametrize("simple", [True, False])
 def test_the_warm_up_cached_every_planned_signature(simple):
     """The warm-up compiles the loop's callees ahead of it, for types read off the real allocations by argument
-    name (simulator.precompile), into the disk cache: after the session's warm-up (tests/conftest.py) and a
+    name (simulator.hands.precompile), into the disk cache: after the session's warm-up (tests/conftest.py) and a
     batch, each planned function's cache holds its planned copy. (Whether the loop calls exactly those types is
     the next test's, which does not depend on what else the cache holds.)"""
     types = precompile.arg_types(True)
@@ -138,7 +139,8 @@ def test_a_greedy_line_up_compiles_no_parameterised_bot():
     and expert bots from that copy of the engine (they are most of a cold start's compile time)."""
     from numba.core import types
 
-    from simulator import bots, engine, warmup
+    from simulator import bots, engine
+    from simulator.hands import warmup
 
     assert warmup.lineup_of(load_rules("chengdu")) == "simple"
     assert warmup.lineup_of(load_rules("chengdu", {"seats": ["greedy", "greedy", "expert", "random"]})) == "full"
@@ -176,7 +178,7 @@ def test_the_warm_up_compiles_the_parameter_types_the_loop_passes(simple):
 
 def test_play_hands_from_python_announces_a_cold_compile(monkeypatch, caplog):
     """A notebook's first xuezhan.play_hands on a cold cache says it is compiling (as simulate does)."""
-    from simulator import warmup
+    from simulator.hands import warmup
 
     calls = []
     monkeypatch.setattr(warmup, "_run_once", lambda engine, tables, simple: calls.append(simple))

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import start_paused, wait_paused
 
-from simulator import layout
-from simulator import manifest as mf
+from simulator.logs import layout
+from simulator.logs import manifest as mf
 
 
 def _children(pid: int) -> set[int]:
@@ -67,7 +67,8 @@ def test_a_dead_worker_says_rerun_with_resume(tmp_path: Path):
 # function, which joblib's cloudpickle sends to the workers by value.
 _DIES_HOLDING_THE_LOCK = """
 import gc, os, signal, struct, sys
-from simulator import cli, runner
+from simulator import cli
+from simulator.run import runner
 real = runner.run_chunk
 def run_chunk(variant, first, last, *args):
     if first // 100 == 4:  # the fifth chunk

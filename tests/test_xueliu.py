@@ -8,15 +8,16 @@ import pytest
 from engine_helpers import logs, per_hand, play, rules_of
 from typer.testing import CliRunner
 
-from simulator import agents, engine, game, hands
-from simulator import state as S
+from simulator import agents, engine, hands
 from simulator.cli import app
 from simulator.errors import UserError
+from simulator.hands import game
+from simulator.kernel import state as S
+from simulator.kernel.shape import MELD_PUNG, wait_mask
+from simulator.kernel.tables import suit_table
+from simulator.kernel.tiles import SUITS, counts_from_str
 from simulator.replay import EventLogError, audit
 from simulator.rules import load_rules, log_bounds
-from simulator.shape import MELD_PUNG, wait_mask
-from simulator.tables import suit_table
-from simulator.tiles import SUITS, counts_from_str
 
 SEED = 5
 N = 300

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from reference_scorer import is_winning
 
-from simulator import state as S
 from simulator.agents import KONG, PUNG
+from simulator.kernel import state as S
 
 MELDS = {"pung": "pung", "kong": "kong", "concealed_kong": "ckong"}
 

@@ -6,18 +6,18 @@ from simulator import __version__ as __version__
 
 # rules and scoring
 from simulator.rules import BotSpec as BotSpec, RuleSet as RuleSet, load_rules as load_rules
-from simulator.score import score_hand as score_hand
+from simulator.hands.score import score_hand as score_hand
 from simulator.errors import UserError as UserError
 
 # simulation
-from simulator.warmup import play_hands as play_hands
-from simulator.runner import RunSpec as RunSpec, Variant as Variant, run_variants as run_variants
-from simulator.runner import simulate as simulate
-from simulator.study import StudyFile as StudyFile, StudyResult as StudyResult
-from simulator.study import load_study as load_study, simulate_study as simulate_study
+from simulator.hands.warmup import play_hands as play_hands
+from simulator.run.runner import RunSpec as RunSpec, Variant as Variant, run_variants as run_variants
+from simulator.run.runner import simulate as simulate
+from simulator.run.study import StudyFile as StudyFile, StudyResult as StudyResult
+from simulator.run.study import load_study as load_study, simulate_study as simulate_study
 from xuezhan.studies import run_study as run_study
-from simulator.design import design as design, DesignResult as DesignResult
-from simulator.design_file import load_design as load_design
+from simulator.run.design import design as design, DesignResult as DesignResult
+from simulator.run.design_file import load_design as load_design
 from simulator.replay import record_hand as record_hand, record_logged_hand as record_logged_hand
 
 # bots written in Python (docs/bots.md)
@@ -27,8 +27,8 @@ from simulator.search import SearchBot as SearchBot  # the search player (seated
 from simulator.agents import DANCE as DANCE, DECLARE as DECLARE, KONG as KONG, PUNG as PUNG, WIN as WIN  # actions
 
 # reinforcement learning (the rl extra: pip install 'xuezhan[rl]')
-from simulator.env import XuezhanEnv as XuezhanEnv
-from simulator.gym_env import XuezhanGymEnv as XuezhanGymEnv
+from simulator.agents.env import XuezhanEnv as XuezhanEnv
+from simulator.agents.gym import XuezhanGymEnv as XuezhanGymEnv
 
 # analysis (reads the logs only)
 from analysis.load import Run as Run, open_run as open_run

@@ -1,4 +1,4 @@
-"""A study from end to end: simulated (:func:`simulator.study.simulate_study`), checked (``analysis.diagnostics``:
+"""A study from end to end: simulated (:func:`simulator.run.study.simulate_study`), checked (``analysis.diagnostics``:
 did each variant's rule act, does its play differ from the baseline) and reported (``analysis.report``).
 
 This is where the simulator and the analysis meet; neither package imports the other for it. ``xuezhan study``
@@ -19,7 +19,7 @@ from analysis.pieces import progress as bar
 from analysis.populations import check_headline
 from analysis.report import write_report
 from simulator.choices import Backend
-from simulator.study import Overrides, PopulationChoice, StudyRef, StudyResult, load_study, simulate_study
+from simulator.run.study import Overrides, PopulationChoice, StudyRef, StudyResult, load_study, simulate_study
 
 
 def run_study(ref: StudyRef, *, out_dir: str | Path | None = None, jobs: int | None = None, hands: int | None = None,
@@ -27,21 +27,21 @@ def run_study(ref: StudyRef, *, out_dir: str | Path | None = None, jobs: int | N
               backend: Backend = "loky", scheduler: str | None = None, report: bool = True,
               progress: bool = True, diagnose: bool = True,
               populations: PopulationChoice | None = None) -> StudyResult:
-    """Run a study (a file, a shipped study's name, a :class:`~simulator.study.StudyFile` or a dict with a study
+    """Run a study (a file, a shipped study's name, a :class:`~simulator.run.study.StudyFile` or a dict with a study
     file's keys, as in docs/studies.md): simulate every variant on common random numbers, check that each
     variant's changes acted (``diagnose``), then write the report (``report``).
 
     ``hands`` and ``seed`` replace the file's; ``overrides`` (``--set`` strings or a mapping) apply to every arm;
     ``populations`` selects the line-ups by name (``"strong,mixed"``, a list, or ``"default"``) or replaces them
     (a dict name → four seats), as in docs/studies.md, "Populations". Returns the
-    :class:`~simulator.study.StudyResult` with its report path, findings and differing hands.
+    :class:`~simulator.run.study.StudyResult` with its report path, findings and differing hands.
     """
     study, where = load_study(ref)
     check_headline(study.headline, where)  # refused before anything is simulated
     result = simulate_study(ref, out_dir=out_dir, jobs=jobs, hands=hands, seed=seed, overrides=overrides,
                             resume=resume, backend=backend, scheduler=scheduler, progress=progress,
                             populations=populations)
-    if not (diagnose or report):  # seated tuned files tuned on another expert (simulator.tuned), as the run found
+    if not (diagnose or report):  # seated tuned files tuned on another expert (simulator.run.tuned), as the run found
         stale = [f for s in result.summaries for f in stale_findings(s.name, s.stale)]
         return dataclasses.replace(result, findings=stale)
     run = open_run(result.out_dir)  # opened (and its files verified) once, for the diagnostics and the report

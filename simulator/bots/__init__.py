@@ -1,15 +1,15 @@
 """Bots: compiled policies chosen per seat by integer id (``bot_table.BOT_INDEX``) inside the engine's loop, each
-declared by one row of :mod:`simulator.bot_table` and one module of its decisions; the dispatchers are built here
+declared by one row of :mod:`simulator.rules.bot_table` and one module of its decisions; the dispatchers are built here
 from the table.
 
 The engine owns legality (it passes the mask of legal discards and which claims are allowed); a bot only
 chooses. Each decision has one dispatcher here, called as ``(game, st, bpar, seat, …the decision's scalars)``: the
-engine's records (:class:`~simulator.state.Game`, :class:`~simulator.state.HandState`), the seat's parameter row
-and the seat. The dispatcher hands the bots the public part of it as two records, built once per decision: the seat's
-own hand (:class:`~simulator.shape.HandTiles`: its tiles, melds and the suit it plans to drop) and what it sees of
-the table (:class:`~simulator.bots.view.SeatView`, :func:`view_of`: every seat's melds, ``visible``, the rules, the
-public per-seat scalars, the seat, tiles left), with ``bpar`` beside them; no bot reads the wall or another seat's
-concealed tiles (the expert's win decision also reads the hands winners laid down, public under 血战). Each
+engine's records (:class:`~simulator.kernel.state.Game`, :class:`~simulator.kernel.state.HandState`), the seat's
+parameter row and the seat. The dispatcher hands the bots the public part of it as two records, built once per decision:
+the seat's own hand (:class:`~simulator.kernel.shape.HandTiles`: its tiles, melds and the suit it plans to drop) and
+what it sees of the table (:class:`~simulator.bots.view.SeatView`, :func:`view_of`: every seat's melds, ``visible``, the
+rules, the public per-seat scalars, the seat, tiles left), with ``bpar`` beside them; no bot reads the wall or another
+seat's concealed tiles (the expert's win decision also reads the hands winners laid down, public under 血战). Each
 decision:
 
 - ``bot_exchange`` — three tiles to pass for 换三张; ``bot_void`` — the 定缺 suit;
@@ -33,7 +33,7 @@ dispatcher is edited.
 The per-turn dispatchers are inlined into the engine's loop (``inline="always"``), like the loop's own per-turn
 steps: a call passing a dozen arrays costs a measurable share of a turn (making all of them calls cost about 10%
 of the engine's speed). They stay thin, so inlining copies little; the bots' own functions are ordinary calls,
-compiled and cached once (a cold warm-up compiles them in a second process, see simulator.warmup). The expert's
+compiled and cached once (a cold warm-up compiles them in a second process, see simulator.hands.warmup). The expert's
 decisions are inlined into their ``param_*`` dispatcher (and its 定缺 into ``bot_void``), which is the ordinary
 call: each library links and re-optimises the expert's hand values, so one fewer per decision saves compile time.
 
@@ -63,21 +63,21 @@ from typing import NamedTuple
 
 from numba import njit  # noqa: F401  (the decorator of the generated dispatchers)
 
-from simulator import bot_table
-from simulator.bot_table import BOT_INDEX, BOT_TABLE, BY_NAME, SIMPLE_BOTS
 from simulator.bots.expert import REASON_SHIFT as REASON_SHIFT
 from simulator.bots.seat import laid_down as laid_down
 from simulator.bots.seat import own_ckongs as own_ckongs
 from simulator.bots.seat import planned_hand as planned_hand
 from simulator.bots.seat import planning_void as planning_void
 from simulator.bots.seat import view_of as view_of
+from simulator.rules import bot_table
+from simulator.rules.bot_table import BOT_INDEX, BOT_TABLE, BY_NAME, SIMPLE_BOTS
 
 BOT_RANDOM, BOT_GREEDY, BOT_VALUE, BOT_DEFENSIVE, BOT_EXPERT = (
     BOT_INDEX[b] for b in ("random", "greedy", "value", "defensive", "expert"))
 
 
 class Decision(NamedTuple):
-    """One decision's dispatcher: its arguments (a scalar's type annotated: ``simulator.precompile`` reads them),
+    """One decision's dispatcher: its arguments (a scalar's type annotated: ``simulator.hands.precompile`` reads them),
     whether it is inlined into the loop (then the parameterised bots' branches are the ordinary call
     ``param_<name>``), numba's ``_nrt`` switch of its ordinary call, what it returns for a simple line-up's
     ``None`` parameter row (never reached: such a line-up seats no parameterised bot) and a first line."""

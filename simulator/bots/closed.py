@@ -3,7 +3,7 @@
 (换三张, 定缺, discards, its own kongs, wins) is greedy's. Seated against greedy it measures what claiming is worth
 under a rule set, e.g. with ``scoring.extras.menqing`` paying for a concealed hand (docs/bots.md).
 
-Declared by its row of :mod:`simulator.bot_table` (id 6, base ``greedy``, one parameter) and this module: the
+Declared by its row of :mod:`simulator.rules.bot_table` (id 6, base ``greedy``, one parameter) and this module: the
 bot made the way a new bot is added (docs/internals.md, "Files to touch").
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from simulator.bot_table import slot
 from simulator.bots.greedy import greedy_claim
-from simulator.shape import hand_tiles
-from simulator.state import tiles_left
+from simulator.kernel.shape import hand_tiles
+from simulator.kernel.state import tiles_left
+from simulator.rules.bot_table import slot
 
 OPEN_WALL = slot("closed", "open_wall")  # its parameter's slot in the seat's row
 

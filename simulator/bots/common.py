@@ -1,9 +1,9 @@
 """Heuristics shared by the bots: legal discards, shanten per discard, acceptance, claims, kongs, void choice.
 
 Every function is compiled and works on one seat's plain arrays (``conc: uint8[27]``, ``mk, mt: int8[4]``,
-``nm``), or on them as one :class:`~simulator.shape.HandTiles` (``hand``: :func:`acceptance`, :func:`pick_among`);
-hands are modified in place only temporarily and always restored. Shanten and completeness come from
-:mod:`simulator.evaluate` (never re-implemented here); ``void`` below is the suit a bot plans to drop: the
+``nm``), or on them as one :class:`~simulator.kernel.shape.HandTiles` (``hand``: :func:`acceptance`,
+:func:`pick_among`); hands are modified in place only temporarily and always restored. Shanten and completeness come
+from :mod:`simulator.kernel.evaluate` (never re-implemented here); ``void`` below is the suit a bot plans to drop: the
 declared void, or under ``void_suit: none`` the suit it currently finds cheapest to drop (``plan_void``).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.shape import (
+from simulator.kernel.shape import (
     MELD_CKONG,
     MELD_KONG,
     MELD_PUNG,
@@ -21,8 +21,8 @@ from simulator.shape import (
     shanten,
     two_suit_distance,
 )
-from simulator.state import N_KINDS
-from simulator.tables import GAIN_COL
+from simulator.kernel.state import N_KINDS
+from simulator.kernel.tables import GAIN_COL
 
 NO_TILE = -1
 BIG = 1 << 30
@@ -106,7 +106,7 @@ def draw_candidates(conc, void) -> int:
 @njit(cache=True, _nrt=False)
 def usable_void(mt, nm, void) -> bool:
     """A void suit the fast paths below can price by the two kept suits' keys: one is planned and holds no meld
-    (otherwise :func:`~simulator.shape.shanten` decides over the suits itself)."""
+    (otherwise :func:`~simulator.kernel.shape.shanten` decides over the suits itself)."""
     return void >= 0 and not (meld_suits(mt, nm) >> void) & 1
 
 
@@ -147,7 +147,7 @@ def kept_shanten(table, ka, kb, nm, pairs, odd) -> int:
 
 @njit(cache=True, _nrt=False)
 def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
-    """Shanten (as :func:`~simulator.shape.shanten` with the usable void ``void``) of the hand summarised by
+    """Shanten (as :func:`~simulator.kernel.shape.shanten` with the usable void ``void``) of the hand summarised by
     ``summary`` (:func:`kept_summary` of ``conc``) after ``d`` (+1 or −1) copies of kind ``k`` are added: only
     k's suit key and k's pair/odd count change, so nothing is recounted. A void-suit tile is dead: no change."""
     ka, kb, pairs, odd = summary
@@ -167,11 +167,11 @@ def moved_shanten(table, conc, nm, void, summary, k, d) -> int:
 @njit(cache=True, _nrt=False)
 def acceptance(table, hand, sh, visible, draws) -> int:
     """Unseen tiles among the kinds ``draws`` that lower the shanten ``sh`` of this 13-tile-shaped hand
-    (a :class:`~simulator.shape.HandTiles`).
+    (a :class:`~simulator.kernel.shape.HandTiles`).
 
     With a usable void (:func:`usable_void`) a draw changes one kept suit's key by 5^rank and one kind's pair/odd
     count, so it is priced from the two keys (:func:`kept_acceptance`) without recounting the hand; otherwise by
-    a full :func:`~simulator.shape.shanten` per draw."""
+    a full :func:`~simulator.kernel.shape.shanten` per draw."""
     conc, _, mt, nm, void = hand
     if not usable_void(mt, nm, void):
         return _acceptance_by_shanten(table, hand, sh, visible, draws)
@@ -182,7 +182,7 @@ def acceptance(table, hand, sh, visible, draws) -> int:
 def column_gains(table, key, r, need) -> int:
     """Bit mask of the suit-table columns (m + 5·p, m ≤ ``need``) whose distance drops when one copy of rank ``r``
     is added to the suit of key ``key`` (which holds fewer than four): the gain bytes of the key's own row
-    (:mod:`simulator.tables`)."""
+    (:mod:`simulator.kernel.tables`)."""
     g = np.int64(table[key, GAIN_COL + 2 * r]) | np.int64(table[key, GAIN_COL + 2 * r + 1]) << 8
     cols = (1 << (need + 1)) - 1
     return g & (cols | cols << 5)
@@ -287,7 +287,7 @@ def discard_shantens(table, conc, mk, mt, nm, void, legal, out) -> int:
 
     A tile of the planned void suit is dead, so discarding it never changes shanten: all of them share the
     value of the first one. With a usable void (:func:`usable_void`) each discard is priced by
-    :func:`moved_shanten`, otherwise by a full :func:`~simulator.shape.shanten`."""
+    :func:`moved_shanten`, otherwise by a full :func:`~simulator.kernel.shape.shanten`."""
     fast = usable_void(mt, nm, void)
     summary = kept_summary(conc, void, nm) if fast else (0, 0, 0, 0)
     best = BIG

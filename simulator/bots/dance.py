@@ -27,7 +27,10 @@ from __future__ import annotations
 from numba import njit
 
 from simulator.bots.common import suit_count
-from simulator.rules_vocab import (
+from simulator.kernel.scoring import points_of
+from simulator.kernel.shape import SHANTEN_NEVER, shanten
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_DECLARED, PS_SHOWN, PS_WON, VOID_NONE, void_rule
+from simulator.rules.vocab import (
     DECLARES,
     HUAZHU_CAP,
     NO_CAP,
@@ -37,9 +40,6 @@ from simulator.rules_vocab import (
     P_HUAZHU_PENALTY,
     UNCAPPED_HUAZHU_FAN,
 )
-from simulator.scoring import points_of
-from simulator.shape import SHANTEN_NEVER, shanten
-from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_SHOWN, PS_WON, VOID_NONE, void_rule
 
 DECL_DANCE = DECLARES.index("dance")
 P_EXHAUST = 0.8      # P(the hand reaches the exhaustive draw with this seat still in | it does not win)

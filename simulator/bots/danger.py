@@ -24,8 +24,8 @@ from numba import njit
 
 from simulator.bots.common import face_up
 from simulator.bots.defensive import dead_suit
-from simulator.scoring import F_PINGHU, F_QINGYISE, score_flags
-from simulator.state import (
+from simulator.kernel.scoring import F_PINGHU, F_QINGYISE, score_flags
+from simulator.kernel.state import (
     N_KINDS,
     N_SEATS,
     PS_CLEARED,

@@ -23,10 +23,10 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.seat import own_ckongs, view_of
-from simulator.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
-from simulator.rules_vocab import DECLARES, P_DECLARE_READY
-from simulator.shape import hand_tiles
-from simulator.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
+from simulator.kernel.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
+from simulator.kernel.shape import hand_tiles
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
+from simulator.rules.vocab import DECLARES, P_DECLARE_READY
 
 FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility
 DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
@@ -35,8 +35,9 @@ DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance
 @njit(cache=True, _nrt=False)
 def declare_by_value(view, hand, waits) -> int:
     """``view``: the seat's :class:`~simulator.bots.view.SeatView` (``visible``: kinds seen face up); ``hand``: its
-    13-tile-shaped hand after its discard (:class:`~simulator.shape.HandTiles`); ``waits``: its wait mask. Returns
-    what to declare: 0 nothing, ``DECL_SING`` (1) or ``DECL_DANCE`` (2), among those ``declare_ready`` allows."""
+    13-tile-shaped hand after its discard (:class:`~simulator.kernel.shape.HandTiles`); ``waits``: its wait mask.
+    Returns what to declare: 0 nothing, ``DECL_SING`` (1) or ``DECL_DANCE`` (2), among those ``declare_ready``
+    allows."""
     table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
     conc = hand.conc
     rule = params[P_DECLARE_READY]

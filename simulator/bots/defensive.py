@@ -18,14 +18,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bot_table import slot
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
 from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
 from simulator.bots.seat import own_ckongs, planned_hand, view_of
-from simulator.state import G_NWON, N_KINDS, N_SEATS, PS_DISCARDED, PS_SAFE, PS_VOID, PS_WON, VOID_NONE, void_rule
+from simulator.kernel.state import (
+    G_NWON,
+    N_KINDS,
+    N_SEATS,
+    PS_DISCARDED,
+    PS_SAFE,
+    PS_VOID,
+    PS_WON,
+    VOID_NONE,
+    void_rule,
+)
+from simulator.rules.bot_table import slot
 
-DEFEND_WALL = slot("defensive", "defend_wall")  # its parameter's slot in the seat's row (simulator.bot_table)
+DEFEND_WALL = slot("defensive", "defend_wall")  # its parameter's slot in the seat's row (simulator.rules.bot_table)
 
 FOLD_SHANTEN = 1  # defending, a bot further than this from ready (after the discard) folds
 
@@ -85,7 +95,7 @@ def defending(n_won, ps, nm, seat, tiles_left, defend_wall) -> bool:
 
 @njit(cache=True, _nrt=False)
 def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
-    """The defensive discard among ``legal`` of ``hand`` (:class:`~simulator.shape.HandTiles`) seen from ``view``
+    """The defensive discard among ``legal`` of ``hand`` (:class:`~simulator.kernel.shape.HandTiles`) seen from ``view``
     (:class:`~simulator.bots.view.SeatView`); ``n_won``: the players who have won so far (public)."""
     table, params, ps, seat, visible = view.table, view.params, view.ps, view.seat, view.visible
     mk_all, mt_all, nm_all = view.mk_all, view.mt_all, view.nm_all
@@ -116,7 +126,7 @@ def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
     return best
 
 
-# ---- its decisions at the table (simulator.bot_table.DECISIONS; 换三张, 定缺 and wins as greedy) ------------------
+# ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; 换三张, 定缺 and wins as greedy) ---------------
 @njit(cache=True, inline="always")
 def seat_discard(game, st, bpar, seat, void, legal):
     mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible

@@ -58,19 +58,11 @@ from simulator.bots.expert_kongs import (
 from simulator.bots.expert_pwin import MODE_XUELIU, end_rate
 from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
-from simulator.evaluate import CTX_SELF_DRAW, evaluate_win
-from simulator.rng import randbelow
-from simulator.rules_vocab import (
-    BOT_MILLI,
-    P_ADDED_KONG_EACH,
-    P_ADDED_KONG_FRESH_ONLY,
-    P_MODE,
-    P_PASS_RON_LOCK,
-    PASS_LOCKS,
-)
-from simulator.scoring import points_of
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, hand_tiles, shanten, wait_mask
-from simulator.state import (
+from simulator.kernel.evaluate import CTX_SELF_DRAW, evaluate_win
+from simulator.kernel.rng import randbelow
+from simulator.kernel.scoring import points_of
+from simulator.kernel.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, SHANTEN_NEVER, hand_tiles, shanten, wait_mask
+from simulator.kernel.state import (
     N_KINDS,
     N_SEATS,
     N_TILES,
@@ -81,6 +73,14 @@ from simulator.state import (
     VOID_NONE,
     stack_empty,
     void_rule,
+)
+from simulator.rules.vocab import (
+    BOT_MILLI,
+    P_ADDED_KONG_EACH,
+    P_ADDED_KONG_FRESH_ONLY,
+    P_MODE,
+    P_PASS_RON_LOCK,
+    PASS_LOCKS,
 )
 
 LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
@@ -131,8 +131,8 @@ REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 3
 
 @njit(cache=True, inline="always")  # inlined into bots.param_discard: one library fewer to compile
 def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
-    """The legal discard of ``hand`` (:class:`~simulator.shape.HandTiles`) of highest value − defence × deal-in risk
-    (+ temperature noise), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), as
+    """The legal discard of ``hand`` (:class:`~simulator.kernel.shape.HandTiles`) of highest value − defence × deal-in
+    risk (+ temperature noise), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), as
     ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
     table, params, ps = view.table, view.params, view.ps
     conc, mk, mt, nm, void = hand
@@ -308,7 +308,8 @@ def first_hit(hits, rounds, rate) -> float:
 def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
     """Take a self-draw always, and under 血流 every win (the seat plays on after it with the same waits, so a decline
     gives up the points and keeps nothing the win does not); take a discard win unless waiting is worth more
-    (``hand``: the seat's :class:`~simulator.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles without
+    (``hand``: the seat's :class:`~simulator.kernel.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles
+    without
     the winning one; ``conc_all`` is read only for the hands winners laid down:
     :func:`~simulator.bots.expert_value.wait_copies`).
     Waiting is valued over the hand's waits (copies still unseen: ``wait_copies``),

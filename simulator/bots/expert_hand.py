@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bot_table import slot
 from simulator.bots.common import (
     acceptance,
     discard_shantens,
@@ -38,7 +37,11 @@ from simulator.bots.expert_value import (
     unseen_of,
     wait_income,
 )
-from simulator.rules_vocab import (
+from simulator.kernel.scoring import points_of
+from simulator.kernel.shape import MELD_PUNG, SHANTEN_NEVER, shanten
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
+from simulator.rules.bot_table import slot
+from simulator.rules.vocab import (
     BOT_MILLI,
     P_ADDED_KONG_EACH,
     P_CHADAJIAO,
@@ -47,11 +50,8 @@ from simulator.rules_vocab import (
     P_DISCARD_KONG_OTHERS,
     P_REFUND_KONGS_IF_NOT_READY,
 )
-from simulator.scoring import points_of
-from simulator.shape import MELD_PUNG, SHANTEN_NEVER, shanten
-from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
 
-# its parameters' slots in the seat's row, in thousandths (simulator.bot_table)
+# its parameters' slots in the seat's row, in thousandths (simulator.rules.bot_table)
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = (slot("expert", p) for p in ("defence", "ambition", "temperature",
                                                                                    "tempo"))
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
@@ -183,7 +183,7 @@ def decision_outlook(view, hand, n_in, n_draws, tempo):
     shapes' incomes (:func:`~simulator.bots.expert_value.shape_incomes`), an empty 清一色 cache (−1 per suit, filled
     by the candidates), the opponents' discard weights per suit (:func:`~simulator.bots.expert_value.ron_weights`),
     the unseen total and the ready bonus. Its arrays are scratch on the calling function's stack
-    (:func:`~simulator.state.stack_empty`)."""
+    (:func:`~simulator.kernel.state.stack_empty`)."""
     params, conc, mk, mt, nm = view.params, hand.conc, hand.mk, hand.mt, hand.nm
     inc, qc, ronw = stack_empty(N_SHAPES, np.float64), stack_empty(6, np.float64), stack_empty(3, np.float64)
     shape_incomes(params, mk, nm, held4(conc, mk, mt, nm), n_in, n_draws, tempo, inc)
@@ -195,7 +195,7 @@ def decision_outlook(view, hand, n_in, n_draws, tempo):
 
 @njit(cache=True, _nrt=False)
 def discard_values(view, hand, legal, sh_buf, bpar, out, shaped) -> float:
-    """``out[k]`` = value of ``hand`` (a :class:`~simulator.shape.HandTiles`, 3k+2 tiles) after discarding k
+    """``out[k]`` = value of ``hand`` (a :class:`~simulator.kernel.shape.HandTiles`, 3k+2 tiles) after discarding k
     (−inf when illegal), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), 花猪 cost included (also of tiles
     of ``void`` a dancer's shown waits keep in hand: :func:`~simulator.bots.dance.stuck_cost`), and
     ``shaped[k]`` = 1 when a big shape gave that value; returns the best plain shanten. The plain acceptance is

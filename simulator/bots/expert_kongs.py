@@ -12,9 +12,9 @@ from numba import njit
 from simulator.bots.dance import P_EXHAUST
 from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount, table_context
 from simulator.bots.expert_pwin import MODE_SINGLE, TYP_ACC, end_rate, p_win
-from simulator.rules_vocab import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
-from simulator.scoring import points_of
-from simulator.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
+from simulator.kernel.scoring import points_of
+from simulator.kernel.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
+from simulator.rules.vocab import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
 
 TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: end_risk)
 # Share of the opponents still in that are ready at the exhaustive draw (greedy's, measured 0.83; 24,000 walls × 4,
@@ -53,8 +53,8 @@ def ready_chance(table, conc, mk, mt, nm, void, u_tot, n_draws) -> float:
 
 @njit(cache=True, _nrt=False)
 def breaks_ready_late(table, hand, ready_now, tiles_left) -> bool:
-    """The late-kong guard: ``hand`` (a :class:`~simulator.shape.HandTiles` after the kong, before its replacement
-    draw: 3k+1 concealed tiles) is not ready though the hand was (``ready_now``), with fewer than
+    """The late-kong guard: ``hand`` (a :class:`~simulator.kernel.shape.HandTiles` after the kong, before its
+    replacement draw: 3k+1 concealed tiles) is not ready though the hand was (``ready_now``), with fewer than
     :data:`LATE_KONG_WALL` tiles left. Such a kong is never made."""
     if not ready_now or tiles_left >= LATE_KONG_WALL:
         return False

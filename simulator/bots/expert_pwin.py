@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from simulator.rules_vocab import MODES, P_MODE
+from simulator.rules.vocab import MODES, P_MODE
 
 RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
 # Acceptance assumed for improvement steps after the first, and tiles waited on once ready (for steps beyond the

@@ -1,5 +1,5 @@
-"""The ``expert``'s decisions at the table (:data:`simulator.bot_table.DECISIONS`): the seat's view and planned hand
-built once per decision, the seat's own concealed kongs and the hands 血战 winners laid down counted as seen around
+"""The ``expert``'s decisions at the table (:data:`simulator.rules.bot_table.DECISIONS`): the seat's view and planned
+hand built once per decision, the seat's own concealed kongs and the hands 血战 winners laid down counted as seen around
 its discard, claim and kong choices, which :mod:`simulator.bots.expert` makes (inlined into their dispatcher:
 each library links and re-optimises the expert's hand values, so one fewer per decision saves compile time).
 换三张 as greedy (its value-based pass measured worse against greedy: docs/bots.md, "What was tried, by part of the
@@ -13,8 +13,8 @@ from numba import njit
 from simulator.bots.declare import seat_declares as seat_declares
 from simulator.bots.expert import expert_claim, expert_discard, expert_self_kong, expert_takes_win, expert_void
 from simulator.bots.seat import laid_down, own_ckongs, planned_hand, view_of
-from simulator.shape import hand_tiles
-from simulator.state import PS_EVOID
+from simulator.kernel.shape import hand_tiles
+from simulator.kernel.state import PS_EVOID
 
 
 @njit(cache=True, inline="always")

@@ -5,11 +5,11 @@ Each of those hands differs from the 14 tiles by one copy of one kind, so most o
 same for all of them:
 
 - the acceptance's draws: with a usable void (:func:`~simulator.bots.common.usable_void`) a hand's shanten is
-  :func:`~simulator.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
+  :func:`~simulator.kernel.shape.two_suit_distance` of its two kept suits' keys (and seven pairs). A draw lowers it
   only if it lowers the distance of a suit-table column used by a best (tight) split of the melds between the two
   suits, since one tile lowers a column by at most one (the table is exact: ``dist(key) ≤ 1 + dist(key + tile)``).
   The columns each draw lowers (:func:`~simulator.bots.common.column_gains`) are stored in the suit table's row
-  of the key itself (:mod:`simulator.tables`), so :func:`~simulator.bots.common.turn_acceptance` (shared with the
+  of the key itself (:mod:`simulator.kernel.tables`), so :func:`~simulator.bots.common.turn_acceptance` (shared with the
   greedy bots' :func:`~simulator.bots.common.pick_among`) prices a draw by one mask test on a row it has read;
 - the kong income still to come (:func:`~simulator.bots.expert_hand.kong_potential`) changes only for a
   discard of a kind held three or four times, or of the last copy of a punged kind (:func:`kong_changes`);
@@ -32,8 +32,8 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.common import unseen
-from simulator.shape import MELD_PUNG
-from simulator.state import N_KINDS
+from simulator.kernel.shape import MELD_PUNG
+from simulator.kernel.state import N_KINDS
 
 N_COLS = 10  # the suit table's columns: m melds + 5·p pairs
 
@@ -51,7 +51,7 @@ class Outlook(NamedTuple):
 
     What varies per candidate (its hand, shanten, draws, the discarded suit, its ambition, its acceptance …) is
     passed beside it. Its arrays are scratch on the stack of the function that builds it
-    (:func:`~simulator.state.stack_empty`)."""
+    (:func:`~simulator.kernel.state.stack_empty`)."""
 
     table: np.ndarray
     params: np.ndarray

@@ -10,7 +10,7 @@ and the hand is worth its best shape (the big shapes scaled by the seat's ``ambi
 :mod:`simulator.bots.expert_pwin` (a Markov chain over own draws; an opponent's discard hits a ready hand's wait
 ``RON_SHARE`` of a draw, ``RON_VOID`` for a wait in the suit that opponent declared void: :func:`ron_weights`).
 The income is exact under the active scoring rules (mode, table, cap, 根, self-draw bonus): it calls
-:func:`simulator.scoring.score_flags` for the shape's flags, weighting self-draw (every opponent still in pays)
+:func:`simulator.kernel.scoring.score_flags` for the shape's flags, weighting self-draw (every opponent still in pays)
 against a discard win (one payer).
 """
 
@@ -23,8 +23,8 @@ from simulator.bots.common import face_up
 from simulator.bots.expert_pwin import MAX_D, RON_SHARE, p_win, p_win_bound, pwin_col
 from simulator.bots.expert_turn import kept_tally
 from simulator.bots.value import qys_dist
-from simulator.evaluate import win_points_both
-from simulator.scoring import (
+from simulator.kernel.evaluate import win_points_both
+from simulator.kernel.scoring import (
     F_DUIDUIHU,
     F_LONGQIDUI,
     F_MENQING,
@@ -35,8 +35,8 @@ from simulator.scoring import (
     points_of,
     score_flags,
 )
-from simulator.shape import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask
-from simulator.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
+from simulator.kernel.shape import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
 RON_VOID = 1.0         # a wait in a suit an opponent declared void is hit by each of its discards (RON_SHARE: others)
 

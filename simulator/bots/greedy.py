@@ -19,14 +19,14 @@ from simulator.bots.common import (
     suit_count,
 )
 from simulator.bots.seat import own_ckongs
-from simulator.shape import hand_tiles, shanten
-from simulator.state import N_KINDS
+from simulator.kernel.shape import hand_tiles, shanten
+from simulator.kernel.state import N_KINDS
 
 
 @njit(cache=True, _nrt=False)
 def greedy_discard(table, hand, legal, visible, sh_buf) -> int:
     """Discard minimising 缺一门 shanten, ties broken by :func:`pick_among` (``hand``: a
-    :class:`~simulator.shape.HandTiles`)."""
+    :class:`~simulator.kernel.shape.HandTiles`)."""
     conc, mk, mt, nm, void = hand
     best = discard_shantens(table, conc, mk, mt, nm, void, legal, sh_buf)
     cand = np.int64(0)  # not the literal 0: numba would compile pick_among once more for it
@@ -94,7 +94,7 @@ def greedy_exchange(conc, out) -> None:
         conc[out[i]] += 1
 
 
-# ---- its decisions at the table (simulator.bot_table.DECISIONS; the dispatchers of simulator.bots call them) ----
+# ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; the dispatchers of simulator.bots call them) ---
 @njit(cache=True, inline="always")
 def seat_exchange(game, st, seat, out) -> None:
     greedy_exchange(st.conc[seat], out)

@@ -11,8 +11,8 @@ import numpy as np
 from numba import njit
 
 from simulator.bots.common import suit_count
-from simulator.rng import randbelow
-from simulator.state import N_KINDS
+from simulator.kernel.rng import randbelow
+from simulator.kernel.state import N_KINDS
 
 
 @njit(cache=True, _nrt=False)
@@ -65,7 +65,7 @@ def random_discard(conc, legal, rng) -> int:
     return -1
 
 
-# ---- its decisions at the table (simulator.bot_table.DECISIONS; wins and declares as greedy: always, never) -----
+# ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; wins and declares as greedy: always, never) ----
 @njit(cache=True, inline="always")
 def seat_exchange(game, st, seat, out) -> None:
     random_exchange(st.conc[seat], st.rngs[1 + seat:2 + seat], out)

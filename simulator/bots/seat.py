@@ -1,7 +1,7 @@
 """What every bot's ``seat_*`` decisions share: the deciding seat's view of the table and its own hand, built from
 the engine's records (``game``, ``st``), and the bookkeeping around a decision (its own concealed kongs, the hands
 血战 winners laid down). A bot module's decisions take ``(game, st, bpar, seat, …the decision's scalars)``
-(:data:`simulator.bot_table.DECISIONS`; :mod:`simulator.bots` dispatches to them) and are inlined into their
+(:data:`simulator.rules.bot_table.DECISIONS`; :mod:`simulator.bots` dispatches to them) and are inlined into their
 dispatcher (``inline="always"``).
 """
 
@@ -13,8 +13,8 @@ from numba import njit
 from simulator.bots.common import plan_void
 from simulator.bots.dance import dance_void
 from simulator.bots.view import seat_view
-from simulator.shape import MELD_CKONG, hand_tiles
-from simulator.state import N_KINDS, N_SEATS, PS_WON, VOID_NONE, held_face_up, tiles_left, void_rule
+from simulator.kernel.shape import MELD_CKONG, hand_tiles
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_WON, VOID_NONE, held_face_up, tiles_left, void_rule
 
 
 @njit(cache=True, _nrt=False)
@@ -40,7 +40,7 @@ def planning_void(params, declared, table, conc, mk, mt, nm) -> int:
 def laid_down(visible, st, sign) -> None:
     """Add (``sign`` 1) or remove (−1) the hands 血战 winners laid down (推倒: public) to/from ``visible``, for the
     expert's counts of unseen tiles; a discard or robbed-kong win's tile is already there (seen face up), and only
-    its first winner holds it (:func:`simulator.state.held_face_up`)."""
+    its first winner holds it (:func:`simulator.kernel.state.held_face_up`)."""
     ps, conc, nm = st.ps, st.conc, st.nm
     for q in range(N_SEATS):
         if ps[q, PS_WON]:
@@ -59,8 +59,8 @@ def view_of(game, st, seat):
 
 @njit(cache=True, inline="always")
 def planned_hand(view, st, seat, void):
-    """The seat's own hand (:class:`~simulator.shape.HandTiles`) with the suit it plans to drop: ``void``, re-planned
-    away from a dancer's shown waits (:func:`simulator.bots.dance.dance_void`)."""
+    """The seat's own hand (:class:`~simulator.kernel.shape.HandTiles`) with the suit it plans to drop: ``void``,
+    re-planned away from a dancer's shown waits (:func:`simulator.bots.dance.dance_void`)."""
     conc, mk, mt, nm = st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat]
     return hand_tiles(conc, mk, mt, nm, dance_void(view, hand_tiles(conc, mk, mt, nm, void)))
 

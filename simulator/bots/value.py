@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator.bot_table import slot
 from simulator.bots.common import BIG, NO_TILE, connectivity, suit_count
 from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
 from simulator.bots.seat import own_ckongs, planned_hand, view_of
-from simulator.shape import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
-from simulator.state import N_KINDS, tiles_left
+from simulator.kernel.shape import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
+from simulator.kernel.state import N_KINDS, tiles_left
+from simulator.rules.bot_table import slot
 
-# its parameters' slots in the seat's row (simulator.bot_table)
+# its parameters' slots in the seat's row (simulator.rules.bot_table)
 DECLINE_BELOW, DECLINE_WALL, STEER = (slot("value", p) for p in ("decline_below", "decline_wall", "steer_shanten"))
 
 T_NONE, T_QYS, T_QIDUI, T_DDH = 0, 1, 2, 3
@@ -174,7 +174,7 @@ def value_takes_win(capped_fan, self_draw, tiles_left, decline_below, decline_wa
     return not (capped_fan < decline_below and tiles_left > decline_wall)
 
 
-# ---- its decisions at the table (simulator.bot_table.DECISIONS; 换三张 and 定缺 as greedy) ------------------------
+# ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; 换三张 and 定缺 as greedy) ---------------------
 @njit(cache=True, inline="always")
 def seat_discard(game, st, bpar, seat, void, legal):
     mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible

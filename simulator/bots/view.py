@@ -1,7 +1,7 @@
 """What the deciding seat sees of the table, as one record: :class:`SeatView`.
 
 The dispatchers of :mod:`simulator.bots` build it once per decision (:func:`seat_view`) from the engine's records
-and hand it to the parameterised bots with the seat's own hand (:class:`~simulator.shape.HandTiles`). It holds
+and hand it to the parameterised bots with the seat's own hand (:class:`~simulator.kernel.shape.HandTiles`). It holds
 public information and the rules only — never the wall or another seat's concealed tiles.
 """
 
@@ -16,7 +16,7 @@ from numba import njit
 class SeatView(NamedTuple):
     """The table as seat ``seat`` sees it when it decides:
 
-    - ``table: uint8[5**9, 32]`` the suit table (:mod:`simulator.tables`), ``params: int64[N_PARAMS]`` the rules,
+    - ``table: uint8[5**9, 32]`` the suit table (:mod:`simulator.kernel.tables`), ``params: int64[N_PARAMS]`` the rules,
     - ``ps: int64[4, PS_N]`` the per-seat scalars (the bots read the public ones: voids, who has won, draws made,
       discards, declarations),
     - ``mk_all, mt_all: int8[4, 4]`` and ``nm_all: int64[4]`` every seat's melds (another seat's 暗杠 is read only

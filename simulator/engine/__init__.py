@@ -1,9 +1,9 @@
 """The compiled hand engine: one hand from seeds, dealer, rules and bots to result arrays; batches of hands.
 
-The whole hand loop is ``@njit(cache=True)`` over one :class:`~simulator.state.HandState` (named arrays, see
-:mod:`simulator.state`); there is no Python object per tile or per turn. Compiled functions take the hand's
-:class:`~simulator.state.Game` (suit table, rule parameters, bot ids, step interface), its state ``st``, the seats'
-bot parameter rows ``bpar`` (kept apart: ``None`` for a simple line-up, which numba prunes) and a few scalars.
+The whole hand loop is ``@njit(cache=True)`` over one :class:`~simulator.kernel.state.HandState` (named arrays, see
+:mod:`simulator.kernel.state`); there is no Python object per tile or per turn. Compiled functions take the hand's
+:class:`~simulator.kernel.state.Game` (suit table, rule parameters, bot ids, step interface), its state ``st``, the
+seats' bot parameter rows ``bpar`` (kept apart: ``None`` for a simple line-up, which numba prunes) and a few scalars.
 
 Flow of a hand (docs/spec.md §2; conventions where it is silent are in docs/rules.md, "Engine conventions"):
 shuffle (wall stream) → deal (dealer 14, others 13) → 换三张 → 定缺 → dealer's first turn (天胡, 暗杠, discard)
@@ -19,7 +19,7 @@ written into preallocated outputs) < :mod:`~simulator.engine.loop` (:func:`play`
 of hands, or one hand pausable at external seats; the state's allocation) < :mod:`~simulator.engine.buffers` (the
 Python side: seeds, output buffers). This package re-exports the names other modules and tests use. Playing hands
 from Python (:func:`simulator.hands.run_batch`, :func:`simulator.hands.play_hands`) sits above it, the compile plan
-(:mod:`simulator.precompile`) and the step path (:mod:`simulator.game`).
+(:mod:`simulator.hands.precompile`) and the step path (:mod:`simulator.hands.game`).
 """
 
 from simulator.engine.batch import end_hand, lineup_params, seat_hand, seat_params, write_outputs, write_player

@@ -1,5 +1,5 @@
 """A batch's hands: each seated from its bot specs and written into the preallocated outputs
-(:class:`~simulator.state.BatchOut`) by the batch path of :func:`simulator.engine.play`
+(:class:`~simulator.kernel.state.BatchOut`) by the batch path of :func:`simulator.engine.play`
 (:mod:`~simulator.engine.loop`)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import state
 from simulator.bots import (
     simple_lineup,
 )
-from simulator.state import (
+from simulator.kernel import state
+from simulator.kernel.state import (
     G_DEALER,
     G_EXCHANGE,
     G_EXHAUSTIVE,
@@ -71,8 +71,9 @@ from simulator.state import (
 
 @njit(cache=True, _nrt=False)
 def seat_hand(bots, bpar, bot_ids, bot_par, rotation: int) -> None:
-    """Seat a hand of a batch (:class:`~simulator.state.Batch`): seat ``s`` is played by bot spec ``(s + rotation) %
-    4``, whose id goes to ``bots`` (``game.bots``) and whose parameter row to ``bpar`` (none for a simple line-up)."""
+    """Seat a hand of a batch (:class:`~simulator.kernel.state.Batch`): seat ``s`` is played by bot spec ``(s +
+    rotation) % 4``, whose id goes to ``bots`` (``game.bots``) and whose parameter row to ``bpar`` (none for a simple
+    line-up)."""
     for s in range(N_SEATS):
         b = (s + rotation) % N_SEATS
         bots[s] = bot_ids[b]
@@ -106,8 +107,8 @@ def seat_params(bot_par, bpar, s, b) -> None:
 
 
 def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
-    """``(bot_par, bpar)`` for :func:`simulator.engine.play` (:class:`~simulator.state.Batch`): ``(None, (None,) *
-    4)`` when every seat is ``random`` or ``greedy`` (the engine is then compiled and run without the parameterised
+    """``(bot_par, bpar)`` for :func:`simulator.engine.play` (:class:`~simulator.kernel.state.Batch`): ``(None, (None,)
+    * 4)`` when every seat is ``random`` or ``greedy`` (the engine is then compiled and run without the parameterised
     bots, see simulator.bots), else the int64 parameter rows and a per-hand buffer for them."""
     if simple_lineup(bot_ids):
         return None, (None,) * N_SEATS
@@ -117,8 +118,9 @@ def lineup_params(bot_ids: np.ndarray, bot_par: np.ndarray):
 
 @njit(cache=True, _nrt=False)
 def write_outputs(i: int, nw: int, st, out) -> int:
-    """Write the finished hand as row ``i`` of the batch outputs ``out`` (:class:`~simulator.state.BatchOut`); its
-    win records go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in ``out.w``)."""
+    """Write the finished hand as row ``i`` of the batch outputs ``out`` (:class:`~simulator.kernel.state.BatchOut`);
+    its win records go from row ``nw`` on. Returns the next free win row (counting rows that did not fit in
+    ``out.w``)."""
     g, wins, wconc, wmk, wmt, dealt = st.g, st.wins, st.wconc, st.wmk, st.wmt, st.dealt
     dealt_out, w_out, w_hand, wconc_out, wmk_out, wmt_out = out.dealt, out.w, out.w_hand, out.wconc, out.wmk, out.wmt
     write_hand(i, g, out.h)

@@ -1,14 +1,14 @@
 """The engine's Python-side buffers: per-deal seeds, hand ids → deals and rotations, and the batch output arrays
 (:class:`BatchResult`, grown and trimmed here; :func:`batch_out` views them as the compiled
-:class:`~simulator.state.BatchOut`)."""
+:class:`~simulator.kernel.state.BatchOut`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from simulator import state
-from simulator.rng import seed_words, spawn_states
-from simulator.state import (
+from simulator.kernel import state
+from simulator.kernel.rng import seed_words, spawn_states
+from simulator.kernel.state import (
     H_N,
     N_KINDS,
     PL_N,
@@ -22,7 +22,7 @@ EVENTS_PER_HAND = 320  # initial event-buffer rows per hand when recording (a ty
 
 def deal_seeds(seed: int, deal_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(wall seeds, bot seeds)``, ``uint64[n]`` each: ``SeedSequence(seed, spawn_key=(deal_id,))
-    .generate_state(2, uint64)`` for every deal, computed by the compiled copy in :mod:`simulator.rng`."""
+    .generate_state(2, uint64)`` for every deal, computed by the compiled copy in :mod:`simulator.kernel.rng`."""
     ids = np.ascontiguousarray(deal_ids, dtype=np.int64)
     if ids.size and ids.min() < 0:
         raise ValueError("hand ids must be non-negative")
@@ -77,7 +77,7 @@ def grow_wins(raw: BatchResult, rows: int) -> None:
 
 def batch_out(raw: BatchResult, events: np.ndarray | None = None) -> BatchOut:
     """The output arrays of :func:`empty_raw` (and an event buffer: by default a one-row one, no events) as the
-    :class:`~simulator.state.BatchOut` the compiled code writes into."""
+    :class:`~simulator.kernel.state.BatchOut` the compiled code writes into."""
     if events is None:
         events = np.zeros((1, 1 + state.EV_W), np.int32)
     return BatchOut(**{name: getattr(raw, name) for name in BatchOut._fields if name != "events"}, events=events)

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from simulator.rules_vocab import (
+from simulator.kernel.shape import shanten, wait_mask
+from simulator.kernel.state import (
+    G_NWON,
+    N_SEATS,
+    PS_EVOID,
+    PS_NWINS,
+    PS_WAITS,
+    tiles_left,
+)
+from simulator.rules.vocab import (
     BLOOM_PAYERS,
     DEAL_INS,
     DECLARES,
@@ -15,15 +24,6 @@ from simulator.rules_vocab import (
     P_FORCED_WIN_LAST_TILES,
     P_MODE,
     PASS_LOCKS,
-)
-from simulator.shape import shanten, wait_mask
-from simulator.state import (
-    G_NWON,
-    N_SEATS,
-    PS_EVOID,
-    PS_NWINS,
-    PS_WAITS,
-    tiles_left,
 )
 
 # Rule values the compiled code compares against (indices into the rule vocabularies of simulator.rules)

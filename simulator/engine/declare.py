@@ -9,11 +9,8 @@ from simulator.bots import (
     bot_declares,
 )
 from simulator.engine.common import DECL_BOTH, DECL_DANCE, DECL_SING, keeps_waits
-from simulator.rules_vocab import (
-    P_DECLARE_READY,
-)
-from simulator.shape import MELD_CKONG, held4_mask
-from simulator.state import (
+from simulator.kernel.shape import MELD_CKONG, held4_mask
+from simulator.kernel.state import (
     A_DANCE,
     A_DECLARE,
     A_PASS,
@@ -30,6 +27,9 @@ from simulator.state import (
     ask,
     log_event,
     tiles_left,
+)
+from simulator.rules.vocab import (
+    P_DECLARE_READY,
 )
 
 

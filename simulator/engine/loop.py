@@ -1,5 +1,5 @@
 """The hand loop (:func:`play`): a batch of hands from their seeds to their ends, or one hand pausable at external
-seats (the step path), and the hand state it plays on (:class:`~simulator.state.HandState`, allocated by
+seats (the step path), and the hand state it plays on (:class:`~simulator.kernel.state.HandState`, allocated by
 :func:`alloc`)."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import state
 from simulator.bots import (
     planning_void,
 )
@@ -25,16 +24,14 @@ from simulator.engine.common import (
 )
 from simulator.engine.setup import deal, declare_voids, exchange_three, reset
 from simulator.engine.turn import discard_turn, draw_tile, own_turn
-from simulator.rng import derive, shuffle_int8
-from simulator.rules_vocab import (
-    P_MODE,
-)
-from simulator.settlement import (
+from simulator.kernel import state
+from simulator.kernel.rng import derive, shuffle_int8
+from simulator.kernel.settlement import (
     mark_ready,
     settle_deal,
     settle_exhaustive,
 )
-from simulator.state import (
+from simulator.kernel.state import (
     ANS_COUNT,
     ANS_USED,
     DP_STATUS,
@@ -63,6 +60,9 @@ from simulator.state import (
     borrowed,
     log_event,
     tiles_left,
+)
+from simulator.rules.vocab import (
+    P_MODE,
 )
 
 
@@ -107,7 +107,7 @@ def restore_snapshot(snap, live) -> None:
 
 @njit(cache=True, _nrt=True)  # an array assignment may copy through a temporary
 def copy_state(source, target) -> None:
-    """Copy the fields of :data:`SNAPSHOT_FIELDS` from one :class:`~simulator.state.HandState` to another: the
+    """Copy the fields of :data:`SNAPSHOT_FIELDS` from one :class:`~simulator.kernel.state.HandState` to another: the
     snapshot a paused step rolls back to. The wall never changes after the deal, events past g[G_NEV] are simply
     overwritten by the replay, ``pc`` is the caller's and the rest is scratch."""
     target.conc[...] = source.conc
@@ -132,7 +132,7 @@ SNAPSHOT_FIELDS = ("conc", "mk", "mt", "nm", "g", "ps", "score", "kl", "wins", "
 def _play(game, st, bpar, snap, batch):
     """Play hands on the state ``st``; returns ``(done, win rows, event rows)``.
 
-    - **Batch path** (``batch`` a :class:`~simulator.state.Batch`, ``snap`` None): every hand of ``batch.deals``,
+    - **Batch path** (``batch`` a :class:`~simulator.kernel.state.Batch`, ``snap`` None): every hand of ``batch.deals``,
       each seated (:func:`~simulator.engine.batch.seat_hand`), dealt (:func:`start_hand`), played to its end and
       written into ``batch.out`` (:func:`~simulator.engine.batch.end_hand`); returns ``(True, win rows, event
       rows)`` written (possibly more than ``batch.out`` holds: 血流 hands have many wins; the caller then retries
@@ -140,13 +140,13 @@ def _play(game, st, bpar, snap, batch):
     - **Step path** (``batch`` None): the hand ``st`` holds, from where ``pc`` says until it ends (``done``) or an
       external seat (``io[IO_EXT + s] = 1``) must decide (not ``done``; ``io`` holds the decision point, the state
       shows its moment, and the next call first rolls back to ``snap``, the start of the step, and replays it with
-      the queued answers: see simulator.state). The row counts are 0.
+      the queued answers: see simulator.kernel.state). The row counts are 0.
 
     One compiled function for both, and the batch's loop over hands in the same function as the hand's loop over
     turns: numba re-optimises every compiled callee inside each caller, so a batch calling a separately compiled
     hand loop cost a second pass over the whole linked engine on a cold start (~5 s of CPU, docs/internals.md).
     numba prunes the branches on ``batch is None`` per copy. The caller owns ``game``, ``st``, ``bpar`` and
-    ``snap``: they are played on borrowed views (:func:`~simulator.state.borrowed`)."""
+    ``snap``: they are played on borrowed views (:func:`~simulator.kernel.state.borrowed`)."""
     game, st, bpar, snap = borrowed(game), borrowed(st), borrowed(bpar), borrowed(snap)  # the caller owns them
     table, params, io = game.table, game.params, game.io
     pc, g, ps, conc, mk, mt, nm = st.pc, st.g, st.ps, st.conc, st.mk, st.mt, st.nm
@@ -264,8 +264,8 @@ def win_slots(params) -> int:
 
 @njit(cache=True, _nrt=True)
 def alloc(record: bool, n_wins: int=state.MAX_WINS):
-    """A hand's :class:`~simulator.state.HandState` (shapes in :mod:`simulator.state`), with ``n_wins`` win
-    records (:func:`win_slots`; the default suits every mode but ``xueliu``) and an event log of ``E_MAX`` rows
+    """A hand's :class:`~simulator.kernel.state.HandState` (shapes in :mod:`simulator.kernel.state`), with ``n_wins``
+    win records (:func:`win_slots`; the default suits every mode but ``xueliu``) and an event log of ``E_MAX`` rows
     when ``record`` (else one row: not recording). A snapshot for :func:`copy_state` is one more of these."""
     e = state.E_MAX if record else 1
     return HandState(np.zeros(state.N_TILES, np.int8), np.zeros((N_SEATS, N_KINDS), np.uint8),
@@ -281,5 +281,5 @@ def alloc(record: bool, n_wins: int=state.MAX_WINS):
 
 @njit(cache=True, _nrt=True)
 def alloc_io():
-    """``int64[IO_N]``: the step interface (simulator.state), no seat external."""
+    """``int64[IO_N]``: the step interface (simulator.kernel.state), no seat external."""
     return np.zeros(state.IO_N, np.int64)

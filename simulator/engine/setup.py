@@ -5,18 +5,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import state
 from simulator.bots import (
     bot_exchange,
     bot_void,
 )
 from simulator.engine.common import EX_CLOCKWISE, EX_COUNTER, EX_RANDOM, refresh_waits
-from simulator.rng import randbelow
-from simulator.rules_vocab import (
-    P_EXCHANGE_THREE,
-)
-from simulator.shape import shanten
-from simulator.state import (
+from simulator.kernel import state
+from simulator.kernel.rng import randbelow
+from simulator.kernel.shape import shanten
+from simulator.kernel.state import (
     A_TILE0,
     A_VOID0,
     D_EXCHANGE,
@@ -38,6 +35,9 @@ from simulator.state import (
     ask,
     log_event,
     void_rule,
+)
+from simulator.rules.vocab import (
+    P_EXCHANGE_THREE,
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simulator import state
 from simulator.bots import (
     REASON_SHIFT,
     bot_claim,
@@ -33,7 +32,8 @@ from simulator.engine.common import (
 )
 from simulator.engine.declare import declare_discard_mask, locked_kong_options, offer_declare
 from simulator.engine.wins import claim_wins, locked_kongs, settle_ron, settle_self_draw, takes_win
-from simulator.evaluate import (
+from simulator.kernel import state
+from simulator.kernel.evaluate import (
     CTX_AFTER_KONG,
     CTX_DEALER,
     CTX_FIRST_DRAW,
@@ -43,21 +43,15 @@ from simulator.evaluate import (
     CTX_SELF_DRAW,
     evaluate_win,
 )
-from simulator.rules_vocab import (
-    P_DECLARE_READY,
-    P_LAST_DISCARD_CLAIMS,
-    P_MODE,
-    P_ROB_KONG,
-)
-from simulator.settlement import (
+from simulator.kernel.settlement import (
     KK_ADDED,
     KK_CONCEALED,
     KK_DIRECT,
     declared_ctx,
     kong_payment,
 )
-from simulator.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, hand_tiles, is_complete
-from simulator.state import (
+from simulator.kernel.shape import MELD_CKONG, MELD_KONG, MELD_PUNG, hand_tiles, is_complete
+from simulator.kernel.state import (
     A_KONG,
     A_PASS,
     A_PUNG,
@@ -103,6 +97,12 @@ from simulator.state import (
     next_in,
     strict_void,
     tiles_left,
+)
+from simulator.rules.vocab import (
+    P_DECLARE_READY,
+    P_LAST_DISCARD_CLAIMS,
+    P_MODE,
+    P_ROB_KONG,
 )
 
 

@@ -20,22 +20,15 @@ from simulator.engine.common import (
     keeps_waits,
     refresh_waits,
 )
-from simulator.evaluate import CTX_AFTER_KONG, CTX_KONG_DISCARD, CTX_ROB_KONG, evaluate_win
-from simulator.rules_vocab import (
-    P_AFTER_KONG_DEAL_IN,
-    P_KONG_BLOOM_PAYER,
-    P_MODE,
-    P_MULTIPLE_RON,
-    P_PASS_RON_LOCK,
-)
-from simulator.settlement import (
+from simulator.kernel.evaluate import CTX_AFTER_KONG, CTX_KONG_DISCARD, CTX_ROB_KONG, evaluate_win
+from simulator.kernel.settlement import (
     KK_DIRECT,
     declared_ctx,
     return_kong,
     transfer_kong,
 )
-from simulator.shape import MELD_CKONG, hand_tiles
-from simulator.state import (
+from simulator.kernel.shape import MELD_CKONG, hand_tiles
+from simulator.kernel.state import (
     A_PASS,
     A_WIN,
     C_WIN,
@@ -95,6 +88,13 @@ from simulator.state import (
     ask,
     log_event,
     pay,
+)
+from simulator.rules.vocab import (
+    P_AFTER_KONG_DEAL_IN,
+    P_KONG_BLOOM_PAYER,
+    P_MODE,
+    P_MULTIPLE_RON,
+    P_PASS_RON_LOCK,
 )
 
 

@@ -1,0 +1,241 @@
+"""``search``: a player that looks ahead by rollouts (issue 54), a ceiling for the expert.
+
+At each of its own-turn decisions (discard, kong, self-draw win, 唱歌/跳舞) with at most ``wall`` tiles left it
+samples the hidden tiles from its observation only (:func:`public_of` → :mod:`simulator.search.sample`), plays
+the hand out ``rollouts`` times per legal action on the compiled engine with the rollout ``policy`` at every seat
+(:mod:`simulator.search.rollout`; every action of a sample sees the same re-deal) and takes the action with the best
+mean final score under the active rules, when it beats the policy's own choice by more than ``z`` standard errors
+of the paired difference; otherwise, and at every other decision, it answers as the policy does. Seated by name
+(``seats: [search, …]``, with ``params: {rollouts: 32}``); it is a Python bot on the step path, which hands it
+the live hand (:meth:`SearchBot.bind_hand`) to copy for its rollouts. ``SearchBot.decisions`` keeps, per searched
+decision where it left the policy's choice, ``(decision, tiles left, mean gain over the policy's choice, SE, how)``
+(:func:`departure`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulator import engine
+from simulator.agents import Bot, GreedyBot
+from simulator.hands.compiled_rules import CompiledTable
+from simulator.hands.observation import Observation
+from simulator.kernel import state
+from simulator.kernel.shape import shanten
+from simulator.rules import BOT_INDEX, BotSpec
+from simulator.search.rollout import (
+    FAILED,
+    J_ANS0,
+    J_NCAND,
+    J_NPRIOR,
+    J_ROLLS,
+    J_SEAT,
+    J_SEED,
+    Rollout,
+    answer_at,
+    search_values,
+)
+from simulator.search.sample import Public, hidden_count
+
+SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+ACTION_NAMES = {state.A_PASS: "pass", state.A_WIN: "win", state.A_DECLARE: "declare", state.A_DANCE: "dance"}
+# The re-deal's profile of an opponent (simulator.search.deal), measured on expert and greedy tables by
+# benchmarks/search_profile.py (docs/bots.md, "The search player"): the weight on holding a kind the seat discarded,
+# per discard one and two ranks away; the chance a seat is ready, by its melds and discards.
+DISCARD_WEIGHT = 0.55
+NEAR_WEIGHT = (0.84, 0.92)
+READY = (  # by melds set down (0, 1, 2 or more), then by discards made (capped at the last)
+    (0.0, 0.0, 0.0, 0.01, 0.03, 0.08, 0.13, 0.22, 0.31, 0.38, 0.46, 0.56, 0.62, 0.67, 0.7, 0.78, 0.8, 0.83),
+    (0.0, 0.0, 0.01, 0.02, 0.08, 0.13, 0.2, 0.25, 0.33, 0.4, 0.49, 0.59, 0.66, 0.73, 0.77, 0.79, 0.83, 0.85),
+    (0.05, 0.08, 0.1, 0.11, 0.12, 0.24, 0.37, 0.44, 0.51, 0.56, 0.6, 0.66, 0.7, 0.75, 0.81, 0.83, 0.85, 0.9),
+)
+
+
+def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
+    """What ``obs``'s seat knows of the hidden tiles (:class:`~simulator.search.sample.Public`), from the
+    observation alone; ``pin``: the wall position and tile of its own draw in this step."""
+    pool = 4 - obs.hand.astype(np.int64) - obs.visible.astype(np.int64) - obs.laid_down.astype(np.int64).sum(axis=0)
+    xueliu = obs.rules.mode == "xueliu"
+    strict = obs.rules.void_suit == "declared"
+    sizes = np.full(state.N_SEATS, -1, np.int64)
+    clean = np.full(state.N_SEATS, -1, np.int64)
+    weight = np.ones((state.N_SEATS, state.N_KINDS), np.float64)
+    ready = np.zeros(state.N_SEATS, np.float64)
+    passed = np.zeros(state.N_SEATS, np.int64)
+    for q in range(state.N_SEATS):
+        if q == obs.seat or (obs.won[q] >= 0 and not xueliu):
+            continue
+        sizes[q] = 13 - 3 * len(obs.melds[q])
+        pond = obs.ponds[q]
+        if strict and pond and obs.voids[q] >= 0 and pond[-1].tile // 9 != obs.voids[q]:
+            clean[q] = obs.voids[q]
+        weight[q] = discard_weights(pond, obs.voids[q])
+        voiding = strict and obs.voids[q] >= 0 and clean[q] < 0  # may still hold its void suit: not ready
+        ready[q] = 0.0 if voiding else ready_chance(len(pond), len(obs.melds[q]))
+        passed[q] = passed_kinds(obs.discards, q)
+    return Public(pool, sizes, clean, np.array(pin, np.int64), weight, ready, passed)
+
+
+def discard_weights(pond, void: int) -> np.ndarray:
+    """A seat's weight on holding each kind: ``NEAR_WEIGHT[d - 1]`` per discard at distance d in the same suit (a
+    tile that would have made a run with it), ``DISCARD_WEIGHT`` for a kind it discarded (once for any number of
+    copies); discards of its void suit (which it must throw anyway) are not read."""
+    near = np.ones(state.N_KINDS, np.float64)
+    discarded = np.zeros(state.N_KINDS, np.bool_)
+    for d in pond:
+        k = d.tile
+        if k // 9 == void:
+            continue
+        discarded[k] = True
+        for dist, f in enumerate(NEAR_WEIGHT, 1):
+            for j in (k - dist, k + dist):
+                if 0 <= j < state.N_KINDS and j // 9 == k // 9:
+                    near[j] *= f
+    return np.where(discarded, DISCARD_WEIGHT, near)
+
+
+def ready_chance(discards: int, melds: int) -> float:
+    """The chance a seat still in is ready, by the discards it has made and the melds it has set down."""
+    row = READY[min(melds, len(READY) - 1)]
+    return row[min(discards, len(row) - 1)]
+
+
+def passed_kinds(discards, q: int) -> int:
+    """The kinds other seats discarded after seat q's last discard (q let them pass: it would have won on a wait)."""
+    last = max((i for i, (s, _) in enumerate(discards) if s == q), default=-1)
+    mask = 0
+    for s, t in discards[last + 1:]:
+        if s != q:
+            mask |= 1 << t
+    return mask
+
+
+class SearchBot(Bot):
+    """Rollout search over the compiled engine. ``rollouts``: samples per legal action; ``wall``: search only with
+    at most this many tiles left (0–55); ``policy``: the compiled bot that plays every seat in the rollouts and
+    answers the decisions not searched; ``z``: how many standard errors of the paired difference the best action
+    must beat the policy's choice by (0 = the best mean always)."""
+
+    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0):
+        if not isinstance(rollouts, int) or rollouts < 2:
+            raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
+        if not isinstance(wall, int) or not 0 <= wall <= 55:
+            raise ValueError(f"wall must be an integer in 0–55, got {wall!r}")
+        if policy not in BOT_INDEX or policy == "random":
+            raise ValueError(f"policy must be a compiled bot other than random ({', '.join(BOT_INDEX)}), "
+                             f"got {policy!r}")
+        if isinstance(z, bool) or not isinstance(z, int | float) or not 0 <= z < 10:
+            raise ValueError(f"z must be a number in [0, 10), got {z!r}")
+        self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
+        self.decisions: list[tuple[str, int, float, float, str]] = []
+        self._hand = None
+        self._ro: Rollout | None = None
+        self._rules = None
+        self._seed = 0
+        self._n = 0
+
+    def new_hand(self, seed: int) -> None:
+        self._seed, self._n = int(seed), 0
+
+    def bind_hand(self, hand) -> None:
+        """The live :class:`simulator.hands.game.Hand` (called by the step path after each deal): copied, with every
+        hidden tile re-dealt from the observation, for the rollouts; the policy's answers read the seat's public
+        view of it, as the compiled bots do."""
+        self._hand = hand
+        if self._ro is None or self._rules != hand.rules:
+            self._ro, self._rules = self._rollout_records(hand), hand.rules
+            self._warm_up(hand)
+
+    def _warm_up(self, hand) -> None:
+        """Compile the rollouts here, before any decision (whose time limit a cold compile would exceed): a decision
+        point of no kind, a search of no sample."""
+        ro = self._ro
+        ro.game.io[:] = 0
+        ro.game.io[state.DP_KIND] = -1
+        answer_at(ro, hand.st, hand.st.wall, hand.st.pc, 0)
+        pub = Public(np.zeros(27, np.int64), np.full(4, -1, np.int64), np.full(4, -1, np.int64),
+                     np.full(2, -1, np.int64), np.ones((4, 27)), np.zeros(4), np.zeros(4, np.int64))
+        job = np.zeros(J_ANS0 + 1, np.int64)
+        search_values(ro, hand.snap, hand.st.wall, hand.st.pc, pub, job, np.zeros((1, 1), np.float64))
+
+    def _rollout_records(self, hand) -> Rollout:
+        table = CompiledTable.of(hand.rules)
+        row = BotSpec(bot=self.policy).to_row()
+        game = table.game(np.full(state.N_SEATS, BOT_INDEX[self.policy], np.int64))
+        slots = table.win_slots
+        return Rollout(game, engine.alloc(False, slots), engine.alloc(False, slots),
+                       np.stack([row] * state.N_SEATS).astype(np.int64), engine.alloc(False, slots))
+
+    def exchange(self, obs: Observation) -> int:
+        return GreedyBot.exchange(self, obs)  # the expert's (and value's) 换三张 is greedy's (bots.bot_exchange)
+
+    def act(self, obs: Observation) -> int:
+        hand = self._hand
+        if hand is None:
+            raise RuntimeError("the search bot plays on the step path (simulate, study, play_hands), which hands it "
+                               "the table to copy for its rollouts")
+        if obs.decision == "exchange":
+            return self.exchange(obs)
+        self._n += 1
+        policy = self._policy_answer(hand, obs.seat)
+        legal = obs.legal_actions
+        if len(legal) < 2 or not self._searchable(hand, obs):
+            return policy
+        return self._search(hand, obs, legal, policy)
+
+    def _policy_answer(self, hand, seat: int) -> int:
+        ro = self._ro
+        ro.game.io[:] = hand.game.io
+        return int(answer_at(ro, hand.st, hand.st.wall, hand.st.pc, seat))
+
+    def _searchable(self, hand, obs: Observation) -> bool:
+        pc = hand.st.pc
+        return (obs.decision in SEARCHED and obs.tiles_left <= self.wall and obs.rules.mode != "xueliu"
+                and pc[state.PC_STAGE] == state.STAGE_TURNS and pc[state.PC_CUR] == obs.seat
+                and (obs.decision != "take_win" or obs.from_seat < 0)
+                and all(s == obs.seat for s, _, _ in hand.answers))
+
+    def _search(self, hand, obs: Observation, legal: tuple[int, ...], policy: int) -> int:
+        seat, pc, snap = obs.seat, hand.st.pc, hand.snap
+        pin = (-1, -1)
+        if pc[state.PC_DREW]:
+            at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
+            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))  # its own draw: it knows the tile
+        pub = public_of(obs, pin)
+        hidden = hidden_count(snap, seat, pub)
+        if int(pub.pool.sum()) != hidden:
+            raise RuntimeError(f"search: {int(pub.pool.sum())} unseen tiles but {hidden} hidden (a bug)")
+        prior = [a for _, _, a in hand.answers]
+        job = np.zeros(J_ANS0 + len(prior) + len(legal), np.int64)
+        job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND] = seat, self.rollouts, len(prior), len(legal)
+        job[J_SEED] = (self._seed * 1_000_003 + self._n) & (2**62 - 1)
+        job[J_ANS0:J_ANS0 + len(prior)] = prior
+        job[J_ANS0 + len(prior):] = legal
+        out = np.zeros((self.rollouts, len(legal)), np.float64)
+        search_values(self._ro, snap, hand.st.wall, pc, pub, job, out)
+        out = out[out[:, 0] > FAILED]
+        if out.shape[0] < 2:
+            return policy
+        e = legal.index(policy)
+        best = int(np.argmax(out.mean(axis=0)))
+        d = out[:, best] - out[:, e]
+        se = float(d.std(ddof=1) / np.sqrt(d.shape[0]))
+        if best == e or d.mean() <= self.z * se:
+            return policy
+        self.decisions.append((obs.decision, int(obs.tiles_left), float(d.mean()), se,
+                               departure(obs, policy, int(legal[best]))))
+        return int(legal[best])
+
+
+def departure(obs: Observation, policy: int, chosen: int) -> str:
+    """How the search's choice differs from the policy's: for a discard whether it leaves the hand further from
+    ready (``fold``), nearer (``push``) or as near (``tile``); otherwise the action taken (``pass`` …)."""
+    if obs.decision != "discard":
+        return ACTION_NAMES.get(chosen, "kong")
+    raw = obs._raw
+    sh = []
+    for a in (policy, chosen):
+        conc = raw["conc"].copy()
+        conc[a - state.A_TILE0] -= 1
+        sh.append(shanten(raw["table"], conc, raw["mk"], raw["mt"], raw["nm"], raw["void"]))
+    return "fold" if sh[1] > sh[0] else ("push" if sh[1] < sh[0] else "tile")
