@@ -36,7 +36,7 @@ def test_warm_up_announces_a_cold_compile_and_is_silent_when_warm(monkeypatch, c
     assert calls == [1]
 
 
-COLD = ("import logging, sys; from simulator import warmup; warmup._run_once = lambda *a: None; "
+COLD = ("import logging, sys; from simulator.hands import warmup; warmup._run_once = lambda *a: None; "
         "warmup.cache_is_warm = lambda lineup: False; {setup}; warmup.warm_up(progress=False)")
 
 

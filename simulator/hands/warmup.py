@@ -94,7 +94,8 @@ def _compile_all(engine, tables, lineups) -> None:
         gc.unfreeze()
 
 
-_SIDE = "from simulator import precompile, tables; tables.suit_table(); precompile.precompile_side({simple})"
+_SIDE = ("from simulator.hands import precompile; from simulator.kernel import tables; tables.suit_table(); "
+         "precompile.precompile_side({simple})")
 
 
 def _run_once(engine, tables, simple: bool = True) -> None:
