@@ -153,18 +153,24 @@ def _sessions(tab: tuple[np.ndarray, ...], hands: int, n_sessions: int, rng: np.
               resample_hands: bool) -> tuple[np.ndarray, float, float]:
     """Simulated session totals plus the exact mean and SD of a session total under the same draw."""
     vals, start, size, hmean, hmean2 = tab[:5]
-    n_cl = start.size
-    pool = _resample_units(tab, rng) if resample_hands else np.arange(n_cl)
+    pool = _resample_units(tab, rng) if resample_hands else np.arange(start.size)
+    obs = session_draws(start, size, pool, hands, n_sessions, rng)
+    # one draw = a uniform hand of the pool, then a uniform observation of that hand
+    m1, m2 = hmean[pool].mean(), hmean2[pool].mean()
+    return vals[obs].sum(axis=1), hands * m1, float(np.sqrt(max(hands * (m2 - m1 * m1), 0.0)))
+
+
+def session_draws(start: np.ndarray, size: np.ndarray, pool: np.ndarray, hands: int, n_sessions: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Positions ``(n_sessions, hands)`` of the drawn observations among the values in hand order (hand ``h``
+    holds positions ``start[h] … start[h] + size[h] − 1``): each a uniform hand of ``pool``, then a uniform
+    observation of that hand."""
     pick = pool[rng.integers(0, pool.size, size=(n_sessions, hands))]
     u = rng.random((n_sessions, hands))
     if size.size and size.min() == size.max():  # every hand has s observations (by seat: 1, one bot: 4)
         s = int(size[0])
-        obs = pick * s + (u * s).astype(np.int64) if s > 1 else pick  # start[h] = s·h; u·s ≥ 0 truncates
-    else:
-        obs = start[pick] + np.floor(u * size[pick]).astype(np.int64)
-    # one draw = a uniform hand of the pool, then a uniform observation of that hand
-    m1, m2 = hmean[pool].mean(), hmean2[pool].mean()
-    return vals[obs].sum(axis=1), hands * m1, float(np.sqrt(max(hands * (m2 - m1 * m1), 0.0)))
+        return pick * s + (u * s).astype(np.int64) if s > 1 else pick  # start[h] = s·h; u·s ≥ 0 truncates
+    return start[pick] + np.floor(u * size[pick]).astype(np.int64)
 
 
 def session_totals(values: np.ndarray, clusters: np.ndarray, hands: int, n_sessions: int,
@@ -195,10 +201,7 @@ def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs:
     ``lo``/``hi`` are NaN when ``n_boot == 0``."""
     rng = np.random.default_rng(seed)
     tab = _by_hand(values, clusters, units)
-    tot, mean, sd = _sessions(tab, hands, n_sessions, rng, False)
-    tot = np.sort(tot)
-    point = risk_kernel(tot, np.ones((1, tot.size)), probs, thresholds, alpha)
-    point["mean"], point["sd"] = np.array([mean]), np.array([sd])
+    point = session_point(*_sessions(tab, hands, n_sessions, rng, False), probs, thresholds, alpha)
     reps = [_sessions(tab, hands, boot_sessions, rng, True) for _ in range(n_boot)]
     if reps:
         mat = np.sort(np.stack([r[0] for r in reps]), axis=1)
@@ -209,3 +212,13 @@ def session_risk(values: np.ndarray, clusters: np.ndarray, *, hands: int, probs:
         lo, hi = (np.nanquantile(boot[key], [(1 - level) / 2, (1 + level) / 2]) if reps else (np.nan, np.nan))
         out[key] = (float(est[0]), float(lo), float(hi))
     return out
+
+
+def session_point(tot: np.ndarray, mean: float, sd: float, probs: Sequence[float], thresholds: Sequence[float],
+                  alpha: float) -> dict[str, np.ndarray]:
+    """The risk statistics of simulated session totals ``tot``, with the session model's exact ``mean`` and
+    ``sd`` (:func:`session_risk`'s estimates)."""
+    tot = np.sort(tot)
+    point = risk_kernel(tot, np.ones((1, tot.size)), probs, thresholds, alpha)
+    point["mean"], point["sd"] = np.array([mean]), np.array([sd])
+    return point

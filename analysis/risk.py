@@ -30,10 +30,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import polars as pl
 
+from analysis.bootstrap import session_draws, session_point
 from analysis.ev import By, group_columns, player_frame
 from analysis.ids import with_id
 from analysis.load import Run, as_run
-from analysis.pieces import Pieces, collect_pieces, summed
+from analysis.pieces import Pieces, advance, collect_pieces, pieces, summed
 from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, risk_kernel, session_risk
 
 PROBS = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
@@ -150,6 +151,13 @@ def session_risk_table(run: Run | str, by: By = "bot", *, hands: int = 40,
     run = as_run(run)
     cols = group_columns(by)
     rows = []
+    if n_boot == 0:  # the sessions need per hand only its size and sums, and the drawn values: read in pieces
+        for key, (tot, mean, sd), counts in _sessions_in_pieces(run, cols, hands, n_sessions, seed):
+            stats = session_point(tot, mean, sd, probs, thresholds, alpha)
+            rows += [(*key.values(), _label(k, alpha), float(v[0]), np.nan, np.nan, *counts)
+                     for k, v in stats.items()]
+        return with_id(_table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands")),
+                       "session_risk", ["statistic"])
     for i, (key, values, hand_ids, units) in enumerate(_groups(run, cols)):
         stats = session_risk(values, hand_ids, hands=hands, probs=probs, thresholds=thresholds, alpha=alpha,
                              n_sessions=n_sessions, n_boot=n_boot, boot_sessions=boot_sessions,
@@ -158,6 +166,64 @@ def session_risk_table(run: Run | str, by: By = "bot", *, hands: int = 40,
         rows += [(*key.values(), _label(k, alpha), *v, *counts) for k, v in stats.items()]
     return with_id(_table(rows, cols).with_columns(pl.lit(hands, dtype=pl.Int64).alias("session_hands")),
                    "session_risk", ["statistic"])
+
+
+def _sessions_in_pieces(run: Run, cols: list[str], hands: int, n_sessions: int, seed: int
+                        ) -> Iterator[tuple[dict, tuple[np.ndarray, float, float], tuple[int, int, int]]]:
+    """Per variant and group, as :func:`_groups` orders and numbers them: ``(key, (session totals, exact mean,
+    exact sd), (units, hands, player-hands))`` of :func:`analysis.stats.session_risk` without a bootstrap, the
+    same numbers, read in two passes over the pieces of one variant at a time: first each hand's number of the
+    group's player-hands and the sums of their scores and squares (17 bytes a hand), then only the drawn
+    scores — never one number a player-hand."""
+    unit, position = run.cluster, "position" in cols
+
+    def frame(piece: Run, variant: str) -> pl.LazyFrame:
+        return (player_frame(piece, variant, position=position)
+                .select(*cols, *dict.fromkeys(["hand_id", unit]), pl.col("score_total").cast(pl.Int32)
+                        .cast(pl.Float64).alias("_v")).sort("hand_id", maintain_order=True))
+
+    i = 0
+    for variant in run.variants:
+        parts, per_hand, units = pieces(run), [], []
+        for piece in parts:  # pass 1: per hand of each group, in hand order
+            lf = frame(piece, variant)
+            hand, count = pl.collect_all([
+                lf.group_by(*cols, "hand_id", maintain_order=True).agg(
+                    pl.len().cast(pl.Int8).alias("_m"), pl.col("_v").sum().alias("_s1"),
+                    (pl.col("_v") ** 2).sum().alias("_s2")).drop("hand_id"),
+                lf.group_by(cols).agg(pl.col(unit).n_unique().alias("_u"))])
+            per_hand.append(hand)
+            units.append(count)
+            advance()
+        keys = pl.concat([f.select(cols) for f in per_hand]).unique().sort(cols)
+        draws = []
+        for key in keys.iter_rows():
+            match = pl.all_horizontal(*[pl.col(c) == k for c, k in zip(cols, key, strict=True)])
+            size = np.concatenate([f.filter(match)["_m"].to_numpy() for f in per_hand])
+            s1, s2 = (np.concatenate([f.filter(match)[c].to_numpy() for f in per_hand]) for c in ("_s1", "_s2"))
+            start = np.r_[0, np.cumsum(size, dtype=np.int64)[:-1]]
+            rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+            obs = session_draws(start, size, np.arange(size.size), hands, n_sessions, rng)
+            hmean, hmean2 = s1 / size, s2 / size
+            m1, m2 = hmean.mean(), hmean2.mean()
+            n_units = size.size if unit == "hand_id" else sum(int(u.filter(match)["_u"].sum()) for u in units)
+            draws.append((key, match, obs, hands * m1, float(np.sqrt(max(hands * (m2 - m1 * m1), 0.0))),
+                          (n_units, int(size.size), int(size.sum()))))
+            i += 1
+            del size, s1, s2, start, hmean, hmean2
+        del per_hand
+        totals = [np.zeros(obs.shape) for _, _, obs, *_ in draws]
+        offsets = [0] * len(draws)
+        for piece in parts:  # pass 2: the drawn scores
+            df = frame(piece, variant).collect()
+            for j, (_, match, obs, *_) in enumerate(draws):
+                vals = df.filter(match)["_v"].to_numpy()
+                inside = (obs >= offsets[j]) & (obs < offsets[j] + vals.size)
+                totals[j][inside] = vals[obs[inside] - offsets[j]]
+                offsets[j] += vals.size
+            advance()
+        for (key, _, _, mean, sd, counts), vals in zip(draws, totals, strict=True):
+            yield ({"variant": variant, **dict(zip(cols, key, strict=True))}, (vals.sum(axis=1), mean, sd), counts)
 
 
 def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:

@@ -112,6 +112,33 @@ def table_times(run_dir: Path, boot: int) -> None:
         print(f"  {name:34s} cpu {cpu:7.1f} s ({cpu / total:5.1%})  wall {wall:7.1f} s", flush=True)
 
 
+def table_peaks(run_dir: Path, boot: int, code_dir: Path | None, env: dict[str, str]) -> None:
+    """Each table job of the report in a fresh process (its peak RSS, wall and CPU printed): where a report's
+    peak comes from, and which tables' peaks grow with the hands (run at two sizes)."""
+    from analysis import report_build
+    from analysis.load import open_run
+
+    run = open_run(run_dir, check="sizes")
+    names = list(report_build._submit_tables(_Lazy(), run, run.baseline, boot, 40, 0, None))  # type: ignore[arg-type]
+    print(f"report table jobs on {run_dir}, boot {boot}, each in a fresh process (peak GiB / wall s / CPU s):")
+    for name in names:
+        src = (f"from pathlib import Path\nfrom analysis.load import open_run\nfrom analysis import report_build\n"
+               f"RUN = Path({str(run_dir)!r})\nrun = open_run(RUN, check='sizes')\n"
+               f"class One:\n    def submit(self, fn, *args):\n        return fn, args\n"
+               f"jobs = report_build._submit_tables(One(), run, run.baseline, {boot}, 40, 0, None)\n"
+               f"fn, args = jobs[{name!r}]\nfn(*args)\n")
+        peak, wall, cpu, rc = run_code(src, code_dir, env)
+        print(f"  {name:34s} peak {peak:6.2f} GiB  wall {wall:7.1f} s  cpu {cpu:7.1f} s{'' if rc == 0 else '  FAILED'}",
+              flush=True)
+
+
+class _Lazy:
+    """An executor that runs nothing: the report's job names."""
+
+    def submit(self, fn, *args):  # noqa: ANN001, ANN202 - the executor's signature
+        return None
+
+
 STUDY = Path(__file__).with_name("scale_study.yaml")
 """The scale study: four fan caps, greedy x4, 10,000,000 hands a variant, the default chunking."""
 
@@ -145,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--boot", type=int, default=0)
     ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for the stages")
     ap.add_argument("--tables", action="store_true", help="time each table of the report in this process")
+    ap.add_argument("--table-peaks", action="store_true",
+                    help="each table of the report in its own process: peak, wall, CPU (first --code tree)")
     ap.add_argument("--make", action="store_true", help="simulate the scale study into RUN_DIR first")
     ap.add_argument("--variants", type=int, default=4, choices=range(2, 5), help="arms of the study (--make)")
     ap.add_argument("--hands", type=int, default=10_000_000, help="hands a variant (--make)")
@@ -152,14 +181,16 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.make:
         make_study(args.run_dir, args.variants, args.hands, args.jobs)
+    env = dict(e.split("=", 1) for e in args.env)
     if args.tables:
         table_times(args.run_dir, args.boot)
+    if args.table_peaks:
+        table_peaks(args.run_dir, args.boot, (args.code or [None])[0], env)
     stages = [s for s in args.stages.split(",") if s]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         ap.error(f"unknown stage {unknown[0]!r}")
     trees: list[Path | None] = list(args.code) or [None]
-    env = dict(e.split("=", 1) for e in args.env)
     results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     print(f"run {args.run_dir}; stages each in a fresh process; boot {args.boot}; env {env or '-'}", flush=True)
     for r in range(args.rounds):

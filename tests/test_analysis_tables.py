@@ -235,6 +235,29 @@ def test_session_draws_a_hand_then_a_seat(tmp_path):
     assert hand["estimate"].item() == 1
 
 
+@pytest.mark.parametrize("study", ["skill", "sessions"])
+def test_session_risk_without_bootstrap_read_in_pieces_is_the_whole_samples(study, monkeypatch):
+    """Without a bootstrap the session table reads the run in pieces (per hand: its size and sums; then the drawn
+    scores): the same numbers, to the bit, as :func:`analysis.stats.session_risk` on every player-hand at once —
+    walls and sessions as units, groups of one and of several seats a hand, the dealer's position joined."""
+    from analysis_golden import RUNS
+
+    from analysis.stats import session_risk
+
+    run = open_run(RUNS / study)
+    monkeypatch.setenv("XUEZHAN_PIECE_HANDS", "80")
+    for by in (["bot"], ["position"], ["seat", "bot"]):
+        got = risk.session_risk_table(run, by, hands=10, n_sessions=3000, n_boot=0, seed=3)
+        rows = []
+        for i, (key, values, hands, units) in enumerate(risk._groups(run, by)):
+            stats = session_risk(values, hands, hands=10, probs=risk.PROBS, thresholds=risk.SESSION_THRESHOLDS,
+                                 n_sessions=3000, n_boot=0, seed=np.random.SeedSequence([3, i]), units=units)
+            counts = (np.unique(units).size, np.unique(hands).size, values.size)
+            rows += [(*key.values(), risk._label(k, risk.LEVEL), *v, *counts) for k, v in stats.items()]
+        want = risk._table(rows, by)
+        assert got.drop("id", "session_hands").equals(want), by
+
+
 def test_score_distribution(run_dir):
     df = risk.score_distribution(run_dir, "seat")
     sub = df.filter((pl.col("variant") == "base") & (pl.col("seat") == 0))
