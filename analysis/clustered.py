@@ -194,28 +194,49 @@ def cluster_diff_se(lf: Frame, by: Sequence[str], group: str, value: str,
     counts. Returns ``by…, n_units (G), n_obs, diff, se`` for the groups where both sides have observations
     (``se`` null when ``G < 2``). Two passes over the frame: the group means, then the clusters' terms."""
     by = list(by)
-
-    def per(x: pl.LazyFrame) -> pl.LazyFrame:
-        return (x.group_by([*by, cluster, group])
-                .agg(pl.len().cast(pl.Float64).alias("_m"), pl.col(value).cast(pl.Float64).sum().alias("_s")))
-
     sides = summed(collect_each(lf, lambda x: [
-        per(x).group_by([*by, group]).agg(pl.col("_m").sum().alias("_N"), pl.col("_s").sum().alias("_T"))])[0],
-        [*by, group])
+        _per_unit(x, by, group, [value], cluster).group_by([*by, group])
+        .agg(pl.col("_m").sum().alias("_N"), pl.col("_s0").sum().alias("_T"))])[0], [*by, group])
+    infl = summed(collect_each(lf, lambda x: influence_queries(x, by, group, [value], [sides], cluster))[0], by)
+    return diff_rows(sides, infl, by, group)
+
+
+def _per_unit(x: pl.LazyFrame, by: list[str], group: str, values: Sequence[str], cluster: str) -> pl.LazyFrame:
+    """Per group, side and unit: observations ``_m`` and the sum ``_s<i>`` of each value."""
+    return (x.group_by([*by, cluster, group])
+            .agg(pl.len().cast(pl.Float64).alias("_m"),
+                 *[pl.col(v).cast(pl.Float64).sum().alias(f"_s{i}") for i, v in enumerate(values)]))
+
+
+def diff_sides(mom: pl.DataFrame, keys: Sequence[str], value: str) -> pl.DataFrame:
+    """The two sides' observations ``_N`` and sums ``_T`` of ``value`` (what :func:`cluster_diff_se`'s first pass
+    gathers) from :func:`cluster_moments` collected by ``keys`` (the groups and the side): the same sums."""
+    return mom.select(*keys, pl.col("n_obs").cast(pl.Float64).alias("_N"), pl.col(f"{value}__T").alias("_T"))
+
+
+def influence_queries(x: pl.LazyFrame, by: Sequence[str], group: str, values: Sequence[str],
+                      sides: Sequence[pl.DataFrame], cluster: str) -> list[pl.LazyFrame]:
+    """:func:`cluster_diff_se`'s second pass for several values of one frame at once (one group-by by unit):
+    per group ``n_units`` and ``_U = Σ_h u_h²``, one query per value (``sides[i]``: the summed sides of
+    ``values[i]``)."""
+    by = list(by)
+    per = _per_unit(x, by, group, values, cluster)
+    return [per.select(*by, cluster, group, "_m", pl.col(f"_s{i}").alias("_s")).join(side.lazy(), on=[*by, group])
+            .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
+                           * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
+            .group_by([*by, cluster]).agg(pl.col("_u").sum())
+            .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U"))
+            for i, side in enumerate(sides)]
+
+
+def diff_rows(sides: pl.DataFrame, infl: pl.DataFrame, by: Sequence[str], group: str) -> pl.DataFrame:
+    """``by…, n_units, n_obs, diff, se`` of :func:`cluster_diff_se` from the summed sides and influence terms."""
+    by = list(by)
     both = (sides.group_by(by).agg(pl.len().alias("_sides"),
                                    (pl.col("_T") / pl.col("_N")).filter(pl.col(group)).first().alias("_mean1"),
                                    (pl.col("_T") / pl.col("_N")).filter(~pl.col(group)).first().alias("_mean0"),
                                    pl.col("_N").sum().cast(pl.Int64).alias("n_obs"))
             .filter(pl.col("_sides") == 2))
-
-    def influence(x: pl.LazyFrame) -> list[pl.LazyFrame]:
-        return [per(x).join(sides.lazy(), on=[*by, group])
-                .with_columns(((pl.col("_s") - pl.col("_T") / pl.col("_N") * pl.col("_m")) / pl.col("_N")
-                               * pl.when(pl.col(group)).then(1.0).otherwise(-1.0)).alias("_u"))
-                .group_by([*by, cluster]).agg(pl.col("_u").sum())
-                .group_by(by).agg(pl.len().cast(pl.Int64).alias("n_units"), (pl.col("_u") ** 2).sum().alias("_U"))]
-
-    infl = summed(collect_each(lf, influence)[0], by)
     g = pl.col("n_units").cast(pl.Float64)
     return (both.join(infl, on=by)
             .select(*by, "n_units", "n_obs", (pl.col("_mean1") - pl.col("_mean0")).alias("diff"),

@@ -84,6 +84,12 @@ def _frequencies(run: Run, long: Callable[[Run], pl.LazyFrame], key: str, keys: 
 
     counts, totals, hcounts, htotals, *sizes = _summed(
         run, queries, (["variant", key], ["variant"], ["variant", key], ["variant"], *_TOTAL_KEYS))
+    return _shares(run, counts, totals, hcounts, htotals, sizes, key, keys, level)
+
+
+def _shares(run: Run, counts: pl.DataFrame, totals: pl.DataFrame, hcounts: pl.DataFrame, htotals: pl.DataFrame,
+            sizes: Sequence[pl.DataFrame], key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
+    """The table of :func:`_frequencies` from the summed share moments of wins and of hands."""
     extra = sorted(set(counts[key].drop_nulls().to_list()) - set(keys))
     grid = _totals(run, sizes).join(pl.DataFrame({key: list(keys) + extra,
                                            "_order": range(len(keys) + len(extra))}), how="cross")
@@ -108,13 +114,47 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
     :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
     run = as_run(run)
+    cl = run.cluster
 
-    def long(r: Run) -> pl.LazyFrame:
-        return (r.wins().select("variant", *r.id_columns, *FLAGS)
-                .unpivot(index=["variant", *r.id_columns], on=list(FLAGS), variable_name="flag", value_name="_on")
-                .filter(pl.col("_on")).drop("_on"))
+    def queries(r: Run) -> list[pl.LazyFrame]:
+        """:func:`_frequencies`' moments without a row per (win, flag): each unit's count of wins with each flag
+        and of hands with one, summed per variant (the same sums: units without the flag add zeros)."""
+        per_hand = r.wins().group_by("variant", *r.id_columns).agg(
+            pl.len().alias("_w"), *[pl.col(f).cast(pl.Int64).sum() for f in FLAGS])
+        wins = per_hand.group_by("variant", cl).agg(
+            pl.col("_w").sum().cast(pl.Float64).alias("_m"), *[pl.col(f).sum() for f in FLAGS],
+            *[(pl.col(f) > 0).sum().alias(f"{f}__h") for f in FLAGS])
+        hands = (r.hands().group_by("variant", cl).agg(pl.len().cast(pl.Float64).alias("_m"))
+                 .join(wins.drop("_m"), on=["variant", cl], how="left"))
+        return [*_wide_moments(wins, ""), *_wide_moments(hands, "__h"), *_totals_queries(r)]
 
-    return with_id(_frequencies(run, long, "flag", FLAGS, level), "flag", ["flag"])
+    counts, totals, hcounts, htotals, *sizes = _summed(
+        run, queries, (["variant"], ["variant"], ["variant"], ["variant"], *_TOTAL_KEYS))
+    return with_id(_shares(run, _long(counts), totals, _long(hcounts), htotals, sizes, "flag", FLAGS, level),
+                   "flag", ["flag"])
+
+
+def _wide_moments(units: pl.LazyFrame, suffix: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """:func:`analysis.stats.share_moments`' ``(counts, totals)`` per variant, wide: for each flag ``f`` the
+    columns ``f:k``, ``f:k_units``, ``f:_SS``, ``f:_SM`` from ``units`` (one row per unit: trials ``_m``, events
+    ``f<suffix>``; a unit without a trial has ``_m`` 0 or null and no events)."""
+    counts = units.group_by("variant").agg(*[e for f in FLAGS for e in (
+        pl.col(f + suffix).fill_null(0).sum().cast(pl.Int64).alias(f"{f}:k"),
+        (pl.col(f + suffix) > 0).sum().cast(pl.Int64).alias(f"{f}:k_units"),
+        (pl.col(f + suffix).cast(pl.Float64) ** 2).sum().alias(f"{f}:_SS"),
+        (pl.col(f + suffix).cast(pl.Float64) * pl.col("_m")).sum().alias(f"{f}:_SM"))])
+    totals = units.group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_units"),
+                                           pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
+                                           (pl.col("_m") ** 2).sum().alias("_MM"))
+    return counts, totals
+
+
+def _long(wide: pl.DataFrame) -> pl.DataFrame:
+    """The wide counts of :func:`_wide_moments` as :func:`analysis.stats.share_moments` gives them: one row per
+    variant and flag that occurred."""
+    return pl.concat([wide.select("variant", pl.lit(f).alias("flag"),
+                                  *[pl.col(f"{f}:{c}").alias(c) for c in ("k", "k_units", "_SS", "_SM")])
+                      for f in FLAGS]).filter(pl.col("k") > 0)
 
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:

@@ -27,7 +27,15 @@ from analysis.ev import By, group_columns
 from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, collect_pieces, summed
-from analysis.stats import LEVEL, cluster_diff_se, cluster_means, cluster_moments, means_from_moments, z_value
+from analysis.stats import (
+    LEVEL,
+    cluster_moments,
+    diff_rows,
+    diff_sides,
+    influence_queries,
+    means_from_moments,
+    z_value,
+)
 
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
@@ -127,17 +135,21 @@ def decline_effect(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.D
                                   (pl.col("declined_wins") > 0).alias("declined"),
                                   pl.col("won").cast(pl.Float64).alias("won_f"))
 
-    players = Pieces(run, frame)
-    winners = Pieces(run, lambda r: frame(r).filter(pl.col("won")))
-    allp = cluster_means(players, keys, ["won_f", "score_total"], cluster=cl, level=level, shares=["won_f"])
-    fans = cluster_means(winners, keys, ["capped_fan"], cluster=cl, level=level)
+    # two passes over the pieces (each reads the players once): the moments of both groups' means, which hold
+    # the sums of cluster_diff_se's first pass; then the units' influence terms of the three differences
+    players, gkeys, every = Pieces(run, frame), ["variant", *cols], ["won_f", "score_total"]
+    moms = [summed(f, keys) for f in players.collect(lambda x: [
+        cluster_moments(x, keys, every, cl), cluster_moments(x.filter(pl.col("won")), keys, ["capped_fan"], cl)])]
+    allp = means_from_moments(moms[0], keys, every, level=level, shares=["won_f"])
+    fans = means_from_moments(moms[1], keys, ["capped_fan"], level=level)
     out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
     z = z_value(level)
-    gkeys = ["variant", *cols]
-    diff = pl.concat([
-        cluster_diff_se(lf, gkeys, "declined", v, cluster=cl).with_columns(pl.lit(q).alias("quantity"))
-        for lf, v, q in ((players, "won_f", "won"), (winners, "capped_fan", "capped_fan"),
-                         (players, "score_total", "score_total"))])
+    sides = [diff_sides(moms[0], keys, v) for v in every] + [diff_sides(moms[1], keys, "capped_fan")]
+    infl = [summed(f, gkeys) for f in players.collect(lambda x: [
+        *influence_queries(x, gkeys, "declined", every, sides[:2], cl),
+        *influence_queries(x.filter(pl.col("won")), gkeys, "declined", ["capped_fan"], sides[2:], cl)])]
+    diff = pl.concat([diff_rows(sides[i], infl[i], gkeys, "declined").with_columns(pl.lit(q).alias("quantity"))
+                      for i, q in ((0, "won"), (2, "capped_fan"), (1, "score_total"))])
     diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_units",
                        pl.lit(None, dtype=pl.Int64).alias("n_hands"), "n_obs",
                        pl.col("diff").alias("mean"), "se",

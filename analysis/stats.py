@@ -39,6 +39,9 @@ from analysis.clustered import (
     cluster_moments,
     cluster_proportions,
     cluster_share_exprs,
+    diff_rows,
+    diff_sides,
+    influence_queries,
     means_from_moments,
     ratio_mean_exprs,
     share_interval_exprs,
@@ -59,7 +62,8 @@ from analysis.inference import (
 
 __all__ = [
     "LEVEL", "MIN_BOOT", "POWER", "Seed", "cluster_bootstrap_risk", "cluster_diff_se", "cluster_means",
-    "cluster_moments", "cluster_proportions", "cluster_share_exprs", "hands_needed", "means_from_moments",
+    "cluster_moments", "cluster_proportions", "cluster_share_exprs", "diff_rows", "diff_sides", "hands_needed",
+    "influence_queries", "means_from_moments",
     "normal_p", "p_adjust", "ratio_mean_exprs", "risk_kernel", "session_risk", "session_totals",
     "share_interval_exprs", "share_moments", "sigma_alternative", "wilson_exprs", "wilson_interval", "z_value",
 ]

@@ -31,6 +31,8 @@ STAGES = {
     "ev": "from analysis.ev import expected_value; expected_value(run, 'position')",
     "family": "from analysis.family import paired_family; paired_family(run, 'cap3', 'base')",
     "fans": "from analysis import fans, shape; fans.flag_frequencies(run); shape.game_shape(run)",
+    "declines": "shape.decline_effect(run, 'bot')",
+    "session_risk": "from analysis import risk; risk.session_risk_table(run, 'bot', n_boot=0)",
 }
 SESSION_SMALL, SESSION_LARGE = 4_096, 32_768  # hands a cell; four cells
 SESSION_PIECE = "2048"  # whole walls of whole sessions (64 hand ids)
