@@ -20,16 +20,24 @@ time; the estimators sum their per-unit statistics over the pieces, so memory fo
 
 
 def cluster_moments(lf: pl.LazyFrame, by: Sequence[str], values: Sequence[str],
-                    cluster: str = "hand_id") -> pl.LazyFrame:
+                    cluster: str = "hand_id", one_row: bool = False) -> pl.LazyFrame:
     """Per group of ``by``: ``n`` clusters, ``n_obs``, ``n_hands`` (distinct ``hand_id`` when the frame has that
     column and the clusters are walls, else ``n``), and for each value column ``v`` the moments
-    ``v__T = ΣS``, ``v__SS = ΣS²``, ``v__SM = ΣS·m`` with ``S`` the cluster sum; plus ``_MM = Σm²``."""
+    ``v__T = ΣS``, ``v__SS = ΣS²``, ``v__SM = ΣS·m`` with ``S`` the cluster sum; plus ``_MM = Σm²``.
+
+    ``one_row``: the caller knows that each row is a cluster of its group (the cluster is the hand and the frame
+    has one row per hand and group: the hands table, the players table by seat or dealer position); the rows
+    are then the cluster sums and no group-by by cluster runs (the same numbers: a sum of one value is that
+    value; a fifth of the time)."""
     by = list(by)
     count_hands = cluster != "hand_id" and "hand_id" in lf.collect_schema().names()
-    per_cluster = lf.group_by([*by, cluster]).agg(
-        pl.len().cast(pl.Float64).alias("_m"),
-        *([pl.col("hand_id").n_unique().alias("_h")] if count_hands else []),
-        *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
+    if one_row and cluster == "hand_id":
+        per_cluster = lf.select(*by, pl.lit(1.0).alias("_m"), *[pl.col(v).cast(pl.Float64).alias(v) for v in values])
+    else:
+        per_cluster = lf.group_by([*by, cluster]).agg(
+            pl.len().cast(pl.Float64).alias("_m"),
+            *([pl.col("hand_id").n_unique().alias("_h")] if count_hands else []),
+            *[pl.col(v).cast(pl.Float64).sum().alias(v) for v in values])
     aggs = [pl.len().alias("n"), pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
             (pl.col("_h").sum() if count_hands else pl.len()).cast(pl.Int64).alias("n_hands"),
             (pl.col("_m") ** 2).sum().alias("_MM")]
@@ -53,19 +61,21 @@ def ratio_mean_exprs(T: pl.Expr, SS: pl.Expr, SM: pl.Expr, M: pl.Expr, MM: pl.Ex
             pl.when(has).then(mean + z * se).alias("ci_hi")]
 
 
-def collected_moments(lf: Frame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id") -> pl.DataFrame:
+def collected_moments(lf: Frame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
+                      one_row: bool = False) -> pl.DataFrame:
     """:func:`cluster_moments` collected (summed over the pieces of a :class:`~analysis.pieces.Pieces`)."""
-    return summed(collect_each(lf, lambda x: [cluster_moments(x, by, values, cluster)])[0], by)
+    return summed(collect_each(lf, lambda x: [cluster_moments(x, by, values, cluster, one_row)])[0], by)
 
 
 def cluster_means(lf: Frame, by: Sequence[str], values: Sequence[str], cluster: str = "hand_id",
-                  level: float = LEVEL, name: str = "quantity", shares: Sequence[str] = ()) -> pl.DataFrame:
+                  level: float = LEVEL, name: str = "quantity", shares: Sequence[str] = (),
+                  one_row: bool = False) -> pl.DataFrame:
     """Long table ``by…, <name>, n_units, n_hands, n_obs, mean, se, ci_lo, ci_hi``: the mean of each value
     column per group with its cluster-robust SE over the ``n_units`` clusters (``cluster``: hands by default,
     walls under duplicate seating), in ``values`` order. Columns named in ``shares`` are 0/1 indicators: their
     interval is the Wilson interval at the effective sample size (:func:`share_interval_exprs`), never outside
     [0, 1]; the others get ``mean ± z·se``."""
-    return means_from_moments(collected_moments(lf, by, values, cluster), by, values, level, name, shares)
+    return means_from_moments(collected_moments(lf, by, values, cluster, one_row), by, values, level, name, shares)
 
 
 def means_from_moments(mom: pl.DataFrame, by: Sequence[str], values: Sequence[str], level: float = LEVEL,

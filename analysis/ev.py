@@ -82,7 +82,9 @@ def expected_value(run: Run | str, by: By = "bot", components: bool = True,
     cols = group_columns(by)
     values = list(COMPONENTS if components else COMPONENTS[:1])
     frame = Pieces(run, lambda r: player_frame(r, position="position" in cols))
-    out = cluster_means(frame, ["variant", *cols], values, cluster=run.cluster, level=level, name="component")
+    # one player-hand a seat (or dealer position) and hand: each row is its hand's sum (no group-by by hand)
+    out = cluster_means(frame, ["variant", *cols], values, cluster=run.cluster, level=level, name="component",
+                        one_row="seat" in cols or "position" in cols)
     order = pl.DataFrame({"variant": list(run.variants), "_v": range(len(run.variants))})
     comp = pl.DataFrame({"component": values, "_c": range(len(values))})
     out = out.join(order, on="variant").join(comp, on="component").sort("_v", *cols, "_c").drop("_v", "_c")

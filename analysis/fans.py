@@ -195,7 +195,7 @@ def fan_summary(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     per_win = cluster_means(Pieces(run, lambda r: r.wins()), ["variant"], list(FAN_MEASURES), cluster=run.cluster,
                             level=level)
     per_hand = cluster_means(Pieces(run, lambda r: r.hands().with_columns(pl.col("n_wins").alias("wins_per_hand"))),
-                             ["variant"], ["wins_per_hand"], cluster=run.cluster, level=level)
+                             ["variant"], ["wins_per_hand"], cluster=run.cluster, level=level, one_row=True)
     vorder = pl.DataFrame({"variant": list(run.variants), "_vorder": range(len(run.variants))})
     return with_id(pl.concat([per_win, per_hand]).with_row_index("_i").join(vorder, on="variant")
                    .sort("_vorder", "_i").drop("_vorder", "_i"), "fan_summary", ["quantity"])

@@ -40,21 +40,29 @@ from analysis.stats import (
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
 
-def _rows(lf: pl.LazyFrame, values: dict[str, pl.Expr], per: str, cluster: str, level: float,
-          share: bool) -> tuple[pl.LazyFrame, Callable[[pl.DataFrame], pl.DataFrame]]:
-    """Cluster-robust means of expressions over the rows of ``lf``, clustered by ``cluster``; ``share``: the
-    expressions are 0/1 indicators and get the effective-n Wilson interval. Returns the lazy moments and the
-    function that makes the rows from them once collected (:func:`game_shape` collects all parts at once)."""
-    mom = cluster_moments(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in values.items()]),
-                          ["variant"], list(values), cluster)
+Rows = Callable[[pl.DataFrame], pl.DataFrame]
 
-    def rows(collected: pl.DataFrame) -> pl.DataFrame:
-        out = means_from_moments(collected, ["variant"], list(values), level=level, name="metric",
-                                 shares=list(values) if share else ())
-        return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
-                          pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
 
-    return mom, rows
+def _rows(lf: pl.LazyFrame, groups: list[tuple[dict[str, pl.Expr], bool]], per: str, cluster: str,
+          level: float) -> tuple[pl.LazyFrame, list[Rows]]:
+    """Cluster-robust means of expressions over the rows of ``lf``, clustered by ``cluster``: one set of moments
+    for every group of expressions (one group-by by unit), and for each group ``(values, share)`` the function
+    that makes its rows once collected (:func:`game_shape` collects all frames at once); ``share``: the
+    expressions are 0/1 indicators and get the effective-n Wilson interval. A frame ``per`` hand has one row per
+    hand (:func:`analysis.stats.cluster_moments`' ``one_row``)."""
+    every = {k: e for values, _ in groups for k, e in values.items()}
+    mom = cluster_moments(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in every.items()]),
+                          ["variant"], list(every), cluster, one_row=per == "hand")
+
+    def maker(values: list[str], share: bool) -> Rows:
+        def rows(collected: pl.DataFrame) -> pl.DataFrame:
+            out = means_from_moments(collected, ["variant"], values, level=level, name="metric",
+                                     shares=values if share else ())
+            return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
+                              pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+        return rows
+
+    return mom, [maker(list(values), share) for values, share in groups]
 
 
 def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -65,12 +73,13 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     collected = [summed(frames, ["variant"]) for frames in
                  collect_pieces(run, lambda piece: [mom for mom, _ in _shape_parts(piece, level)])]
     order = {v: i for i, v in enumerate(run.variants)}
-    out = pl.concat([rows(mom) for (_, rows), mom in zip(parts, collected, strict=True)]).with_row_index("_i")
+    out = pl.concat([rows(mom) for (_, makers), mom in zip(parts, collected, strict=True) for rows in makers])
+    out = out.with_row_index("_i")
     return with_id(out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
                    .sort("_v", "_i").drop("_v", "_i"), "shape", ["per", "metric"])
 
 
-def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, Callable[[pl.DataFrame], pl.DataFrame]]]:
+def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, list[Rows]]]:
     """The moments of every :func:`game_shape` metric on ``run`` (or a piece of it), with their row makers."""
     cl = run.cluster
     hands, players, wins = run.hands(), run.players(), run.wins()
@@ -87,26 +96,25 @@ def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, Callable[[p
     # 血流 (mode: xueliu): all four players can win, and a hand has more wins than winners
     most = 4 if any(run.rules(v).get("mode") == "xueliu" for v in run.variants) else 3
     parts = [
-        _rows(hands, {"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
-                      **{f"winners={k}": pl.col("n_winners") == k for k in range(most + 1)}}, "hand", cl, level,
-              True),
-        _rows(hands, {"winners per hand": pl.col("n_winners"), "wins per hand": pl.col("n_wins"),
-                      "turns per hand": pl.col("turns"),
-                      "kongs per hand": pl.col("n_kongs")}, "hand", cl, level, False),
-        _rows(per_hand, {"points exchanged per hand": pl.col("_moved")}, "hand", cl, level, False),
-        _rows(per_hand, {"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
-                         "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, "hand", cl, level, True),
-        _rows(cap_hands, {"cap binds (any win)": pl.col("_cap").fill_null(False)}, "hand", cl, level, True),
-        _rows(wins, {"self-draw share": pl.col("kind") == "self_draw",
-                     "discard-win share": pl.col("kind") == "discard",
-                     "rob-kong share": pl.col("kind") == "rob_kong",
-                     "cap binds": pl.col("capped_fan") < pl.col("fan"),
-                     "wins ≥ 2 fan": pl.col("fan") >= 2}, "win", cl, level, True),
-        _rows(players.filter(pl.col("won")), {"win turn": pl.col("win_turn")}, "win", cl, level, False),
-        _rows(player_rows, {"deal-in rate": pl.col("_dealt_in").fill_null(False),
-                            "huazhu (花猪) rate": pl.col("huazhu"),
-                            "declined a win": pl.col("declined_wins") > 0}, "player-hand", cl, level, True),
-        _rows(player_rows, {"declined wins per player": pl.col("declined_wins")}, "player-hand", cl, level, False),
+        _rows(hands, [({"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
+                        **{f"winners={k}": pl.col("n_winners") == k for k in range(most + 1)}}, True),
+                      ({"winners per hand": pl.col("n_winners"), "wins per hand": pl.col("n_wins"),
+                        "turns per hand": pl.col("turns"), "kongs per hand": pl.col("n_kongs")}, False)],
+              "hand", cl, level),
+        _rows(per_hand, [({"points exchanged per hand": pl.col("_moved")}, False),
+                         ({"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
+                           "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, True)], "hand", cl, level),
+        _rows(cap_hands, [({"cap binds (any win)": pl.col("_cap").fill_null(False)}, True)], "hand", cl, level),
+        _rows(wins, [({"self-draw share": pl.col("kind") == "self_draw",
+                       "discard-win share": pl.col("kind") == "discard",
+                       "rob-kong share": pl.col("kind") == "rob_kong",
+                       "cap binds": pl.col("capped_fan") < pl.col("fan"),
+                       "wins ≥ 2 fan": pl.col("fan") >= 2}, True)], "win", cl, level),
+        _rows(players.filter(pl.col("won")), [({"win turn": pl.col("win_turn")}, False)], "win", cl, level),
+        _rows(player_rows, [({"deal-in rate": pl.col("_dealt_in").fill_null(False),
+                              "huazhu (花猪) rate": pl.col("huazhu"),
+                              "declined a win": pl.col("declined_wins") > 0}, True),
+                            ({"declined wins per player": pl.col("declined_wins")}, False)], "player-hand", cl, level),
     ]
     return parts
 
