@@ -114,47 +114,60 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant and pattern flag (``simulator.rules.FLAGS`` order): same columns as
     :func:`hand_type_frequencies` with ``flag`` as the key (a win counts once for every flag it has)."""
     run = as_run(run)
+    return with_id(_wide_frequencies(run, "flag", {f: pl.col(f) for f in FLAGS}, level), "flag", ["flag"])
+
+
+def _wide_frequencies(run: Run, key: str, events: dict[str, pl.Expr], level: float) -> pl.DataFrame:
+    """:func:`_frequencies` without a row per (win, key value): ``events`` gives for each key value whether a win
+    has it (every value listed: the flags); each unit's count of wins with it and of hands with one are summed
+    per variant (the same sums: units without it add zeros)."""
     cl = run.cluster
+    names = list(events)
 
     def queries(r: Run) -> list[pl.LazyFrame]:
-        """:func:`_frequencies`' moments without a row per (win, flag): each unit's count of wins with each flag
-        and of hands with one, summed per variant (the same sums: units without the flag add zeros)."""
-        per_hand = r.wins().group_by("variant", *r.id_columns).agg(
-            pl.len().alias("_w"), *[pl.col(f).cast(pl.Int64).sum() for f in FLAGS])
-        wins = per_hand.group_by("variant", cl).agg(
-            pl.col("_w").sum().cast(pl.Float64).alias("_m"), *[pl.col(f).sum() for f in FLAGS],
-            *[(pl.col(f) > 0).sum().alias(f"{f}__h") for f in FLAGS])
-        hands = (r.hands().group_by("variant", cl).agg(pl.len().cast(pl.Float64).alias("_m"))
-                 .join(wins.drop("_m"), on=["variant", cl], how="left"))
-        return [*_wide_moments(wins, ""), *_wide_moments(hands, "__h"), *_totals_queries(r)]
+        ids = ["hand_id"] if cl == "hand_id" else list(r.id_columns)
+        per_hand = r.wins().group_by("variant", *ids).agg(
+            pl.len().alias("_w"), *[e.cast(pl.Int64).sum().alias(f"{n}:") for n, e in events.items()])
+        if cl == "hand_id":  # the hand is the unit: per hand = per unit
+            wins = per_hand.select("variant", cl, pl.col("_w").cast(pl.Float64).alias("_m"),
+                                   *[pl.col(f"{n}:") for n in names], *[(pl.col(f"{n}:") > 0).cast(pl.UInt32)
+                                                                          .alias(f"{n}:h") for n in names])
+            hands = r.hands().select("variant", cl, pl.lit(1.0).alias("_m"))
+        else:
+            wins = per_hand.group_by("variant", cl).agg(
+                pl.col("_w").sum().cast(pl.Float64).alias("_m"), *[pl.col(f"{n}:").sum() for n in names],
+                *[(pl.col(f"{n}:") > 0).sum().alias(f"{n}:h") for n in names])
+            hands = r.hands().group_by("variant", cl).agg(pl.len().cast(pl.Float64).alias("_m"))
+        hands = hands.join(wins.drop("_m"), on=["variant", cl], how="left")
+        return [*_wide_moments(wins, names, ":"), *_wide_moments(hands, names, ":h"), *_totals_queries(r)]
 
     counts, totals, hcounts, htotals, *sizes = _summed(
         run, queries, (["variant"], ["variant"], ["variant"], ["variant"], *_TOTAL_KEYS))
-    return with_id(_shares(run, _long(counts), totals, _long(hcounts), htotals, sizes, "flag", FLAGS, level),
-                   "flag", ["flag"])
+    return _shares(run, _long(counts, names, key), totals, _long(hcounts, names, key), htotals, sizes, key,
+                   tuple(names), level)
 
 
-def _wide_moments(units: pl.LazyFrame, suffix: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """:func:`analysis.stats.share_moments`' ``(counts, totals)`` per variant, wide: for each flag ``f`` the
-    columns ``f:k``, ``f:k_units``, ``f:_SS``, ``f:_SM`` from ``units`` (one row per unit: trials ``_m``, events
-    ``f<suffix>``; a unit without a trial has ``_m`` 0 or null and no events)."""
-    counts = units.group_by("variant").agg(*[e for f in FLAGS for e in (
-        pl.col(f + suffix).fill_null(0).sum().cast(pl.Int64).alias(f"{f}:k"),
-        (pl.col(f + suffix) > 0).sum().cast(pl.Int64).alias(f"{f}:k_units"),
-        (pl.col(f + suffix).cast(pl.Float64) ** 2).sum().alias(f"{f}:_SS"),
-        (pl.col(f + suffix).cast(pl.Float64) * pl.col("_m")).sum().alias(f"{f}:_SM"))])
+def _wide_moments(units: pl.LazyFrame, names: list[str], suffix: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """:func:`analysis.stats.share_moments`' ``(counts, totals)`` per variant, wide: for each key value ``n`` the
+    columns ``n:k``, ``n:k_units``, ``n:_SS``, ``n:_SM`` from ``units`` (one row per unit: trials ``_m``, events
+    ``n<suffix>``; a unit without a trial has ``_m`` 0 or null and no events)."""
+    counts = units.group_by("variant").agg(*[e for n in names for e in (
+        pl.col(n + suffix).fill_null(0).sum().cast(pl.Int64).alias(f"{n}:k"),
+        (pl.col(n + suffix) > 0).sum().cast(pl.Int64).alias(f"{n}:k_units"),
+        (pl.col(n + suffix).cast(pl.Float64) ** 2).sum().alias(f"{n}:_SS"),
+        (pl.col(n + suffix).cast(pl.Float64) * pl.col("_m")).sum().alias(f"{n}:_SM"))])
     totals = units.group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_units"),
                                            pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
                                            (pl.col("_m") ** 2).sum().alias("_MM"))
     return counts, totals
 
 
-def _long(wide: pl.DataFrame) -> pl.DataFrame:
+def _long(wide: pl.DataFrame, names: list[str], key: str) -> pl.DataFrame:
     """The wide counts of :func:`_wide_moments` as :func:`analysis.stats.share_moments` gives them: one row per
-    variant and flag that occurred."""
-    return pl.concat([wide.select("variant", pl.lit(f).alias("flag"),
-                                  *[pl.col(f"{f}:{c}").alias(c) for c in ("k", "k_units", "_SS", "_SM")])
-                      for f in FLAGS]).filter(pl.col("k") > 0)
+    variant and key value that occurred."""
+    return pl.concat([wide.select("variant", pl.lit(n).alias(key),
+                                  *[pl.col(f"{n}:{c}").alias(c) for c in ("k", "k_units", "_SS", "_SM")])
+                      for n in names]).filter(pl.col("k") > 0)
 
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
