@@ -21,6 +21,7 @@ from simulator.hands.game import play_hands
 from simulator.kernel import state
 from simulator.rules import load_rules
 from simulator.search import SearchBot
+from simulator.shape import shanten
 
 CAP = 17  # discards made, capped
 
@@ -33,6 +34,8 @@ class Watch(SearchBot):
         self.late = wall
         self.ready: list[tuple[int, int, int]] = []  # (melds, discards, ready)
         self.held: list[np.ndarray] = []  # per (seat, kind): held, even share, discarded, near 1, near 2
+        self.voiding: list[tuple[float, float]] = []  # last discard of its void suit: void tiles held, even share
+        self.unready: list[int] = []  # shanten of a seat not ready
 
     def _search(self, hand, obs, legal, policy):
         pool = (4 - obs.hand.astype(np.int64) - obs.visible.astype(np.int64)
@@ -45,6 +48,13 @@ class Watch(SearchBot):
             if obs.tiles_left > self.late:
                 continue
             void = int(obs.voids[q])
+            conc = hand.st.conc[q]
+            if not hand.st.ps[q, state.PS_WAITS]:
+                self.unready.append(int(shanten(hand.game.table, conc, hand.st.mk[q], hand.st.mt[q], hand.st.nm[q],
+                                                hand.st.ps[q, state.PS_EVOID])))
+            if void >= 0 and obs.ponds[q] and obs.ponds[q][-1].tile // 9 == void:
+                unseen = pool[9 * void:9 * void + 9].sum()
+                self.voiding.append((float(conc[9 * void:9 * void + 9].sum()), unseen * conc.sum() / pool.sum()))
             near = np.zeros((3, state.N_KINDS))
             for d in obs.ponds[q]:
                 if d.tile // 9 == void:
@@ -68,13 +78,15 @@ def main() -> None:
     ap.add_argument("--wall", type=int, default=30, help="read the held kinds with at most this many tiles left")
     ap.add_argument("--seed", type=int, default=99)
     args = ap.parse_args()
-    ready, held = [], []
+    ready, held, voiding, unready = [], [], [], []
     for opp in args.opponents:
         bot = Watch(args.wall)
         rules = load_rules("chengdu", [f"seats=[search, {opp}, {opp}, {opp}]"])
         play_hands(rules, np.arange(args.hands, dtype=np.int64), args.seed, {0: bot}, duplicate=True)
         ready += bot.ready
         held += bot.held
+        voiding += bot.voiding
+        unready += bot.unready
     r = np.array(ready)
     print(f"share of seats ready (cases), chengdu, {args.hands:,} hands × {len(args.opponents)} tables, "
           f"seed {args.seed}; columns: discards made 0–{CAP}+")
@@ -94,6 +106,13 @@ def main() -> None:
                        ("one rank from 2 discards", (h[:, 2] == 0) & (h[:, 3] == 2)),
                        ("two ranks from 1 discard", (h[:, 2] == 0) & (h[:, 3] == 0) & (h[:, 4] == 1))):
         print(f"  {label:>24}: {h[sel, 0].sum() / h[sel, 1].sum() / base:.3f} ({sel.sum():,} cases)")
+    v = np.array(voiding).reshape(-1, 2)
+    print(f"a seat whose last discard was of its void suit, {args.wall} tiles left or fewer ({v.shape[0]:,} cases): "
+          f"holds {v[:, 0].mean():.3f} tiles of it (an even share of the unseen: {v[:, 1].mean():.3f}; "
+          f"{(v[:, 0] > 0).mean():.3f} hold any)")
+    u = np.bincount(np.array(unready, np.int64), minlength=4)
+    print(f"a seat not ready, {args.wall} tiles left or fewer ({u.sum():,} cases): shanten 1 / 2 / 3+: "
+          f"{u[1] / u.sum():.3f} / {u[2] / u.sum():.3f} / {u[3:].sum() / u.sum():.3f}")
 
 
 if __name__ == "__main__":

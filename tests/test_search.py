@@ -52,6 +52,7 @@ class _Watcher(SearchBot):
         super().__init__(rollouts=2, wall=55)
         self.leak = leak  # the mutation: the re-deal keeps one hidden count of the state it was given
         self.checked = 0
+        self.void_tiles = 0
         self.leaks: list[str] = []
 
     def _search(self, hand, obs, legal, policy):
@@ -81,6 +82,9 @@ class _Watcher(SearchBot):
         for q in range(4):  # a re-dealt seat holds none of its clean suit; every unseen tile is dealt once
             if pub.clean[q] >= 0:
                 assert a.conc[q, 9 * pub.clean[q]:9 * pub.clean[q] + 9].sum() == 0
+            v = int(obs.voids[q])  # under a binding 定缺 none of its declared void (else a 花猪 in the rollouts)
+            if q != seat and pub.sizes[q] >= 0 and v >= 0 and obs.rules.void_suit == "declared":
+                self.void_tiles += int(a.conc[q, 9 * v:9 * v + 9].sum())
         diff = [f for f in FIELDS if not np.array_equal(getattr(a, f), getattr(b, f))]
         if diff:
             self.leaks.append(f"decision {obs.decision} at {obs.tiles_left} left: {diff}")
@@ -98,6 +102,7 @@ def test_samples_use_public_information_only(config):
     play_hands(rules, np.arange(4, dtype=np.int64), 5, {0: bot}, duplicate=True)
     assert bot.checked > 10
     assert not bot.leaks, bot.leaks[:3]
+    assert bot.void_tiles == 0
 
 
 def test_a_leak_of_one_hidden_count_is_caught():

@@ -67,11 +67,10 @@ def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
             continue
         sizes[q] = 13 - 3 * len(obs.melds[q])
         pond = obs.ponds[q]
-        if strict and pond and obs.voids[q] >= 0 and pond[-1].tile // 9 != obs.voids[q]:
+        if strict and obs.voids[q] >= 0:  # its void suit goes first: held only between a draw and its discard
             clean[q] = obs.voids[q]
         weight[q] = discard_weights(pond, obs.voids[q])
-        voiding = strict and obs.voids[q] >= 0 and clean[q] < 0  # may still hold its void suit: not ready
-        ready[q] = 0.0 if voiding else ready_chance(len(pond), len(obs.melds[q]))
+        ready[q] = ready_chance(len(pond), len(obs.melds[q]))
         passed[q] = passed_kinds(obs.discards, q)
     return Public(pool, sizes, clean, np.array(pin, np.int64), weight, ready, passed)
 

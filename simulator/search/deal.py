@@ -4,10 +4,11 @@ A uniform re-deal hands an opponent tiles its play argues against and a hand tha
 discard the opponents really wait on looks safe in the rollouts. :func:`deal_seat` draws instead from the seat's
 public profile (:class:`simulator.search.sample.Public`): each unseen copy of kind k with weight ``weight[q, k]``
 (low for kinds q discarded and their neighbours: a tile q held in a pair or a run it would have kept), and with
-probability ``ready[q]`` a ready hand — its groups drawn as pungs and runs of unseen tiles (a group's weight the
+probability ``ready[q]`` a ready hand, otherwise one a tile from ready (late in a hand nearly every seat not ready
+is: ``benchmarks/search_profile.py``) — its groups drawn as pungs and runs of unseen tiles (a group's weight the
 product of its tiles'), the last tiles until the whole is ready on waits q has not let pass (``passed[q]``: a kind
-another seat discarded after q's last discard, which q would have won on); otherwise a hand that is not ready.
-A profile too tight to meet in a few tries is dealt as the last try drew (every unseen tile still dealt once).
+another seat discarded after q's last discard, which q would have won on), or a tile from ready. A profile too
+tight to meet in a few tries is dealt as a hand not ready drawn tile by tile (every unseen tile still dealt once).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from simulator.kernel.rng import next_u64
 from simulator.kernel.shape import shanten, wait_mask
 from simulator.kernel.state import N_KINDS, PS_EVOID, stack_empty
 
-GROUP_TRIES = 6  # fresh groups for a ready hand
+GROUP_TRIES = 6  # fresh groups for a hand ready or a tile from it
 TAIL_TRIES = 12  # last tiles per set of groups
-PLAIN_TRIES = 8  # hands drawn for a seat meant not ready until one is not
+PLAIN_TRIES = 8  # hands drawn tile by tile, when the groups fail, until one is not ready
 
 
 @njit(cache=True, _nrt=False)
@@ -103,10 +104,13 @@ def _draw_into(pool, w, bar: int, conc, n: int, rng) -> bool:
 
 
 @njit(cache=True, _nrt=False)
-def _ready(table, st, q: int, passed) -> bool:
+def _fits(table, st, q: int, target: int, passed) -> bool:
+    """Seat q's hand is ``target`` tiles from ready (0: ready on waits it has not let pass, ``passed``)."""
     conc, mk, mt, nm, ev = st.conc[q], st.mk[q], st.mt[q], st.nm[q], st.ps[q, PS_EVOID]
-    if shanten(table, conc, mk, mt, nm, ev) != 0:
+    if shanten(table, conc, mk, mt, nm, ev) != target:
         return False
+    if target:
+        return True
     waits = wait_mask(table, conc, mk, mt, nm, ev)
     return waits != 0 and (waits & passed) == 0
 
@@ -123,22 +127,22 @@ def deal_seat(table, st, q: int, pool, pub, rng) -> bool:
     for k in range(N_KINDS):
         saved[k] = pool[k]
         held[k] = 0
-    if uniform(rng) < pub.ready[q]:
-        groups = (n - 1) // 3 - (1 if n >= 4 else 0)  # the last tiles: four (pair and part, or group and single)
-        for _ in range(GROUP_TRIES):
-            _restore(pool, saved, conc, held)
-            ok = True
-            for _ in range(groups):
-                ok = ok and draw_group(pool, w, bar, conc, rng)
-            if not ok:
-                continue
-            for k in range(N_KINDS):
-                after[k] = pool[k]
-                mid[k] = conc[k]
-            for _ in range(TAIL_TRIES):
-                _restore(pool, after, conc, mid)
-                if _draw_into(pool, w, bar, conc, n - 3 * groups, rng) and _ready(table, st, q, pub.passed[q]):
-                    return True
+    target = 0 if uniform(rng) < pub.ready[q] else 1
+    groups = (n - 1) // 3 - (1 if n >= 4 else 0)  # the last tiles: four (pair and part, or group and single)
+    for _ in range(GROUP_TRIES):
+        _restore(pool, saved, conc, held)
+        ok = True
+        for _ in range(groups):
+            ok = ok and draw_group(pool, w, bar, conc, rng)
+        if not ok:
+            continue
+        for k in range(N_KINDS):
+            after[k] = pool[k]
+            mid[k] = conc[k]
+        for _ in range(TAIL_TRIES):
+            _restore(pool, after, conc, mid)
+            if _draw_into(pool, w, bar, conc, n - 3 * groups, rng) and _fits(table, st, q, target, pub.passed[q]):
+                return True
     for _ in range(PLAIN_TRIES):
         _restore(pool, saved, conc, held)
         if not _draw_into(pool, w, clean, conc, n, rng):
