@@ -4,8 +4,8 @@ drawn from what it can.
 :class:`Public` is built from the seat's :class:`~simulator.hands.observation.Observation` alone
 (``simulator.search.public_of``): the copies of each kind it has not seen (own hand, every discard with its claim,
 the face-up melds, 血战 winners' laid-down hands, its own concealed kongs), how many concealed tiles each other seat
-holds, a suit a seat is known to hold none of (under a binding 定缺 a seat whose last discard was not of its void
-suit holds no tile of it: it would have had to discard that first) and the tile the seat itself drew this step.
+holds, a suit a seat is known to hold none of (under a binding 定缺 its void suit: it must discard that suit
+first) and the tile the seat itself drew this step.
 Each other seat's tiles are drawn by its profile (weights from its discards, a measured chance of being ready, the
 kinds it let pass: :mod:`simulator.search.deal`), also read from the observation alone.
 :func:`redeal` overwrites, in a copy of the hand's state at the start of the step, every hidden part: the other
