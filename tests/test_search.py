@@ -133,3 +133,27 @@ def test_bad_parameters_are_one_clear_error(params, msg):
     with pytest.raises(RulesError, match=msg) if msg == "params do not fit" else pytest.raises(ValueError, match=msg):
         rules = _search_rules(**params)
         rules.seats[0].build()
+
+
+def test_replay_shows_the_search_reasons_before_what_it_played():
+    """`xuezhan replay` of a hand with a search seat: before each of its searched decisions the candidates' mean
+    rollout scores, and the discard, kong or pass that follows is the answer the note names (z 0: it departs
+    from the expert whenever a candidate's mean is higher, so both verdicts occur)."""
+    from simulator.replay import lines, record_hand
+    from simulator.replay_text import language, search_note
+
+    rules = _search_rules(rollouts=2, wall=55, z=0)
+    notes, departed = 0, 0
+    for hand_id in range(3):
+        log = record_hand(rules, hand_id, 4)
+        assert log.notes
+        text = list(lines(log, "en"))
+        for note in log.notes:
+            event, seat, decision, chosen = note[0], note[1], note[2], note[7]
+            assert search_note(note, language("en")) in text
+            if decision == "discard":
+                typ, ev_seat, tile = log.events[event][:3]
+                assert (typ, ev_seat, tile + state.A_TILE0) == (state.EV_DISCARD, seat, chosen)
+                notes += 1
+                departed += chosen != note[6]
+    assert notes > 10 and 0 < departed < notes

@@ -1,6 +1,6 @@
 """The search player's weighted deal of one seat (issue 54): a seat meant ready is dealt a ready hand that does not
-wait on a kind it let pass, a seat meant not ready is a tile from ready, a kind of weight 0 is not dealt, and every dealt tile
-comes out of the unseen counts."""
+wait on a kind it let pass, a seat meant not ready is a tile from ready, a kind of weight 0 is not dealt, and every
+dealt tile comes out of the unseen counts."""
 
 from __future__ import annotations
 

@@ -26,15 +26,17 @@ from simulator.rules import RuleSet
 
 
 def run_batch(rules: RuleSet, hand_ids, seed: int, *, duplicate: bool = False, record: bool = False,
-              dealers=None) -> BatchResult:
+              dealers=None, agents: dict | None = None) -> BatchResult:
     """Run the compiled batch and return its raw arrays (before any string formatting). Seats played by Python
     bots go through the step path (:func:`simulator.hands.game.play_hands`: the same compiled loop, paused at them).
     ``dealers``: int64[n], the dealer seat of each hand (sessions chain it, simulator.hands.sessions); default
-    deal_id % 4."""
+    deal_id % 4. ``agents``: the Python bots of the seats that name one (``{spec index: agent}``, default: built
+    from the rules; a caller that reads them afterwards, such as the replay, passes its own)."""
     if rules.python_seats():
         from simulator.hands.ask import build as build_bot
 
-        agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
+        if agents is None:
+            agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
         return game.play_hands(rules, hand_ids, seed, agents, duplicate=duplicate, record=record, dealers=dealers)
 
     table = CompiledTable.of(rules)

@@ -5,7 +5,7 @@ errors of replaying one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +24,9 @@ class EventLogError(AssertionError):
 
 @dataclass
 class HandLog:
-    """One recorded hand: its rows of the three tables and its events ``(type, seat, tile, amount, a, b)``."""
+    """One recorded hand: its rows of the three tables, its events ``(type, seat, tile, amount, a, b)`` and the
+    notes its Python bots kept of their decisions (the search player's rollouts: ``simulator.search.NOTE_FIELDS``;
+    a note's first two fields are the count of events before the decision and the seat)."""
 
     rules: RuleSet
     hand_id: int
@@ -33,6 +35,7 @@ class HandLog:
     players: list[dict]
     wins: list[dict]
     events: list[tuple[int, int, int, int, int, int]]
+    notes: list[tuple] = field(default_factory=list)
 
 
 def _rows(cols: dict, mask: np.ndarray) -> list[dict]:
@@ -58,6 +61,7 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
                 dealer: int | None = None) -> HandLog:
     """Play hand ``hand_id`` of ``seed`` with the event log on; ``dealer``: the dealer seat when it does not
     follow from the hand id (a hand of a session, whose dealer came from the previous hand: read from its log)."""
+    from simulator.hands.ask import build as build_bot
     from simulator.hands import run_batch
     from simulator.logs.records import event_columns, to_columns
 
@@ -69,7 +73,11 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
     from simulator.hands.warmup import announce
 
     announce(rules)
-    raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers)
+    agents = {i: build_bot(rules.seats[i], i) for i in rules.python_seats()}
+    raw = run_batch(rules, np.array([hand_id], np.int64), seed, duplicate=duplicate, record=True, dealers=dealers,
+                    agents=agents)
     out = to_columns(raw)  # hands.play_hands, with the dealer given
     out["events"] = event_columns(raw)
-    return split_logs(rules, seed, out)[0]
+    log = split_logs(rules, seed, out)[0]
+    log.notes = sorted(n for a in agents.values() for n in getattr(a, "replay_notes", ()))
+    return log

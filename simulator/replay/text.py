@@ -61,6 +61,9 @@ TEXT = {
         "title": "[bold]{rules}[/bold] seed {seed} hand {hand} · deal {deal} · 庄 = 座{dealer}{rotation}",
         "rotation": " · 轮转 {r}", "deal_head": "配牌", "exchange_head": "换三张 ({direction})", "void_head": "定缺",
         "after_exchange": "换牌后手牌", "left": "剩余手牌", "settlement": "结算",
+        "search": "    [dim]· 搜索 ({samples}次推演, 平均得分): {means} → {verdict}[/dim]",
+        "search_policy": " (专家)", "search_keep": "从专家", "search_pass": "过", "search_win": "胡",
+        "search_kong": "杠", "search_gain": "{name}, 比专家 {gain:+.2f} ± {se:.2f} ({n}次)",
     },
     "en": {
         "seat": "[bold]seat {s}[/bold]{dealer} ({bot})", "dealer": " dealer",
@@ -85,6 +88,10 @@ TEXT = {
         "rotation": " · rotation {r}", "deal_head": "Deal", "exchange_head": "Exchange three ({direction})",
         "void_head": "Void suits", "after_exchange": "Hands after the exchange", "left": "Hands left",
         "settlement": "Settlement",
+        "search": "    [dim]· search ({samples} rollouts each, mean score): {means} → {verdict}[/dim]",
+        "search_policy": " (the expert's)", "search_keep": "the expert's choice", "search_pass": "pass",
+        "search_win": "win", "search_kong": "kong ",
+        "search_gain": "{name}, {gain:+.2f} ± {se:.2f} over the expert's ({n} samples)",
     },
 }
 
@@ -171,6 +178,31 @@ def _reason(code: int, t: _Lang) -> str:
     return f"  [dim]· {(REASON_ZH if t.code == 'zh' else REASON_EN)[code - 1]}[/dim]"
 
 
+SEARCH_SHOWN = 4  # candidates shown per searched decision (best first; the policy's answer always)
+
+
+def _action(a: int, t: _Lang) -> str:
+    if a >= S.A_TILE0:
+        return t.tile(a - S.A_TILE0)
+    return {S.A_PASS: t("search_pass"), S.A_WIN: t("search_win"), S.A_DECLARE: t("sing"),
+            S.A_DANCE: t("dance")}.get(a, str(a))
+
+
+def search_note(note: tuple, t: _Lang) -> str:
+    """A searched decision (``simulator.search.NOTE_FIELDS``): the candidates' mean rollout scores and the verdict."""
+    _ev, _seat, decision, _left, samples, means, policy, chosen, gain, se, n = note
+    kong = t("search_kong") if decision == "self_kong" else ""
+
+    def name(a: int) -> str:
+        return (kong if a >= S.A_TILE0 else "") + _action(a, t)
+
+    shown = [m for i, m in enumerate(means) if i < SEARCH_SHOWN or m[0] == policy]
+    text = ", ".join(f"{name(a)} {v:+.2f}{t('search_policy') if a == policy else ''}" for a, v in shown)
+    verdict = (t("search_keep") if chosen == policy else
+               t("search_gain", name=name(chosen), gain=gain, se=se, n=n))
+    return t("search", samples=samples, means=text, verdict=verdict)
+
+
 def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     """One event as a rich-markup line in ``lang`` (``None`` for events shown elsewhere)."""
     t = language(lang)
@@ -223,7 +255,10 @@ def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
     direction = EXCHANGE_ZH.get(direction, "") if t.code == "zh" else direction
     headers = {S.EV_EXCHANGE: t("exchange_head", direction=direction), S.EV_VOID: t("void_head")}
     started = not any(ev[0] == S.EV_EXCHANGE for ev in log.events)  # hands in play = dealt ones without 换三张
-    for ev in log.events:
+    notes = list(log.notes)  # shown before the event their decision led to
+    for i, ev in enumerate(log.events):
+        while notes and notes[0][0] <= i:
+            yield search_note(notes.pop(0), t)
         if ev[0] in headers:
             yield f"[underline]{headers.pop(ev[0])}[/underline]"
         if not started and ev[0] in (S.EV_DRAW, S.EV_DISCARD, S.EV_KONG, S.EV_WIN):

@@ -38,6 +38,12 @@ from simulator.search.rollout import (
 from simulator.search.sample import Public, hidden_count
 
 SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+CONFIRM_SALT = 0x5DEECE66D  # the confirmation's samples: a stream apart from the screen's
+# SearchBot.replay_notes, one per searched decision (shown by xuezhan replay): the event count at the decision, the
+# seat, the decision, tiles left, samples, (action, mean final score) per candidate best first, the policy's answer,
+# the answer given, the gain over the policy's answer of the best candidate and its SE, the samples they rest on.
+NOTE_FIELDS = ("event", "seat", "decision", "tiles_left", "samples", "means", "policy", "chosen", "gain", "se",
+               "gain_samples")
 ACTION_NAMES = {state.A_PASS: "pass", state.A_WIN: "win", state.A_DECLARE: "declare", state.A_DANCE: "dance"}
 # The re-deal's profile of an opponent (simulator.search.deal), measured on expert and greedy tables by
 # benchmarks/search_profile.py (docs/bots.md, "The search player"): the weight on holding a kind the seat discarded,
@@ -113,9 +119,12 @@ class SearchBot(Bot):
     """Rollout search over the compiled engine. ``rollouts``: samples per legal action; ``wall``: search only with
     at most this many tiles left (0–55); ``policy``: the compiled bot that plays every seat in the rollouts and
     answers the decisions not searched; ``z``: how many standard errors of the paired difference the best action
-    must beat the policy's choice by (0 = the best mean always)."""
+    must beat the policy's choice by (0 = the best mean always); ``confirm``: when more than 0, a best action that
+    passes ``screen`` standard errors on the ``rollouts`` samples is played against the policy's choice on
+    ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up)."""
 
-    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0):
+    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0,
+                 confirm: int = 0, screen: float = 1.5):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
@@ -123,10 +132,15 @@ class SearchBot(Bot):
         if policy not in BOT_INDEX or policy == "random":
             raise ValueError(f"policy must be a compiled bot other than random ({', '.join(BOT_INDEX)}), "
                              f"got {policy!r}")
-        if isinstance(z, bool) or not isinstance(z, int | float) or not 0 <= z < 10:
-            raise ValueError(f"z must be a number in [0, 10), got {z!r}")
+        for name, v in (("z", z), ("screen", screen)):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 10:
+                raise ValueError(f"{name} must be a number in [0, 10), got {v!r}")
+        if not isinstance(confirm, int) or confirm == 1 or not 0 <= confirm <= 1000:
+            raise ValueError(f"confirm must be 0 (no confirmation) or an integer in 2–1000, got {confirm!r}")
         self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
+        self.confirm, self.screen = confirm, float(screen)
         self.decisions: list[tuple[str, int, float, float, str]] = []
+        self.replay_notes: list[tuple] = []  # this hand's searched decisions, for the replay (NOTE_FIELDS)
         self._hand = None
         self._ro: Rollout | None = None
         self._rules = None
@@ -135,6 +149,7 @@ class SearchBot(Bot):
 
     def new_hand(self, seed: int) -> None:
         self._seed, self._n = int(seed), 0
+        self.replay_notes = []
 
     def bind_hand(self, hand) -> None:
         """The live :class:`simulator.hands.game.Hand` (called by the step path after each deal): copied, with every
@@ -204,26 +219,45 @@ class SearchBot(Bot):
         hidden = hidden_count(snap, seat, pub)
         if int(pub.pool.sum()) != hidden:
             raise RuntimeError(f"search: {int(pub.pool.sum())} unseen tiles but {hidden} hidden (a bug)")
-        prior = [a for _, _, a in hand.answers]
-        job = np.zeros(J_ANS0 + len(prior) + len(legal), np.int64)
-        job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND] = seat, self.rollouts, len(prior), len(legal)
-        job[J_SEED] = (self._seed * 1_000_003 + self._n) & (2**62 - 1)
-        job[J_ANS0:J_ANS0 + len(prior)] = prior
-        job[J_ANS0 + len(prior):] = legal
-        out = np.zeros((self.rollouts, len(legal)), np.float64)
-        search_values(self._ro, snap, hand.st.wall, pc, pub, job, out)
-        out = out[out[:, 0] > FAILED]
+        base = (self._seed * 1_000_003 + self._n) & (2**62 - 1)
+        out = self._values(hand, seat, pub, legal, self.rollouts, base)
         if out.shape[0] < 2:
             return policy
         e = legal.index(policy)
-        best = int(np.argmax(out.mean(axis=0)))
-        d = out[:, best] - out[:, e]
-        se = float(d.std(ddof=1) / np.sqrt(d.shape[0]))
-        if best == e or d.mean() <= self.z * se:
-            return policy
-        self.decisions.append((obs.decision, int(obs.tiles_left), float(d.mean()), se,
-                               departure(obs, policy, int(legal[best]))))
-        return int(legal[best])
+        means = out.mean(axis=0)
+        best = int(np.argmax(means))
+        gain, se = paired(out[:, best], out[:, e])
+        samples = out.shape[0]
+        if best != e and self.confirm and gain > self.screen * se:
+            # fresh samples for the two: the screen picked the best of several noisy means (the winner's curse)
+            fresh = self._values(hand, seat, pub, (policy, legal[best]), self.confirm, base ^ CONFIRM_SALT)
+            gain, se = paired(fresh[:, 1], fresh[:, 0]) if fresh.shape[0] >= 2 else (0.0, 0.0)
+            samples = fresh.shape[0]
+        chosen = int(legal[best]) if best != e and gain > self.z * se else policy
+        order = np.argsort(-means, kind="stable")
+        self.replay_notes.append((int(hand.st.g[state.G_NEV]), seat, obs.decision, int(obs.tiles_left), out.shape[0],
+                           tuple((int(legal[i]), float(means[i])) for i in order), policy, chosen, gain, se,
+                           samples))
+        if chosen != policy:
+            self.decisions.append((obs.decision, int(obs.tiles_left), gain, se, departure(obs, policy, chosen)))
+        return chosen
+
+    def _values(self, hand, seat: int, pub: Public, cands, n: int, seed: int) -> np.ndarray:
+        """The seat's final score in each of ``n`` samples (rows; failed deals left out) per candidate (columns)."""
+        prior = [a for _, _, a in hand.answers]
+        job = np.zeros(J_ANS0 + len(prior) + len(cands), np.int64)
+        job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND], job[J_SEED] = seat, n, len(prior), len(cands), seed
+        job[J_ANS0:J_ANS0 + len(prior)] = prior
+        job[J_ANS0 + len(prior):] = cands
+        out = np.zeros((n, len(cands)), np.float64)
+        search_values(self._ro, hand.snap, hand.st.wall, hand.st.pc, pub, job, out)
+        return out[out[:, 0] > FAILED]
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """The mean of the paired difference ``a − b`` and its standard error."""
+    d = a - b
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.shape[0]))
 
 
 def departure(obs: Observation, policy: int, chosen: int) -> str:
