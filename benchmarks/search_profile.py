@@ -19,9 +19,9 @@ import numpy as np
 
 from simulator.hands.game import play_hands
 from simulator.kernel import state
+from simulator.kernel.shape import shanten
 from simulator.rules import load_rules
 from simulator.search import SearchBot
-from simulator.shape import shanten
 
 CAP = 17  # discards made, capped
 

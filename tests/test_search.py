@@ -140,7 +140,7 @@ def test_replay_shows_the_search_reasons_before_what_it_played():
     rollout scores, and the discard, kong or pass that follows is the answer the note names (z 0: it departs
     from the expert whenever a candidate's mean is higher, so both verdicts occur)."""
     from simulator.replay import lines, record_hand
-    from simulator.replay_text import language, search_note
+    from simulator.replay.text import language, search_note
 
     rules = _search_rules(rollouts=2, wall=55, z=0)
     notes, departed = 0, 0

@@ -61,8 +61,8 @@ def record_hand(rules: RuleSet, hand_id: int, seed: int, *, duplicate: bool = Fa
                 dealer: int | None = None) -> HandLog:
     """Play hand ``hand_id`` of ``seed`` with the event log on; ``dealer``: the dealer seat when it does not
     follow from the hand id (a hand of a session, whose dealer came from the previous hand: read from its log)."""
-    from simulator.hands.ask import build as build_bot
     from simulator.hands import run_batch
+    from simulator.hands.ask import build as build_bot
     from simulator.logs.records import event_columns, to_columns
 
     if seed < 0:
