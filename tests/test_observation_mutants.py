@@ -14,8 +14,7 @@ from test_observation_watch import lineup, watch
 
 from simulator import agents
 from simulator.agents import KONG, PASS, PUNG, WIN, RandomBot
-from simulator.hands import game
-from simulator.hands import observation as agents_observation
+from simulator.hands import game, observation
 
 
 def mutated(fn, old: str, new: str):
@@ -29,33 +28,35 @@ def mutated(fn, old: str, new: str):
 
 
 OBS = agents.Observation
-# field -> (owner, attribute, old source, mutant): a plausible slip in that field's computation only. observe is
-# patched where play_hands imports it (simulator.agents), its helpers where observe calls them (agents_observation)
+# field -> (owner, attribute, old source, mutant): a plausible slip in that field's computation only. observe and
+# its helpers are patched where play_hands imports them at call time (simulator.hands.observation)
 MUTANTS = {
-    "hand": (agents, "observe", '"conc": conc[q].copy()', '"conc": hand.snap.conc[q].copy()'),  # start of step
-    "melds": (agents, "observe", "mt_l[p][i] = -1", "pass"),  # another seat's 暗杠 face up
-    "voids": (agents, "observe", "voids[:] = -1", "pass"),  # 定缺 choices shown before all have chosen
+    "hand": (observation, "observe", '"conc": conc[q].copy()', '"conc": hand.snap.conc[q].copy()'),  # start of step
+    "melds": (observation, "observe", "mt_l[p][i] = -1", "pass"),  # another seat's 暗杠 face up
+    "voids": (observation, "observe", "voids[:] = -1", "pass"),  # 定缺 choices shown before all have chosen
     "discards": (OBS, "discards", "disc[:, 2].tolist()", "disc[:, 3].tolist()"),  # a column off
-    "ponds": (agents_observation, "_ponds", "elif flat:", "elif flat and typ != state.EV_WIN:"),  # wins not marked
+    "ponds": (observation, "_ponds", "elif flat:", "elif flat and typ != state.EV_WIN:"),  # wins not marked
     "won": (OBS, "won", "ps[:, state.PS_NWINS] > 0", "ps[:, state.PS_WON] > 0"),  # 血流 winners play on
     "win_order": (OBS, "win_order", "ps[:, state.PS_WIN_ORDER], -1", "ps[:, state.PS_WIN_TURN], -1"),
     "scores": (OBS, "scores", 'self._s["score"].sum(axis=1)', 'self._s["score"][:, 0]'),  # kong money left out
-    "visible": (agents, "observe", "vis[mt_l[p][i]] += 4", "pass"),  # one's own 暗杠 not counted
+    "visible": (observation, "observe", "vis[mt_l[p][i]] += 4", "pass"),  # one's own 暗杠 not counted
     "declared": (OBS, "declared", 'self._s["ps"][:, state.PS_DECLARED].copy()',
                  'np.minimum(self._s["ps"][:, state.PS_DECLARED], 1)'),  # 跳舞 read as 唱歌
     "shown": (OBS, "shown", "state.PS_SHOWN", "state.PS_WAITS"),
     "won_on": (OBS, "won_on", "state.PS_WON_KINDS", "state.PS_WAITS"),  # the waits, not what it won on
     "cleared": (OBS, "cleared", "state.PS_CLEARED", "state.PS_SAFE"),  # only the passes since its last draw
-    "laid_down": (agents, "observe", "laid[p, t] -= 1", "pass"),  # the tile won on counted twice
-    "tiles_left": (agents, "observe", "int(g[state.G_TAIL] - g[state.G_HEAD])", "int(state.N_TILES - g[state.G_HEAD])"),
-    "dealer": (agents, "observe", "int(g[state.G_DEALER])", "int(g[state.G_DEALER] + 1) % 4"),
+    "laid_down": (observation, "observe", "laid[p, t] -= 1", "pass"),  # the tile won on counted twice
+    "tiles_left": (observation, "observe", "int(g[state.G_TAIL] - g[state.G_HEAD])",
+                   "int(state.N_TILES - g[state.G_HEAD])"),
+    "dealer": (observation, "observe", "int(g[state.G_DEALER])", "int(g[state.G_DEALER] + 1) % 4"),
     "picked": (game.Hand, "picked", 'if s == seat and k == "exchange"', 'if k == "exchange"'),  # everyone's picks
-    "tile": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile if d.from_seat >= 0 else -1, d.from_seat, d.fan"),
-    "from_seat": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile, (d.from_seat + 1) % 4, d.fan"),
-    "fan": (agents, "observe", "d.tile, d.from_seat, d.fan", "d.tile, d.from_seat, d.fan + (d.from_seat < 0)"),
-    "legal_actions": (agents_observation, "_legal", "range(N_ACTIONS)", "range(N_ACTIONS - 1)"),  # 跳舞 never offered
-    "action_mask": (agents_observation, "_legal", "mask[list(actions)] = 1", "mask[list(actions)[1:]] = 1"),
-    "decision": (agents, "observe", "Observation(d.seat, d.kind,",
+    "tile": (observation, "observe", "d.tile, d.from_seat, d.fan",
+             "d.tile if d.from_seat >= 0 else -1, d.from_seat, d.fan"),
+    "from_seat": (observation, "observe", "d.tile, d.from_seat, d.fan", "d.tile, (d.from_seat + 1) % 4, d.fan"),
+    "fan": (observation, "observe", "d.tile, d.from_seat, d.fan", "d.tile, d.from_seat, d.fan + (d.from_seat < 0)"),
+    "legal_actions": (observation, "_legal", "range(N_ACTIONS)", "range(N_ACTIONS - 1)"),  # 跳舞 never offered
+    "action_mask": (observation, "_legal", "mask[list(actions)] = 1", "mask[list(actions)[1:]] = 1"),
+    "decision": (observation, "observe", "Observation(d.seat, d.kind,",
                  'Observation(d.seat, "discard" if d.kind == "self_kong" else d.kind,'),
 }
 

@@ -4,7 +4,7 @@ is checked against the hand's recorded event log (``record=True``) up to that de
 Python lists from the dealt hands — sharing no code with ``agents.observe``. The action each seat then took is
 checked to appear in the log right after the decision (so the log position is the decision's own).
 
-The log position of a decision is read by wrapping ``agents.observe`` (``G_NEV`` when the observation is made);
+The log position of a decision is read by wrapping ``observe`` (``G_NEV`` when the observation is made);
 the prefix is checked to be the final log's first rows. tests/test_observation_mutants.py shows each field's
 check fires when that field's computation is changed.
 """
@@ -19,7 +19,7 @@ from watch_offers import Offers
 
 from simulator import agents
 from simulator.agents import DANCE, DECLARE, KONG, PASS, PUNG, WIN, GreedyBot, RandomBot, ValueBot
-from simulator.hands import game
+from simulator.hands import game, observation
 from simulator.kernel import state
 from simulator.rules import load_rules
 
@@ -59,8 +59,9 @@ class Watcher:
 
 
 def spy(monkeypatch, pending: dict) -> None:
-    """Wrap ``agents.observe`` (play_hands imports it at call time) to note where in the log each decision is."""
-    real = agents.observe
+    """Wrap ``observe`` where play_hands imports it at call time (simulator.hands.observation) to note where in the
+    log each decision is."""
+    real = observation.observe
 
     def observe(hand, d):
         n = int(hand.st.g[S.G_NEV])
@@ -68,7 +69,7 @@ def spy(monkeypatch, pending: dict) -> None:
         pending["at"] = (hand.hand_label, n, digest)
         return real(hand, d)
 
-    monkeypatch.setattr(agents, "observe", observe)
+    monkeypatch.setattr(observation, "observe", observe)
 
 
 # ---- the table replayed from the log ----------------------------------------------------------------------------
