@@ -13,15 +13,16 @@ from numba import njit
 
 from simulator.bots.greedy import greedy_claim
 from simulator.kernel.shape import hand_tiles
-from simulator.kernel.state import tiles_left
 from simulator.rules.bot_table import slot
 
 OPEN_WALL = slot("closed", "open_wall")  # its parameter's slot in the seat's row
 
 
 @njit(cache=True, inline="always")
-def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
-    if tiles_left(st.g) >= bpar[OPEN_WALL]:
+def seat_claim(view, hand, st, bpar, void, tile, can_pung, can_kong):  # a parameterised bot's claim: the view and
+    # planned hand come from the dispatcher (simulator.bots.PREPARED_ARGS); it claims as greedy, with its own hand
+    if view.tiles_left >= bpar[OPEN_WALL]:
         return 0
-    return greedy_claim(game.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), tile,
+    seat = view.seat
+    return greedy_claim(view.table, hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void), tile,
                         can_pung, can_kong)

@@ -21,7 +21,6 @@ from numba import njit
 from simulator.bots.common import BIG, NO_TILE, connectivity, discard_shantens, face_up, pick_among
 from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
-from simulator.bots.seat import own_ckongs, planned_hand, view_of
 from simulator.kernel.state import (
     G_NWON,
     N_KINDS,
@@ -127,23 +126,17 @@ def defensive_discard(view, hand, legal, sh_buf, n_won, defend_wall) -> int:
 
 
 # ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; 换三张, 定缺 and wins as greedy) ---------------
+# (discard, claim, kong: the view and planned hand built by the dispatcher, simulator.bots.PREPARED_ARGS)
 @njit(cache=True, inline="always")
-def seat_discard(game, st, bpar, seat, void, legal):
-    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
-    own_ckongs(visible, mk, mt, nm, 1)
-    view = view_of(game, st, seat)
-    t = defensive_discard(view, planned_hand(view, st, seat, void), legal, st.sh_buf, st.g[G_NWON], bpar[DEFEND_WALL])
-    own_ckongs(visible, mk, mt, nm, -1)
-    return t
+def seat_discard(view, hand, st, bpar, void, legal):
+    return defensive_discard(view, hand, legal, st.sh_buf, st.g[G_NWON], bpar[DEFEND_WALL])
 
 
 @njit(cache=True, inline="always")
-def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):  # claims as greedy, with its planned hand
-    hand = planned_hand(view_of(game, st, seat), st, seat, void)
-    return greedy_claim(game.table, hand, tile, can_pung, can_kong)
+def seat_claim(view, hand, st, bpar, void, tile, can_pung, can_kong):  # claims as greedy, with its planned hand
+    return greedy_claim(view.table, hand, tile, can_pung, can_kong)
 
 
 @njit(cache=True, inline="always")
-def seat_self_kong(game, st, bpar, seat, void, opts):  # kongs as greedy, with its planned hand
-    hand = planned_hand(view_of(game, st, seat), st, seat, void)
-    return greedy_self_kong(game.table, hand, opts)
+def seat_self_kong(view, hand, st, bpar, void, opts):  # kongs as greedy, with its planned hand
+    return greedy_self_kong(view.table, hand, opts)

@@ -12,7 +12,7 @@ from numba import njit
 
 from simulator.bots.declare import seat_declares as seat_declares
 from simulator.bots.expert import expert_claim, expert_discard, expert_self_kong, expert_takes_win, expert_void
-from simulator.bots.seat import laid_down, own_ckongs, planned_hand, view_of
+from simulator.bots.seat import laid_down, own_ckongs, view_of
 from simulator.kernel.shape import hand_tiles
 from simulator.kernel.state import PS_EVOID
 
@@ -22,24 +22,21 @@ def seat_void(game, st, bpar, seat):
     return expert_void(game.table, game.params, st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], bpar)
 
 
+# (discard, claim, kong: the view and planned hand built by the dispatcher, simulator.bots.PREPARED_ARGS; for the
+# discard with the seat's own concealed kongs already counted in ``visible``)
 @njit(cache=True, inline="always")
-def seat_discard(game, st, bpar, seat, void, legal):
-    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
-    own_ckongs(visible, mk, mt, nm, 1)
-    view = view_of(game, st, seat)
-    hand = planned_hand(view, st, seat, void)
+def seat_discard(view, hand, st, bpar, void, legal):
+    seat, visible = view.seat, st.visible
     laid_down(visible, st, 1)
     t = expert_discard(view, hand, legal, st.sh_buf, bpar, st.rngs[1 + seat:2 + seat])
     laid_down(visible, st, -1)
-    own_ckongs(visible, mk, mt, nm, -1)
     return t
 
 
 @njit(cache=True, inline="always")
-def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
+def seat_claim(view, hand, st, bpar, void, tile, can_pung, can_kong):
+    seat = view.seat
     mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
-    view = view_of(game, st, seat)
-    hand = planned_hand(view, st, seat, void)
     own_ckongs(visible, mk, mt, nm, 1)
     laid_down(visible, st, 1)
     c = expert_claim(view, hand, tile, can_pung, can_kong, bpar)
@@ -49,10 +46,9 @@ def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
 
 
 @njit(cache=True, inline="always")
-def seat_self_kong(game, st, bpar, seat, void, opts):
+def seat_self_kong(view, hand, st, bpar, void, opts):
+    seat = view.seat
     mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
-    view = view_of(game, st, seat)
-    hand = planned_hand(view, st, seat, void)
     own_ckongs(visible, mk, mt, nm, 1)
     laid_down(visible, st, 1)
     k = expert_self_kong(view, hand, opts, bpar)

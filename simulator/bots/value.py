@@ -20,7 +20,6 @@ from numba import njit
 from simulator.bots.common import BIG, NO_TILE, connectivity, suit_count
 from simulator.bots.declare import seat_declares as seat_declares  # declares 唱歌/跳舞 by the value of its waits
 from simulator.bots.greedy import greedy_claim, greedy_discard, greedy_self_kong
-from simulator.bots.seat import own_ckongs, planned_hand, view_of
 from simulator.kernel.shape import MELD_KONG, MELD_PUNG, seven_pairs_distance, shanten
 from simulator.kernel.state import N_KINDS, tiles_left
 from simulator.rules.bot_table import slot
@@ -175,26 +174,20 @@ def value_takes_win(capped_fan, self_draw, tiles_left, decline_below, decline_wa
 
 
 # ---- its decisions at the table (simulator.rules.bot_table.DECISIONS; 换三张 and 定缺 as greedy) ---------------------
+# (discard, claim, kong: the view and planned hand built by the dispatcher, simulator.bots.PREPARED_ARGS)
 @njit(cache=True, inline="always")
-def seat_discard(game, st, bpar, seat, void, legal):
-    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible
-    own_ckongs(visible, mk, mt, nm, 1)
-    hand = planned_hand(view_of(game, st, seat), st, seat, void)
-    t = value_discard(game.table, hand, legal, visible, st.sh_buf, bpar[STEER])
-    own_ckongs(visible, mk, mt, nm, -1)
-    return t
+def seat_discard(view, hand, st, bpar, void, legal):
+    return value_discard(view.table, hand, legal, st.visible, st.sh_buf, bpar[STEER])
 
 
 @njit(cache=True, inline="always")
-def seat_claim(game, st, bpar, seat, void, tile, can_pung, can_kong):
-    hand = planned_hand(view_of(game, st, seat), st, seat, void)
-    return value_claim(game.table, hand, tile, can_pung, can_kong, bpar[STEER])
+def seat_claim(view, hand, st, bpar, void, tile, can_pung, can_kong):
+    return value_claim(view.table, hand, tile, can_pung, can_kong, bpar[STEER])
 
 
 @njit(cache=True, inline="always")
-def seat_self_kong(game, st, bpar, seat, void, opts):
-    hand = planned_hand(view_of(game, st, seat), st, seat, void)
-    return value_self_kong(game.table, hand, opts, bpar[STEER])
+def seat_self_kong(view, hand, st, bpar, void, opts):
+    return value_self_kong(view.table, hand, opts, bpar[STEER])
 
 
 @njit(cache=True, inline="always")

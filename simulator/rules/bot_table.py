@@ -104,7 +104,8 @@ PYTHON_BOT = 5  # its log id, between the bots of log format 1 and those added s
 FLAT_PARAMS = ("decline_below", "decline_wall", "defend_wall", "steer_shanten", "defence", "ambition",
                "temperature", "tempo")
 # The seven decisions a bot module may define (``seat_<name>``), each with the arguments after
-# ``(game, st, bpar, seat)``: simulator.bots builds the dispatchers from these.
+# ``(game, st, bpar, seat)`` (a bot with parameters: its discard, claim and kong after ``(view, hand, st, bpar,
+# void)``, simulator.bots.PREPARED_ARGS): simulator.bots builds the dispatchers from these.
 DECISIONS = ("exchange", "void", "discard", "claim", "self_kong", "takes_win", "declares")
 
 BY_NAME = {b.name: b for b in BOT_TABLE}
