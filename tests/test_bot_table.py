@@ -6,6 +6,7 @@ dictionary."""
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import numpy as np
 import pytest
@@ -84,6 +85,41 @@ def test_every_bot_is_dispatched_to_its_own_decision_or_its_bases(decision: str)
         seen += ids
     assert sorted(seen) == sorted(b.id for b in BOT_TABLE)  # each id in exactly one branch
     assert f"def bot_{decision}(" in bots.dispatch_source()
+
+
+def _run_dispatcher(name: str, bot_id: int, bpar) -> str:
+    """Run the generated dispatcher ``name`` as plain Python for a seat of bot ``bot_id``: every bot's decision and
+    the view/hand builders are stand-ins, so the answer is the name of the decision function it reached."""
+    namespace = {"njit": lambda *a, **k: (lambda f: f), "view_of": lambda *a: "view", "own_ckongs": lambda *a: None,
+                 "planned_hand": lambda *a: "hand"}
+    for fn in bots._FUNCTIONS:
+        namespace[fn] = lambda *a, _fn=fn: _fn
+    namespace[name.replace("bot_", "param_", 1)] = lambda *a: "param"  # an inlined dispatcher's ordinary call
+    exec(bots.dispatch_source(), namespace)  # noqa: S102
+    params = list(inspect.signature(namespace[name]).parameters)
+
+    class Game:
+        bots = np.full(4, bot_id)
+
+    class St:
+        mk = mt = nm = np.zeros(4)
+        visible = None
+
+    values = {"game": Game, "st": St, "bpar": bpar, "seat": 0, "opts": 1}
+    return namespace[name](*(values.get(a, 0) for a in params))
+
+
+@pytest.mark.parametrize("decision", bot_table.DECISIONS)
+def test_the_generated_dispatchers_send_each_bot_to_its_decision(decision: str):
+    """The text the engine compiles, run as Python: each bot id reaches the function ``groups`` assigns it, through
+    ``bot_*`` for a bot without parameters and through ``param_*`` (or the parameter row's branch) otherwise."""
+    for fn, ids, param in bots.groups(decision):
+        for bot_id in ids:
+            got = _run_dispatcher(f"bot_{decision}", bot_id, np.zeros(bot_table.N_BOT_PARAMS, np.int64))
+            if got == "param":
+                assert param
+                got = _run_dispatcher(f"param_{decision}", bot_id, np.zeros(bot_table.N_BOT_PARAMS, np.int64))
+            assert got == fn, (decision, bot_id)
 
 
 def test_a_parameter_declared_twice_differently_is_refused(monkeypatch):
