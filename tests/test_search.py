@@ -128,7 +128,8 @@ def test_search_is_deterministic_and_logged_by_name():
 
 
 @pytest.mark.parametrize("params,msg", [({"rollouts": 1}, "rollouts"), ({"wall": 70}, "wall"),
-                                        ({"policy": "random"}, "policy"), ({"depth": 2}, "params do not fit")])
+                                        ({"policy": "random"}, "policy"), ({"depth": 2}, "params do not fit"),
+                                        ({"opponents": "greedy"}, "opponents"), ({"confirm": 1}, "confirm")])
 def test_bad_parameters_are_one_clear_error(params, msg):
     with pytest.raises(RulesError, match=msg) if msg == "params do not fit" else pytest.raises(ValueError, match=msg):
         rules = _search_rules(**params)
@@ -157,3 +158,19 @@ def test_replay_shows_the_search_reasons_before_what_it_played():
                 notes += 1
                 departed += chosen != note[6]
     assert notes > 10 and 0 < departed < notes
+
+
+def test_the_rollouts_seat_the_bots_at_the_table():
+    """Each other seat is played in the rollouts by the compiled bot seated there (the seating is public): against
+    three greedy bots the rollouts seat greedy; against the policy's own bot, `opponents: policy` plays the same."""
+    from simulator.rules import BOT_INDEX
+
+    ids = np.arange(8, dtype=np.int64)
+    bot = SearchBot(rollouts=3, z=1)
+    play_hands(load_rules("chengdu", ["seats=[search, greedy, greedy, greedy]"]), ids, 3, {0: bot}, duplicate=True)
+    bots = list(bot._ro.game.bots)
+    assert sorted(bots) == sorted([BOT_INDEX["expert"]] + [BOT_INDEX["greedy"]] * 3)
+    rules = load_rules("chengdu", ["seats=[search, expert, expert, expert]"])
+    a, b = (play_hands(rules, ids, 3, {0: SearchBot(rollouts=3, z=1, opponents=o)}, duplicate=True)
+            for o in ("seated", "policy"))
+    assert np.array_equal(a.p, b.p)

@@ -38,6 +38,8 @@ from simulator.search.rollout import (
 from simulator.search.sample import Public, hidden_count
 
 SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+OPPONENTS = ("seated", "policy")  # who plays the other seats in the rollouts (SearchBot)
+COMPILED_IDS = frozenset(BOT_INDEX.values())
 CONFIRM_SALT = 0x5DEECE66D  # the confirmation's samples: a stream apart from the screen's
 # SearchBot.replay_notes, one per searched decision (shown by xuezhan replay): the event count at the decision, the
 # seat, the decision, tiles left, samples, (action, mean final score) per candidate best first, the policy's answer,
@@ -121,10 +123,12 @@ class SearchBot(Bot):
     answers the decisions not searched; ``z``: how many standard errors of the paired difference the best action
     must beat the policy's choice by (0 = the best mean always); ``confirm``: when more than 0, a best action that
     passes ``screen`` standard errors on the ``rollouts`` samples is played against the policy's choice on
-    ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up)."""
+    ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up);
+    ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
+    ``policy`` (every seat by the policy)."""
 
     def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0,
-                 confirm: int = 0, screen: float = 1.5):
+                 confirm: int = 0, screen: float = 1.5, opponents: str = "seated"):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
@@ -138,7 +142,9 @@ class SearchBot(Bot):
         if not isinstance(confirm, int) or confirm == 1 or not 0 <= confirm <= 1000:
             raise ValueError(f"confirm must be 0 (no confirmation) or an integer in 2–1000, got {confirm!r}")
         self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
-        self.confirm, self.screen = confirm, float(screen)
+        if opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {opponents!r}")
+        self.confirm, self.screen, self.opponents = confirm, float(screen), opponents
         self.decisions: list[tuple[str, int, float, float, str]] = []
         self.replay_notes: list[tuple] = []  # this hand's searched decisions, for the replay (NOTE_FIELDS)
         self._hand = None
@@ -174,7 +180,7 @@ class SearchBot(Bot):
 
     def _rollout_records(self, hand) -> Rollout:
         table = CompiledTable.of(hand.rules)
-        row = BotSpec(bot=self.policy).to_row()
+        row = self._row = BotSpec(bot=self.policy).to_row()
         game = table.game(np.full(state.N_SEATS, BOT_INDEX[self.policy], np.int64))
         slots = table.win_slots
         return Rollout(game, engine.alloc(False, slots), engine.alloc(False, slots),
@@ -191,11 +197,24 @@ class SearchBot(Bot):
         if obs.decision == "exchange":
             return self.exchange(obs)
         self._n += 1
+        self._seat_rollouts(hand, obs.seat)
         policy = self._policy_answer(hand, obs.seat)
         legal = obs.legal_actions
         if len(legal) < 2 or not self._searchable(hand, obs):
             return policy
         return self._search(hand, obs, legal, policy)
+
+    def _seat_rollouts(self, hand, seat: int) -> None:
+        """The rollouts' players: this seat the policy; every other seat the compiled bot seated there, with its
+        parameters (the seating is public), or the policy for a seat of a Python bot or with ``opponents:
+        policy``."""
+        ro = self._ro
+        for q in range(state.N_SEATS):
+            b = int(hand.game.bots[q])
+            if q == seat or self.opponents == "policy" or b not in COMPILED_IDS:
+                ro.game.bots[q], ro.bpar[q] = BOT_INDEX[self.policy], self._row
+            else:
+                ro.game.bots[q], ro.bpar[q] = b, hand.bpar[q]
 
     def _policy_answer(self, hand, seat: int) -> int:
         ro = self._ro
