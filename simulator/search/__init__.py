@@ -128,7 +128,7 @@ class SearchBot(Bot):
     ``policy`` (every seat by the policy)."""
 
     def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0,
-                 confirm: int = 48, screen: float = 2.0, opponents: str = "seated"):
+                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated"):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
