@@ -177,13 +177,13 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     Wilson interval)."""
     run = as_run(run)
 
-    def queries(r: Run) -> list[pl.LazyFrame]:
-        long = (r.wins().select("variant", r.cluster, *FAN_MEASURES)
-                .unpivot(index=["variant", r.cluster], on=list(FAN_MEASURES), variable_name="measure",
-                         value_name="value")
-                .with_columns(pl.col("value").cast(pl.Int64)))
-        return [*share_moments(long, r.wins().select("variant", r.cluster), ["variant"], ["measure", "value"],
-                               cluster=r.cluster), *_totals_queries(r)]
+    def queries(r: Run) -> list[pl.LazyFrame]:  # each measure on its own: no long copy, no string key
+        trials = r.wins().select("variant", r.cluster)
+        each = [share_moments(r.wins().select("variant", r.cluster, pl.col(m).cast(pl.Int64).alias("value")), trials,
+                              ["variant"], "value", cluster=r.cluster) for m in FAN_MEASURES]
+        counts = pl.concat([c.select("variant", pl.lit(m).alias("measure"), pl.exclude("variant"))
+                            for (c, _), m in zip(each, FAN_MEASURES, strict=True)])
+        return [counts, each[0][1], *_totals_queries(r)]
 
     counts, totals, *sizes = _summed(run, queries, (["variant", "measure", "value"], ["variant"], *_TOTAL_KEYS))
     top = counts["value"].max()
