@@ -32,9 +32,10 @@ from simulator.kernel import state as S
 from simulator.kernel.shape import wait_mask
 from simulator.kernel.state import PS_DISCARDED, PS_NDRAWS, PS_NKONGS, PS_SAFE
 from simulator.kernel.tables import suit_table
-from simulator.rules import P_PASS_RON_LOCK, PASS_LOCKS, load_rules
+from simulator.rules import SLOT, code, load_rules
 
-LOCK_OFF, LOCK_SAME = PASS_LOCKS.index("off"), PASS_LOCKS.index("same_tile")
+P_PASS_RON_LOCK = SLOT["pass_ron_lock"]
+LOCK_OFF, LOCK_SAME = code("pass_ron_lock", "off"), code("pass_ron_lock", "same_tile")
 N_FEAT = 21
 FEATURES = ("bias", "draws", "draws²", "melds", "tiles_left", "terminal", "rank_2_8", "passed", "own_discard",
             "suji", "unseen", "unseen_0", "suit_discards", "flush_suit", "flush_other", "melds_in_suit",

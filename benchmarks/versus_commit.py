@@ -117,7 +117,8 @@ class Side:
         # the engine of the state record (a file of the package itself: an editable install's finder would
         # otherwise find the installed checkout's module under an older package's name)
         self.struct = (pkg_dir / f"{_module_name(pkg_dir, 'compiled_rules').replace('.', '/')}.py").is_file()
-        self.declares = rules_mod.DECLARES
+        # the declare_ready choices (the vocabulary's DECLARES before the key table held them)
+        self.declares = getattr(rules_mod, "DECLARES", None) or rules_mod.choices("declare_ready")
         if self.struct:
             table = mod("compiled_rules").CompiledTable.of(self.rules)
             self.bot_ids, self.bot_par = table.bot_ids, np.array(table.bot_par, dtype=np.int64)

@@ -23,7 +23,7 @@ from simulator.bots.expert_pwin import (
 from simulator.bots.view import SeatView
 from simulator.kernel.shape import HandTiles
 from simulator.kernel.tiles import counts_from_str, parse_tiles
-from simulator.rules import MODES, P_MODE, load_rules
+from simulator.rules import SLOT, code, load_rules
 
 CHENGDU, SINGLE, XUELIU = (load_rules(c).to_arrays() for c in ("chengdu", "single", "xueliu"))
 NO = np.zeros(4, np.int8)
@@ -36,8 +36,8 @@ def test_end_rates_by_mode_single_ends_at_the_first_win():
     for params in (CHENGDU, SINGLE, XUELIU):
         for n_in in (0, 1, 2, 3):
             assert end_rate(params, n_in) == PWIN_COLUMNS[pwin_col(params, n_in)].end
-    assert [int(p[P_MODE]) for p in (CHENGDU, SINGLE, XUELIU)] == [MODES.index(m) for m in ("xuezhan", "single",
-                                                                                               "xueliu")]
+    assert [int(p[SLOT["mode"]]) for p in (CHENGDU, SINGLE, XUELIU)] == [code("mode", m) for m in ("xuezhan", "single",
+                                                                                                "xueliu")]
     for n_in in (1, 2, 3):
         assert end_rate(CHENGDU, n_in) == END_RATE[n_in]
     assert end_rate(XUELIU, 3) == END_RATE[3]  # under 血流 a seat decides with all three opponents in

@@ -1,7 +1,8 @@
-"""The key table (``simulator.rules.keys``): a rule key declared once, and what follows from its row — the rule
-set's field (validation, default, JSON Schema), the compiled slot, the digest left unchanged at the default, the
-money bound of the logs and docs/rules.md's table. ``settlement.dealer_compensation`` is the key made this way:
-the dealer pays each other player at the start of every hand."""
+"""The key table (``simulator.rules.keys``): every rule key declared once, and what follows from its row — the
+rule set's field (validation, default, JSON Schema), the compiled slot and enum integers, the digest (a newer key
+left out at its default, the keys from before the table always recorded), the money bound of the logs and
+docs/rules.md's table. ``settlement.dealer_compensation`` is a key made this way: the dealer pays each other
+player at the start of every hand."""
 
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from simulator.rules import N_PARAMS, RulesError, RuleSet, load_rules, log_bounds
+from simulator.rules import N_PARAMS, P_FLAG_FAN, SPECIAL, RulesError, RuleSet, load_rules, log_bounds
 from simulator.rules import keys as rule_keys
-from simulator.rules.blocks import table_keys
-from simulator.rules.vocab import P_KEY_TABLE
+from simulator.rules.blocks import table_block
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+
+
+def _model_of(block: str) -> type:
+    model: type = RuleSet
+    for part in filter(None, block.split(".")):
+        model = model.model_fields[part].annotation
+    return model
 
 
 def test_docs_rules_md_shows_the_generated_key_reference():
@@ -25,18 +32,41 @@ def test_docs_rules_md_shows_the_generated_key_reference():
 
 @pytest.mark.parametrize("key", rule_keys.KEYS, ids=lambda k: k.path)
 def test_each_key_is_a_validated_field_with_its_default_doc_and_schema(key):
-    block = RuleSet.model_fields[key.block].annotation if key.block else RuleSet
+    block = _model_of(key.block)
     field = block.model_fields[key.name]
-    assert field.default == key.default and field.description == key.doc
+    assert field.default == key.field_default and field.description == key.doc
     schema = block.model_json_schema()["properties"][key.name]
-    assert schema["default"] == key.default and schema["description"] == key.doc
-    if key.kind == "int":
+    assert schema["default"] == key.field_default and schema["description"] == key.doc
+    if key.kind == "int" and not key.special:
         assert (schema["minimum"], schema["maximum"]) == (key.low, key.high)
+    assert rule_keys.value_of(RuleSet(), key.path) == key.field_default  # the default rule set holds it
 
 
-def test_the_slots_follow_the_vocabulary_vector():
-    assert sorted(rule_keys.SLOT.values()) == list(range(P_KEY_TABLE, N_PARAMS))
+def test_every_slot_is_a_key_s_and_the_fans_follow():
+    assert sorted(rule_keys.SLOT.values()) == list(range(P_FLAG_FAN))
     assert len(RuleSet().to_arrays()) == N_PARAMS
+    assert set(rule_keys.SLOT) == {k.path for k in rule_keys.KEYS if k.kind != "fans"} | {"scoring.extras.gen"}
+
+
+def test_the_keys_from_before_the_table_stay_recorded_at_their_default():
+    """Their defaults were always written into the manifests and digests: they still are (byte-identical logs),
+    while a newer key at its default is left out."""
+    flat = rule_keys.value_of
+    data = RuleSet().resolved()
+    for key in rule_keys.KEYS:
+        present = flat(_Plain(data), key.path) is not None
+        assert present == key.recorded, key.path
+
+
+class _Plain:
+    """A resolved rule set's dict read like the model (a missing key is None)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __getattr__(self, name):
+        value = self.data.get(name)
+        return _Plain(value) if isinstance(value, dict) and name != "extras" else value
 
 
 @pytest.mark.parametrize("row", [
@@ -47,7 +77,7 @@ def test_the_slots_follow_the_vocabulary_vector():
 def test_a_row_becomes_a_strict_field_and_an_integer(row, monkeypatch):
     """What a new row gives, shown on rows of each kind in a block of their own."""
     monkeypatch.setattr(rule_keys, "KEYS", (row,))
-    model = table_keys("demo")
+    model = table_block("demo")
     assert getattr(model(), row.name) == row.default
     good = {"int": 5, "bool": True, "choice": "c"}[row.kind]
     assert row.encode(getattr(model(**{row.name: good}), row.name)) == {"int": 5, "bool": 1, "choice": 2}[row.kind]
@@ -55,6 +85,35 @@ def test_a_row_becomes_a_strict_field_and_an_integer(row, monkeypatch):
         with pytest.raises(ValidationError):
             model(**{row.name: bad})
     assert model.model_json_schema()["properties"][row.name]["description"] == row.doc
+
+
+def test_the_special_kinds():
+    """An int or a special value compiled as SPECIAL (scoring.cap null, settlement.huazhu_penalty cap); a nested
+    block (kongs.discard_kong); a fans mapping whose entry has a slot (scoring.extras.gen, 0 when absent); YAML's
+    bare off for a choice named off."""
+    slot = rule_keys.SLOT
+    rules = load_rules("chengdu", ["scoring.cap=null", "settlement.huazhu_penalty=cap", "pass_ron_lock=off",
+                                   "kongs.discard_kong.others=3"])
+    p = rules.to_arrays()
+    assert p[slot["scoring.cap"]] == p[slot["settlement.huazhu_penalty"]] == SPECIAL
+    assert p[slot["pass_ron_lock"]] == rule_keys.code("pass_ron_lock", "off") == 0
+    assert p[slot["kongs.discard_kong.others"]] == 3 and p[slot["kongs.discard_kong.discarder"]] == 2
+    assert p[slot["scoring.extras.gen"]] == 1
+    no_gen = RuleSet.model_validate({"scoring": {"extras": {"zimo": 1}}}).to_arrays()  # a mapping replaced whole
+    assert no_gen[slot["scoring.extras.gen"]] == 0  # absent from the mapping
+    assert load_rules("chengdu", ["scoring.cap=7"]).to_arrays()[slot["scoring.cap"]] == 7
+    for bad, where in (("scoring.cap=cap", "scoring.cap"), ("settlement.huazhu_penalty=null", "huazhu_penalty"),
+                       ("kongs.added_kong.each=-1", "kongs.added_kong.each"), ("pass_ron_lock=on", "pass_ron_lock"),
+                       ("scoring.extras={sing: 65}", "scoring.extras.sing")):
+        with pytest.raises(RulesError, match=where):
+            load_rules("chengdu", [bad])
+
+
+def test_enum_integers_are_the_choices_order():
+    assert [rule_keys.code("mode", m) for m in ("xuezhan", "single", "xueliu")] == [0, 1, 2]
+    assert rule_keys.choices("exchange_three")[rule_keys.code("exchange_three", "random")] == "random"
+    with pytest.raises(ValueError, match="mode"):
+        rule_keys.code("mode", "riichi")
 
 
 # ---- settlement.dealer_compensation: the key made this way (one row in rule_keys, settlement.settle_deal) ------
@@ -65,7 +124,8 @@ def test_the_compensation_is_validated_and_in_its_slot():
     base, on = load_rules("chengdu"), load_rules("chengdu", [f"{KEY}=7"])
     a, b = base.to_arrays(), on.to_arrays()
     assert a[rule_keys.SLOT[KEY]] == 0 and b[rule_keys.SLOT[KEY]] == 7
-    assert np.array_equal(a[:P_KEY_TABLE], b[:P_KEY_TABLE])  # nothing else moves
+    a[rule_keys.SLOT[KEY]] = 7
+    assert np.array_equal(a, b)  # nothing else moves
     for bad in ("-1", "10001", "true", "'5'"):
         with pytest.raises(RulesError, match="settlement.dealer_compensation"):
             load_rules("chengdu", [f"{KEY}={bad}"])

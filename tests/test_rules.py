@@ -56,15 +56,15 @@ def test_set_overrides():
     rules = load_rules("chengdu", ["scoring.cap=null", "settlement.huazhu_penalty=cap", "pass_ron_lock=off"])
     assert rules.scoring.cap is None and rules.settlement.huazhu_penalty == "cap" and rules.pass_ron_lock == "off"
     p = rules.to_arrays()
-    assert p[R.P_CAP] == R.NO_CAP and p[R.P_HUAZHU_PENALTY] == R.HUAZHU_CAP
+    assert p[R.SLOT["scoring.cap"]] == p[R.SLOT["settlement.huazhu_penalty"]] == R.SPECIAL
     assert load_rules("chengdu", {"scoring": {"cap": 3}}).scoring.cap == 3
 
 
 def test_to_arrays_slots():
     p = load_rules("chengdu").to_arrays()
     assert p[R.P_FLAG_FAN + R.FLAG_BIT["qingyise"]] == 2 and p[R.P_FLAG_FAN + R.FLAG_BIT["tianhu"]] == 3
-    assert p[R.P_GEN_FAN] == 1 and p[R.P_BASE] == 1
-    assert (p[R.P_TABLE_FAN:R.P_KEY_TABLE] == -1).all()  # additive: no table
+    assert p[R.SLOT["scoring.extras.gen"]] == 1 and p[R.SLOT["scoring.base"]] == 1
+    assert (p[R.P_TABLE_FAN:R.N_PARAMS] == -1).all()  # additive: no table
     q = load_rules("qq_sichuan").to_arrays()
     assert q[R.P_TABLE_FAN + R.HAND_TYPE_INDEX["pinghu"]] == 1
     assert q[R.P_TABLE_FAN + R.HAND_TYPE_INDEX["jingou"]] == -1  # not listed

@@ -19,7 +19,7 @@ from cli_helpers import cli_run, reference_fixture, snapshot, start_paused, wait
 from simulator.logs import encode
 from simulator.logs.records import Coded
 from simulator.logs.schema import NULL_IF_NO_WIN, TABLES
-from simulator.rules import EXCHANGES, load_rules
+from simulator.rules import choices, load_rules
 from simulator.run import runner
 from simulator.vocab import WIN_KINDS
 
@@ -70,12 +70,12 @@ def test_categorical_codes_encode_like_their_strings():
         strings = encode._categorical(Coded(codes, tuple(names)).strings(), fld, encode.VOCABULARIES[name])
         assert coded.type == fld.type and coded.equals(strings) and coded.null_count == 2
     fld = TABLES["hands"].field("exchange")
-    ok = encode._categorical(Coded(np.array([0, 3]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
+    ok = encode._categorical(Coded(np.array([0, 3]), choices("exchange_three")), fld, encode.VOCABULARIES["exchange"])
     assert ok.to_pylist() == ["none", "opposite"] and ok.null_count == 0
     with pytest.raises(ValueError, match="'random'"):
-        encode._categorical(Coded(np.array([0, 4]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
+        encode._categorical(Coded(np.array([0, 4]), choices("exchange_three")), fld, encode.VOCABULARIES["exchange"])
     with pytest.raises(ValueError, match="code 5"):
-        encode._categorical(Coded(np.array([0, 5]), EXCHANGES), fld, encode.VOCABULARIES["exchange"])
+        encode._categorical(Coded(np.array([0, 5]), choices("exchange_three")), fld, encode.VOCABULARIES["exchange"])
 
 
 def test_integer_overflow_is_an_error_not_a_wrap():

@@ -172,9 +172,9 @@ def test_cap_linear_and_base():
 
 def test_points_of_clamps_exponent():
     p = CHENGDU.to_arrays()
-    p[R.P_CAP] = R.NO_CAP
+    p[R.SLOT["scoring.cap"]] = R.code("scoring.cap", None)
     assert S.points_of(100, p) == 2**S.MAX_EXPONENT
-    p[R.P_FAN_OFFSET] = 1
+    p[R.SLOT["scoring.fan_offset"]] = 1
     assert S.points_of(0, p) == 1
 
 

@@ -21,10 +21,11 @@ from simulator.run.study import STUDY_DIR, load_study, study_variants
 def effective(rules: R.RuleSet, duplicate: bool) -> tuple:
     """What the game depends on, with equivalent spellings made equal."""
     p = rules.to_arrays()
-    p[R.P_HUAZHU_PENALTY] = huazhu_penalty(p)
+    p[R.SLOT["settlement.huazhu_penalty"]] = huazhu_penalty(p)
     max_fan, _ = R.log_bounds(rules)
-    if p[R.P_CAP] != R.NO_CAP and p[R.P_CAP] >= max_fan:
-        p[R.P_CAP] = R.NO_CAP  # a cap no hand can reach
+    cap, no_cap = R.SLOT["scoring.cap"], R.code("scoring.cap", None)
+    if p[cap] != no_cap and p[cap] >= max_fan:
+        p[cap] = no_cap  # a cap no hand can reach
     seats = []
     for spec in rules.seats:
         seats.append((spec.bot, tuple(spec.to_row().tolist())))  # its own bot's parameters (simulator.rules.bot_table)

@@ -30,18 +30,17 @@ from simulator.bots.common import suit_count
 from simulator.kernel.scoring import points_of
 from simulator.kernel.shape import SHANTEN_NEVER, shanten
 from simulator.kernel.state import N_KINDS, N_SEATS, PS_DECLARED, PS_SHOWN, PS_WON, VOID_NONE, void_rule
-from simulator.rules.vocab import (
-    DECLARES,
-    HUAZHU_CAP,
-    NO_CAP,
-    P_CAP,
-    P_DECLARE_READY,
-    P_HUAZHU_PAYS,
-    P_HUAZHU_PENALTY,
-    UNCAPPED_HUAZHU_FAN,
-)
+from simulator.rules.keys import SLOT, code
+from simulator.rules.vocab import UNCAPPED_HUAZHU_FAN
 
-DECL_DANCE = DECLARES.index("dance")
+P_CAP = SLOT["scoring.cap"]
+P_DECLARE_READY = SLOT["declare_ready"]
+P_HUAZHU_PAYS = SLOT["settlement.huazhu_pays"]
+P_HUAZHU_PENALTY = SLOT["settlement.huazhu_penalty"]
+HUAZHU_CAP = code("settlement.huazhu_penalty", "cap")
+NO_CAP = code("scoring.cap", None)
+
+DECL_DANCE = code("declare_ready", "dance")
 P_EXHAUST = 0.8      # P(the hand reaches the exhaustive draw with this seat still in | it does not win)
 SHANTEN_PRICE = 0.5  # what one step of shanten is worth, in plain wins (points_of(1) from each opponent still in)
 

@@ -26,10 +26,12 @@ from simulator.bots.seat import own_ckongs, view_of
 from simulator.kernel.evaluate import CTX_DANCE, CTX_SELF_DRAW, CTX_SING, evaluate_win
 from simulator.kernel.shape import hand_tiles
 from simulator.kernel.state import N_KINDS, N_SEATS, PS_DECLARED, PS_WON
-from simulator.rules.vocab import DECLARES, P_DECLARE_READY
+from simulator.rules.keys import SLOT, code
+
+P_DECLARE_READY = SLOT["declare_ready"]
 
 FLEX_COST = 0.2  # share of the declared income given up for the locked hand's lost flexibility
-DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
+DECL_SING, DECL_DANCE, DECL_BOTH = (code("declare_ready", x) for x in ("sing", "dance", "both"))
 
 
 @njit(cache=True, _nrt=False)

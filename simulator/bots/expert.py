@@ -74,16 +74,15 @@ from simulator.kernel.state import (
     stack_empty,
     void_rule,
 )
-from simulator.rules.vocab import (
-    BOT_MILLI,
-    P_ADDED_KONG_EACH,
-    P_ADDED_KONG_FRESH_ONLY,
-    P_MODE,
-    P_PASS_RON_LOCK,
-    PASS_LOCKS,
-)
+from simulator.rules.keys import SLOT, code
+from simulator.rules.vocab import BOT_MILLI
 
-LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "higher_fan"))
+P_ADDED_KONG_EACH = SLOT["kongs.added_kong.each"]
+P_ADDED_KONG_FRESH_ONLY = SLOT["kongs.added_kong_fresh_only"]
+P_MODE = SLOT["mode"]
+P_PASS_RON_LOCK = SLOT["pass_ron_lock"]
+
+LOCK_OFF, LOCK_SAME, LOCK_HIGHER = (code("pass_ron_lock", x) for x in ("off", "same_tile", "higher_fan"))
 LOCK_ROUNDS = 0.75     # discard-win chances lost by a lock until the next draw, in rounds of discards
 # The deal-in cost of each discard while waiting after a declined win, per unit of the table's mean danger
 # (danger.mean_risk: the opponents' P(ready), waits and expected win from public signals — melds, one-suit melds,

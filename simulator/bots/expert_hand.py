@@ -38,11 +38,7 @@ from simulator.bots.expert_value import (
     wait_income,
 )
 from simulator.kernel.scoring import points_of
-from simulator.kernel.shape import MELD_PUNG, SHANTEN_NEVER, shanten
-from simulator.kernel.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
-from simulator.rules.bot_table import slot
-from simulator.rules.vocab import (
-    BOT_MILLI,
+from simulator.kernel.settlement import (  # the slots of the kong and end-of-hand keys the settlement reads
     P_ADDED_KONG_EACH,
     P_CHADAJIAO,
     P_CONCEALED_KONG_EACH,
@@ -50,6 +46,10 @@ from simulator.rules.vocab import (
     P_DISCARD_KONG_OTHERS,
     P_REFUND_KONGS_IF_NOT_READY,
 )
+from simulator.kernel.shape import MELD_PUNG, SHANTEN_NEVER, shanten
+from simulator.kernel.state import N_KINDS, N_SEATS, PS_WON, VOID_DECLARED, stack_empty, void_rule
+from simulator.rules.bot_table import slot
+from simulator.rules.vocab import BOT_MILLI
 
 # its parameters' slots in the seat's row, in thousandths (simulator.rules.bot_table)
 BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = (slot("expert", p) for p in ("defence", "ambition", "temperature",

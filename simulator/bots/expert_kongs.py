@@ -14,7 +14,11 @@ from simulator.bots.expert_hand import concealed_kong_amount, direct_kong_amount
 from simulator.bots.expert_pwin import MODE_SINGLE, TYP_ACC, end_rate, p_win
 from simulator.kernel.scoring import points_of
 from simulator.kernel.shape import MELD_CKONG, MELD_KONG, SHANTEN_NEVER, shanten
-from simulator.rules.vocab import P_CHADAJIAO, P_MODE, P_REFUND_KONGS_IF_NOT_READY
+from simulator.rules.keys import SLOT
+
+P_CHADAJIAO = SLOT["settlement.chadajiao"]
+P_MODE = SLOT["mode"]
+P_REFUND_KONGS_IF_NOT_READY = SLOT["settlement.refund_kongs_if_not_ready"]
 
 TRANSFER_KEEP = 0.95   # share of a new kong's income not passed on by 呼叫转移 (退税 is priced apart: end_risk)
 # Share of the opponents still in that are ready at the exhaustive draw (greedy's, measured 0.83; 24,000 walls × 4,

@@ -17,7 +17,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from simulator.rules.vocab import MODES, P_MODE
+from simulator.rules.keys import SLOT, choices, code
+
+P_MODE = SLOT["mode"]
 
 RON_SHARE = 0.5        # an opponent's discard hits a wait about half as often as a blind draw (they discard safe)
 # Acceptance assumed for improvement steps after the first, and tiles waited on once ready (for steps beyond the
@@ -61,10 +63,10 @@ SINGLE_COL = N_PLAYERS_IN      # mode `single`'s column (pwin_col): three oppone
 XUELIU_COL = N_PLAYERS_IN + 1  # mode `xueliu`'s: three opponents in, expected wins (a winner plays on, see below)
 PWIN_COLUMNS = (*(Column(m, END_RATE[m]) for m in range(N_PLAYERS_IN)), Column(N_PLAYERS_IN - 1, END_RATE_SINGLE),
                 Column(N_PLAYERS_IN - 1, END_RATE[N_PLAYERS_IN - 1], repeat=True))
-MODE_SINGLE = MODES.index("single")
-MODE_XUELIU = MODES.index("xueliu")
-# per mode (MODES order) its own column once an opponent is in, or −1: the columns by opponents in (血战)
-MODE_COL = np.array([{"single": SINGLE_COL, "xueliu": XUELIU_COL}.get(m, -1) for m in MODES], np.int64)
+MODE_SINGLE = code("mode", "single")
+MODE_XUELIU = code("mode", "xueliu")
+# per mode (choices("mode") order) its own column once an opponent is in, or −1: the columns by opponents in (血战)
+MODE_COL = np.array([{"single": SINGLE_COL, "xueliu": XUELIU_COL}.get(m, -1) for m in choices("mode")], np.int64)
 LAST_COL = len(PWIN_COLUMNS) - 1
 
 

@@ -14,29 +14,23 @@ from simulator.kernel.state import (
     PS_WAITS,
     tiles_left,
 )
-from simulator.rules.vocab import (
-    BLOOM_PAYERS,
-    DEAL_INS,
-    DECLARES,
-    EXCHANGES,
-    LAST_DISCARD_CLAIMS,
-    MODES,
-    P_FORCED_WIN_LAST_TILES,
-    P_MODE,
-    PASS_LOCKS,
-)
+from simulator.rules.keys import SLOT, code
 
-# Rule values the compiled code compares against (indices into the rule vocabularies of simulator.rules)
-EX_RANDOM = EXCHANGES.index("random")
-EX_CLOCKWISE = EXCHANGES.index("clockwise")
-EX_COUNTER = EXCHANGES.index("counterclockwise")
-MODE_SINGLE = MODES.index("single")
-MODE_XUELIU = MODES.index("xueliu")
-LOCK_OFF, LOCK_SAME, LOCK_ALL = (PASS_LOCKS.index(x) for x in ("off", "same_tile", "all_tiles"))
-DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (DEAL_INS.index(x) for x in DEAL_INS)
-BLOOM_FEEDER = BLOOM_PAYERS.index("feeder")
-LAST_WIN_ONLY = LAST_DISCARD_CLAIMS.index("win_only")
-DECL_SING, DECL_DANCE, DECL_BOTH = DECLARES.index("sing"), DECLARES.index("dance"), DECLARES.index("both")
+P_FORCED_WIN_LAST_TILES = SLOT["forced_win_last_tiles"]
+P_MODE = SLOT["mode"]
+
+# Rule values the compiled code compares against (enum integers of the key table, simulator.rules.keys)
+EX_RANDOM = code("exchange_three", "random")
+EX_CLOCKWISE = code("exchange_three", "clockwise")
+EX_COUNTER = code("exchange_three", "counterclockwise")
+MODE_SINGLE = code("mode", "single")
+MODE_XUELIU = code("mode", "xueliu")
+LOCK_OFF, LOCK_SAME, LOCK_ALL = (code("pass_ron_lock", x) for x in ("off", "same_tile", "all_tiles"))
+DEAL_IN_KEEP, DEAL_IN_REFUND, DEAL_IN_TRANSFER = (code("kongs.after_kong_deal_in", x)
+                                                  for x in ("keep", "refund", "transfer"))
+BLOOM_FEEDER = code("kong_bloom_payer", "feeder")
+LAST_WIN_ONLY = code("last_discard_claims", "win_only")
+DECL_SING, DECL_DANCE, DECL_BOTH = (code("declare_ready", x) for x in ("sing", "dance", "both"))
 MAX_STEPS = 2000  # turn-loop guard; a hand needs at most ~150 steps, so hitting it means an engine bug
 # What a step of the turn loop leads to
 GO_DISCARD, NEXT_DRAW, KONG_DRAW, PUNG_DISCARD, HAND_OVER = range(5)

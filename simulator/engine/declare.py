@@ -28,9 +28,9 @@ from simulator.kernel.state import (
     log_event,
     tiles_left,
 )
-from simulator.rules.vocab import (
-    P_DECLARE_READY,
-)
+from simulator.rules.keys import SLOT
+
+P_DECLARE_READY = SLOT["declare_ready"]
 
 
 @njit(cache=True, _nrt=False)

@@ -61,9 +61,9 @@ from simulator.kernel.state import (
     log_event,
     tiles_left,
 )
-from simulator.rules.vocab import (
-    P_MODE,
-)
+from simulator.rules.keys import SLOT
+
+P_MODE = SLOT["mode"]
 
 
 @njit(cache=True, _nrt=False)

@@ -36,9 +36,9 @@ from simulator.kernel.state import (
     log_event,
     void_rule,
 )
-from simulator.rules.vocab import (
-    P_EXCHANGE_THREE,
-)
+from simulator.rules.keys import SLOT
+
+P_EXCHANGE_THREE = SLOT["exchange_three"]
 
 
 @njit(cache=True, _nrt=False)

@@ -98,12 +98,12 @@ from simulator.kernel.state import (
     strict_void,
     tiles_left,
 )
-from simulator.rules.vocab import (
-    P_DECLARE_READY,
-    P_LAST_DISCARD_CLAIMS,
-    P_MODE,
-    P_ROB_KONG,
-)
+from simulator.rules.keys import SLOT
+
+P_DECLARE_READY = SLOT["declare_ready"]
+P_LAST_DISCARD_CLAIMS = SLOT["last_discard_claims"]
+P_MODE = SLOT["mode"]
+P_ROB_KONG = SLOT["rob_kong"]
 
 
 @njit(cache=True, inline="always")  # once per turn: inlined into the loop (no call)

@@ -89,13 +89,13 @@ from simulator.kernel.state import (
     log_event,
     pay,
 )
-from simulator.rules.vocab import (
-    P_AFTER_KONG_DEAL_IN,
-    P_KONG_BLOOM_PAYER,
-    P_MODE,
-    P_MULTIPLE_RON,
-    P_PASS_RON_LOCK,
-)
+from simulator.rules.keys import SLOT
+
+P_AFTER_KONG_DEAL_IN = SLOT["kongs.after_kong_deal_in"]
+P_KONG_BLOOM_PAYER = SLOT["kong_bloom_payer"]
+P_MODE = SLOT["mode"]
+P_MULTIPLE_RON = SLOT["multiple_ron"]
+P_PASS_RON_LOCK = SLOT["pass_ron_lock"]
 
 
 @njit(cache=True, inline="always")

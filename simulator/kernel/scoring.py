@@ -12,6 +12,12 @@ import numpy as np
 from numba import njit
 
 from simulator.rules import vocab as R
+from simulator.rules.keys import P_FLAG_FAN, P_TABLE_FAN, SLOT, code
+
+P_SCORING_MODE, P_LONG_USES_GEN, P_POINTS = SLOT["scoring.mode"], SLOT["scoring.long_uses_gen"], SLOT["scoring.points"]
+P_FAN_OFFSET, P_CAP, P_GEN_FAN = SLOT["scoring.fan_offset"], SLOT["scoring.cap"], SLOT["scoring.extras.gen"]
+P_SELF_DRAW_BONUS = SLOT["scoring.self_draw_bonus"]
+NO_CAP = code("scoring.cap", None)
 
 # ---- flag and hand-type constants (module globals are compile-time constants for numba) ------------------
 F_PINGHU = 1 << R.FLAG_BIT["pinghu"]
@@ -50,10 +56,10 @@ N_HAND_TYPES = len(R.HAND_TYPES)
 FIRST_LABEL = HT_TIANHU + 2  # LABEL_ORDER starts after tianhu, dihu in HAND_TYPES
 assert R.HAND_TYPES[FIRST_LABEL:] == R.LABEL_ORDER
 
-SCORING_TABLE = R.SCORING_MODES.index("table")
-POINTS_LINEAR = R.POINTS.index("linear")
-BONUS_ADD_BASE = R.SELF_DRAW_BONUSES.index("add_base")
-BONUS_ADD_FAN = R.SELF_DRAW_BONUSES.index("add_fan")
+SCORING_TABLE = code("scoring.mode", "table")
+POINTS_LINEAR = code("scoring.points", "linear")
+BONUS_ADD_BASE = code("scoring.self_draw_bonus", "add_base")
+BONUS_ADD_FAN = code("scoring.self_draw_bonus", "add_fan")
 MAX_EXPONENT = 62  # 2^62 base units: beyond that an uncapped hand saturates instead of overflowing int64
 
 
@@ -99,7 +105,7 @@ def flag_fan(flags, params, allowed):
     b = 0
     while f:  # the set bits only, lowest first
         if f & 1:
-            fan += params[R.P_FLAG_FAN + b]
+            fan += params[P_FLAG_FAN + b]
         f >>= 1
         b += 1
     return fan
@@ -114,7 +120,7 @@ def table_entry(mask, params):
     t = 0
     while m:  # the matched types only, in HAND_TYPES order
         if m & 1:
-            fan = params[R.P_TABLE_FAN + t]
+            fan = params[P_TABLE_FAN + t]
             if fan > best_fan:  # fan −1 = not listed, never beats best_fan ≥ −1
                 best = t
                 best_fan = fan
@@ -135,8 +141,8 @@ def additive_label(mask):
 @njit(cache=True, _nrt=False)
 def cap_fan(fan, params):
     """Apply the 封顶 (``P_CAP``, −1 = uncapped)."""
-    cap = params[R.P_CAP]
-    if cap != R.NO_CAP and fan > cap:
+    cap = params[P_CAP]
+    if cap != NO_CAP and fan > cap:
         return cap
     return fan
 
@@ -147,9 +153,9 @@ def points_of(capped, params):
 
     exponential: 2^(capped − fan_offset), the exponent clamped to [0, 62]; linear: capped.
     """
-    if params[R.P_POINTS] == POINTS_LINEAR:
+    if params[P_POINTS] == POINTS_LINEAR:
         return capped
-    e = capped - params[R.P_FAN_OFFSET]
+    e = capped - params[P_FAN_OFFSET]
     if e < 0:
         e = 0
     if e > MAX_EXPONENT:
@@ -165,13 +171,13 @@ def score_flags(flags, jiang, gen, self_draw, params):
     """
     mask = hand_type_mask(flags, jiang)
     g = gen
-    if params[R.P_SCORING_MODE] == SCORING_TABLE:
+    if params[P_SCORING_MODE] == SCORING_TABLE:
         ht = table_entry(mask, params)
         base_fan = 0
         if ht < 0:  # the validator requires a pinghu entry; unlisted => worth 0 as pinghu
             ht = HT_PINGHU
         else:
-            base_fan = params[R.P_TABLE_FAN + ht]
+            base_fan = params[P_TABLE_FAN + ht]
         long_paid = ht in (HT_LONGQIDUI, HT_QINGLONGQIDUI)
         allowed = EXTRA_FLAG_MASK
     else:
@@ -179,10 +185,10 @@ def score_flags(flags, jiang, gen, self_draw, params):
         base_fan = 0
         long_paid = _has(flags, F_LONGQIDUI)
         allowed = ALL_FLAG_MASK
-    if params[R.P_LONG_USES_GEN] and long_paid and g > 0:
+    if params[P_LONG_USES_GEN] and long_paid and g > 0:
         g -= 1  # the four-of-a-kind that makes it 龙 is not a 根 as well
-    fan = base_fan + flag_fan(flags, params, allowed) + g * params[R.P_GEN_FAN]
-    bonus = params[R.P_SELF_DRAW_BONUS]
+    fan = base_fan + flag_fan(flags, params, allowed) + g * params[P_GEN_FAN]
+    bonus = params[P_SELF_DRAW_BONUS]
     if self_draw and bonus == BONUS_ADD_FAN:
         fan += 1
     capped = cap_fan(fan, params)

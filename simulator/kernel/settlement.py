@@ -49,27 +49,24 @@ from simulator.kernel.state import (
     pay_units,
     void_rule,
 )
-from simulator.rules.keys import SLOT
-from simulator.rules.vocab import (
-    DECLARES,
-    HUAZHU_CAP,
-    HUAZHU_PAYERS,
-    P_ADDED_KONG_EACH,
-    P_ADDED_KONG_FRESH_ONLY,
-    P_CHADAJIAO,
-    P_CONCEALED_KONG_EACH,
-    P_DISCARD_KONG_DISCARDER,
-    P_DISCARD_KONG_OTHERS,
-    P_HUAZHU_PAYS,
-    P_HUAZHU_PENALTY,
-    P_REFUND_KONGS_IF_NOT_READY,
-    UNCAPPED_HUAZHU_FAN,
-)
+from simulator.rules.keys import SLOT, code
+from simulator.rules.vocab import UNCAPPED_HUAZHU_FAN
+
+P_ADDED_KONG_EACH = SLOT["kongs.added_kong.each"]
+P_ADDED_KONG_FRESH_ONLY = SLOT["kongs.added_kong_fresh_only"]
+P_CHADAJIAO = SLOT["settlement.chadajiao"]
+P_CONCEALED_KONG_EACH = SLOT["kongs.concealed_kong.each"]
+P_DISCARD_KONG_DISCARDER = SLOT["kongs.discard_kong.discarder"]
+P_DISCARD_KONG_OTHERS = SLOT["kongs.discard_kong.others"]
+P_HUAZHU_PAYS = SLOT["settlement.huazhu_pays"]
+P_HUAZHU_PENALTY = SLOT["settlement.huazhu_penalty"]
+P_REFUND_KONGS_IF_NOT_READY = SLOT["settlement.refund_kongs_if_not_ready"]
+HUAZHU_CAP = code("settlement.huazhu_penalty", "cap")
 
 # Kong kinds in the ledger (KL_KIND) and in EV_KONG events
 KK_DIRECT, KK_ADDED, KK_CONCEALED = 1, 2, 3
-HUAZHU_ALL = HUAZHU_PAYERS.index("all")
-DECL_SING, DECL_DANCE = DECLARES.index("sing"), DECLARES.index("dance")
+HUAZHU_ALL = code("settlement.huazhu_pays", "all")
+DECL_SING, DECL_DANCE = code("declare_ready", "sing"), code("declare_ready", "dance")
 _NO_FAN_LIMIT = 1 << 20  # above any cap
 P_DEALER_COMPENSATION = SLOT["settlement.dealer_compensation"]
 P_MONEY_SCALE = SLOT["settlement.money_scale"]

@@ -29,7 +29,10 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from simulator.rules.vocab import P_VOID_SUIT, VOID_SUITS, XUELIU_MAX_WIN_EVENTS
+from simulator.rules.keys import SLOT, code
+from simulator.rules.vocab import XUELIU_MAX_WIN_EVENTS
+
+P_VOID_SUIT = SLOT["void_suit"]
 
 # numba types of the engine's scalars and of its two tuples, for the compile plan (simulator.hands.precompile; the
 # arrays' types are read off real allocations there).
@@ -112,7 +115,7 @@ H_N = 9
 PL_N = PL_SCORE + N_COMP  # the score components last (PL_SCORE..PL_N−1)
 
 
-VOID_DECLARED, VOID_LENIENT, VOID_NONE = (VOID_SUITS.index(x) for x in ("declared", "declared_lenient", "none"))
+VOID_DECLARED, VOID_LENIENT, VOID_NONE = (code("void_suit", x) for x in ("declared", "declared_lenient", "none"))
 
 
 @njit(cache=True, _nrt=False)

@@ -31,7 +31,8 @@ import numpy as np
 import pyarrow as pa
 
 from simulator.rules.bot_table import BOT_LABELS, PYTHON_BOT
-from simulator.rules.vocab import EXCHANGES, FLAGS, HAND_TYPES
+from simulator.rules.keys import choices
+from simulator.rules.vocab import FLAGS, HAND_TYPES
 from simulator.vocab import WIN_KINDS
 
 # The log format: the version of what a Parquet file's bytes mean — its columns, their types and the
@@ -111,7 +112,8 @@ COLUMNS: dict[str, list[Column]] = {
         Column("rotation", pa.int8(), "bot seating rotation of a duplicate deal, 0 otherwise", "=rotation"),
         Column("dealer", pa.int8(), "dealer seat", "H_DEALER"),
         _cat("exchange", "换三张 direction used: none/clockwise/counterclockwise/opposite", "H_EXCHANGE",
-             tuple(e for e in EXCHANGES if e != "random"), codes=EXCHANGES),
+             tuple(e for e in choices("exchange_three") if e != "random"),
+             codes=choices("exchange_three")),
         Column("n_winners", pa.int8(), "players who won in this hand (血流: each counted once)", "H_NWINNERS"),
         Column("n_wins", pa.int16(), "wins in this hand = its rows in wins (> n_winners only under mode: xueliu)",
                "H_NWINS"),

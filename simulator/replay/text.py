@@ -24,7 +24,7 @@ from simulator.kernel.tiles import (
 from simulator.logs.schema import SCORE_COMPONENTS
 from simulator.replay.audit import ReplayedHand
 from simulator.replay.log import HandLog, ReplayError
-from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, P_GEN_FAN
+from simulator.rules import FLAG_BIT, FLAGS, P_FLAG_FAN, SLOT
 from simulator.vocab import FLAG_ZH, HAND_TYPE_ZH, MELD_EN, MELD_ZH
 
 KONG_ZH = {1: "直杠", 2: "加杠", 3: "暗杠"}
@@ -144,7 +144,7 @@ def _fan_breakdown(log: HandLog, win: dict, t: _Lang) -> str:
             fan = int(params[P_FLAG_FAN + FLAG_BIT[f]])
             parts.append(f"{t.flag(f)}{'+' + str(fan) if fan else ''}")
     if win["gen"] > 0:
-        parts.append(t("gen", n=win["gen"], fan=win["gen"] * int(params[P_GEN_FAN])))
+        parts.append(t("gen", n=win["gen"], fan=win["gen"] * int(params[SLOT["scoring.extras.gen"]])))
     capped = t("capped", capped=win["capped_fan"]) if win["capped_fan"] != win["fan"] else ""
     return t("breakdown", hand_type=t.hand_type(win["hand_type"]), parts=" ".join(parts), fan=win["fan"],
              capped=capped, points=win["points"])

@@ -5,13 +5,13 @@ A rule set is read from YAML (``configs/<name>.yaml`` or a path), may ``extends:
 merge key by key, everything else is replaced), and may be adjusted by ``--set key.path=value`` overrides
 (:mod:`simulator.rules.load`). Validation is strict: unknown keys, wrong types and out-of-range values are errors
 that name the file and the key. :meth:`RuleSet.to_arrays` turns a validated set into the flat ``int64`` vector the
-compiled engine reads; the slot of each key is the constant ``P_<KEY>`` (:mod:`simulator.rules.vocab`), so a rule
-key has exactly one home in code.
+compiled engine reads; each key's slot and enum integers are its row of the key table (:mod:`simulator.rules.keys`),
+where every rule key is declared once.
 
-The parts live in their own modules and are re-exported here, where callers import them: the vocabulary and
-slots (:mod:`simulator.rules.vocab`), the blocks ``scoring``/``kongs``/``settlement``/``economy``/``session``
-(:mod:`simulator.rules.blocks`), the seats (:mod:`simulator.rules.seats`) and the file reading
-(:mod:`simulator.rules.load`).
+The parts live in their own modules and are re-exported here, where callers import them: the vocabulary
+(:mod:`simulator.rules.vocab`), the key table (:mod:`simulator.rules.keys`), the blocks
+``scoring``/``kongs``/``settlement``/``economy``/``session`` (:mod:`simulator.rules.blocks`), the seats
+(:mod:`simulator.rules.seats`) and the file reading (:mod:`simulator.rules.load`).
 """
 
 from __future__ import annotations
@@ -19,31 +19,32 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Any, get_args
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ValidationError, field_validator, model_validator
 
 from simulator.errors import did_you_mean
 from simulator.rules.blocks import DEALER_RULES as DEALER_RULES
 from simulator.rules.blocks import MAX_RAKE as MAX_RAKE
 from simulator.rules.blocks import MAX_ROOM_FACTOR as MAX_ROOM_FACTOR
 from simulator.rules.blocks import MAX_SESSION_HANDS as MAX_SESSION_HANDS
-from simulator.rules.blocks import EachPayment as EachPayment
 from simulator.rules.blocks import EconomyRules as EconomyRules
-from simulator.rules.blocks import Fan as Fan
-from simulator.rules.blocks import FrozenModel, yaml_off
-from simulator.rules.blocks import KongPayment as KongPayment
+from simulator.rules.blocks import FrozenModel, table_block
 from simulator.rules.blocks import KongRules as KongRules
-from simulator.rules.blocks import NonNeg as NonNeg
-from simulator.rules.blocks import Payment as Payment
 from simulator.rules.blocks import ScoringRules as ScoringRules
 from simulator.rules.blocks import SessionRules as SessionRules
 from simulator.rules.blocks import SettlementRules as SettlementRules
+from simulator.rules.keys import BY_PATH as BY_PATH
 from simulator.rules.keys import KEYS as KEYS
 from simulator.rules.keys import N_PARAMS as N_PARAMS
+from simulator.rules.keys import P_FLAG_FAN as P_FLAG_FAN
+from simulator.rules.keys import P_TABLE_FAN as P_TABLE_FAN
 from simulator.rules.keys import SLOT as SLOT
-from simulator.rules.keys import value_of
+from simulator.rules.keys import SPECIAL as SPECIAL
+from simulator.rules.keys import choices as choices
+from simulator.rules.keys import code as code
+from simulator.rules.keys import compiled, value_of
 from simulator.rules.load import CONFIG_DIR as CONFIG_DIR
 from simulator.rules.load import RulesError as RulesError
 from simulator.rules.load import apply_overrides, load_raw, resolve_config_path, shorten
@@ -57,59 +58,15 @@ from simulator.rules.seats import BotSpec as BotSpec
 from simulator.rules.seats import bot_class as bot_class
 from simulator.rules.seats import read_tuned as read_tuned
 from simulator.rules.seats import resolve_tuned_path as resolve_tuned_path
-from simulator.rules.vocab import *  # noqa: F403 - every name of the vocabulary and every P_* slot is this module's API
+from simulator.rules.vocab import *  # noqa: F403 - every name of the vocabulary is this module's API
 from simulator.rules.vocab import (
-    BLOOM_PAYERS,
     BOT_INDEX,
-    DEAL_INS,
     DECLARE_FAN,
-    DECLARES,
-    EXCHANGES,
     FLAG_BIT,
     HAND_TYPE_INDEX,
     HAND_TYPES,
-    HUAZHU_CAP,
-    HUAZHU_PAYERS,
-    LAST_DISCARD_CLAIMS,
-    MODES,
-    NO_CAP,
-    P_ADDED_KONG_EACH,
-    P_ADDED_KONG_FRESH_ONLY,
-    P_AFTER_KONG_DEAL_IN,
-    P_BASE,
-    P_CAP,
-    P_CHADAJIAO,
-    P_CONCEALED_KONG_EACH,
-    P_DECLARE_READY,
-    P_DISCARD_KONG_DISCARDER,
-    P_DISCARD_KONG_OTHERS,
-    P_EXCHANGE_THREE,
-    P_FAN_OFFSET,
-    P_FLAG_FAN,
-    P_FORCED_WIN_LAST_TILES,
-    P_GEN_FAN,
-    P_HUAZHU_PAYS,
-    P_HUAZHU_PENALTY,
-    P_KONG_BLOOM_PAYER,
-    P_LAST_DISCARD_CLAIMS,
-    P_LONG_USES_GEN,
-    P_MODE,
-    P_MULTIPLE_RON,
-    P_PASS_RON_LOCK,
-    P_POINTS,
-    P_REFUND_KONGS_IF_NOT_READY,
-    P_ROB_KONG,
-    P_SCORING_MODE,
-    P_SELF_DRAW_BONUS,
-    P_TABLE_FAN,
-    P_VOID_SUIT,
-    PASS_LOCKS,
-    POINTS,
     PYTHON_BOT,
-    SCORING_MODES,
-    SELF_DRAW_BONUSES,
     UNCAPPED_HUAZHU_FAN,
-    VOID_SUITS,
     XUELIU_MAX_WIN_EVENTS,
 )
 
@@ -118,29 +75,21 @@ def _seat(v: Any) -> Any:
     return {"bot": v} if isinstance(v, str) else v
 
 
-class RuleSet(FrozenModel):
-    """A complete, validated rule set (docs/spec.md §2–§6) plus the bots seated at the table."""
-
+class _Named(FrozenModel):
     name: str = "chengdu"
     description: str = ""
-    mode: Literal["xuezhan", "single", "xueliu"] = "xuezhan"
-    exchange_three: Literal["none", "clockwise", "counterclockwise", "opposite", "random"] = "none"
-    void_suit: Literal["declared", "declared_lenient", "none"] = "declared"
-    multiple_ron: bool = True
-    last_discard_claims: Literal["win_only", "any"] = "win_only"
-    rob_kong: bool = True
-    pass_ron_lock: Literal["off", "same_tile", "all_tiles", "higher_fan"] = "higher_fan"
-    forced_win_last_tiles: Annotated[int, Field(ge=0, le=55)] = 0
-    declare_ready: Literal["none", "sing", "dance", "both"] = "none"
-    kong_bloom_payer: Literal["self_draw", "feeder"] = "self_draw"
+
+
+class RuleSet(table_block("", _Named, nested=False)):  # type: ignore[misc]
+    """A complete, validated rule set (docs/spec.md §2–§6) plus the bots seated at the table: the name, the
+    top-level keys of the key table (:mod:`simulator.rules.keys`), the blocks and the seats."""
+
     scoring: ScoringRules = ScoringRules()
     kongs: KongRules = KongRules()
     settlement: SettlementRules = SettlementRules()
     economy: EconomyRules = EconomyRules()
     session: SessionRules | None = None  # None: independent hands (no sessions), the logs as before sessions
     seats: tuple[BotSpec, BotSpec, BotSpec, BotSpec] = (BotSpec(),) * 4
-
-    _off = field_validator("pass_ron_lock", mode="before")(yaml_off)
 
     @field_validator("seats", mode="before")
     @classmethod
@@ -188,8 +137,12 @@ class RuleSet(FrozenModel):
         data = self.model_dump(mode="json")
         if data["session"] is None:
             del data["session"]
-        for key in KEYS:  # the key table's keys at their default are left out: existing digests stay the same
-            block = data[key.block] if key.block else data
+        for key in KEYS:  # the key table's newer keys at their default are left out: existing digests stay the same
+            if key.recorded:
+                continue
+            block = data
+            for part in key.path.split(".")[:-1]:
+                block = block[part]
             if block.get(key.name) == key.default:
                 del block[key.name]
         return data
@@ -204,36 +157,9 @@ class RuleSet(FrozenModel):
 
     def to_arrays(self) -> np.ndarray:
         """Flat ``int64[N_PARAMS]`` vector read by compiled code; slots are the ``P_*`` constants."""
-        s, k, st = self.scoring, self.kongs, self.settlement
+        s = self.scoring
         p = np.zeros(N_PARAMS, dtype=np.int64)
-        p[P_MODE] = MODES.index(self.mode)
-        p[P_EXCHANGE_THREE] = EXCHANGES.index(self.exchange_three)
-        p[P_VOID_SUIT] = VOID_SUITS.index(self.void_suit)
-        p[P_MULTIPLE_RON] = self.multiple_ron
-        p[P_ROB_KONG] = self.rob_kong
-        p[P_PASS_RON_LOCK] = PASS_LOCKS.index(self.pass_ron_lock)
-        p[P_FORCED_WIN_LAST_TILES] = self.forced_win_last_tiles
-        p[P_KONG_BLOOM_PAYER] = BLOOM_PAYERS.index(self.kong_bloom_payer)
-        p[P_SCORING_MODE] = SCORING_MODES.index(s.mode)
-        p[P_LONG_USES_GEN] = s.long_uses_gen
-        p[P_POINTS] = POINTS.index(s.points)
-        p[P_FAN_OFFSET] = s.fan_offset
-        p[P_CAP] = NO_CAP if s.cap is None else s.cap
-        p[P_BASE] = s.base
-        p[P_SELF_DRAW_BONUS] = SELF_DRAW_BONUSES.index(s.self_draw_bonus)
-        p[P_GEN_FAN] = s.extras.get("gen", 0)
-        p[P_DISCARD_KONG_DISCARDER] = k.discard_kong.discarder
-        p[P_DISCARD_KONG_OTHERS] = k.discard_kong.others
-        p[P_ADDED_KONG_EACH] = k.added_kong.each
-        p[P_CONCEALED_KONG_EACH] = k.concealed_kong.each
-        p[P_ADDED_KONG_FRESH_ONLY] = k.added_kong_fresh_only
-        p[P_AFTER_KONG_DEAL_IN] = DEAL_INS.index(k.after_kong_deal_in)
-        p[P_REFUND_KONGS_IF_NOT_READY] = st.refund_kongs_if_not_ready
-        p[P_HUAZHU_PENALTY] = HUAZHU_CAP if st.huazhu_penalty == "cap" else st.huazhu_penalty
-        p[P_HUAZHU_PAYS] = HUAZHU_PAYERS.index(st.huazhu_pays)
-        p[P_CHADAJIAO] = st.chadajiao
-        p[P_LAST_DISCARD_CLAIMS] = LAST_DISCARD_CLAIMS.index(self.last_discard_claims)
-        p[P_DECLARE_READY] = DECLARES.index(self.declare_ready)
+        p[:P_FLAG_FAN] = compiled(self)  # the key table's keys, each in its slot as its integer
         if s.mode == "additive":
             for name, fan in s.patterns.items():
                 p[P_FLAG_FAN + FLAG_BIT[name]] = fan
@@ -244,8 +170,6 @@ class RuleSet(FrozenModel):
         if s.mode == "table":
             for name, fan in s.hand_types.items():
                 p[P_TABLE_FAN + HAND_TYPE_INDEX[name]] = fan
-        for key in KEYS:  # the key table's keys: each in its slot, as its integer
-            p[SLOT[key.path]] = key.encode(value_of(self, key))
         return p
 
     def python_seats(self) -> tuple[int, ...]:
@@ -291,7 +215,7 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
     kong = max(k.discard_kong.discarder, k.discard_kong.others, k.added_kong.each, k.concealed_kong.each)
     events = XUELIU_MAX_WIN_EVENTS if rules.mode == "xueliu" else 3
     money = 3 * events * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
-    money += sum(key.money * int(value_of(rules, key)) for key in KEYS)  # the key table's money keys
+    money += sum(key.money * int(value_of(rules, key.path)) for key in KEYS if key.money)  # the key table's money keys
     return fan, money * rules.settlement.money_scale  # in money units (conservative for those already in units)
 
 
@@ -344,6 +268,8 @@ def explain(exc: ValidationError, source: str | Path, model: type[BaseModel] | N
         errors = same[:1]
     elif err["type"] == "value_error":  # our own validators' messages are complete sentences
         msg = msg.removeprefix("Value error, ")
+    elif err["type"] == "model_type":  # a block given as a scalar: not pydantic's class name, what is expected
+        msg = f"expected a mapping of keys (got {shorten(repr(err['input']))})"
     elif err["type"] == "literal_error":
         msg = f"got {shorten(repr(err['input']))}; {msg.lower()}"
     elif "input" in err and not isinstance(err["input"], dict | list):

@@ -1,19 +1,19 @@
 """The blocks of a rule set (docs/spec.md §3–§6) as frozen, strictly validated pydantic models: ``scoring``,
-``kongs``, ``settlement``, ``economy`` and ``session``; :class:`simulator.rules.RuleSet` holds one of each.
+``kongs``, ``settlement``, ``economy`` and ``session``; :class:`simulator.rules.RuleSet` holds one of each. The
+rule keys' fields are built from the key table (:mod:`simulator.rules.keys`): :func:`table_block` turns a block's
+rows into a model, nested blocks (``kongs.discard_kong``) into models of their own, in table order.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from simulator.rules.keys import Key, in_block
-from simulator.rules.vocab import EXTRAS, HAND_TYPES, SHAPE_PATTERNS
+from simulator.rules import keys as rule_keys
+from simulator.rules.keys import Key
 
 NonNeg = Annotated[int, Field(ge=0)]
-Fan = Annotated[int, Field(ge=0, le=64)]
-Payment = Annotated[int, Field(ge=0, le=10_000)]  # a kong payment, base units
 
 
 class FrozenModel(BaseModel):
@@ -22,27 +22,53 @@ class FrozenModel(BaseModel):
 
 
 def yaml_off(v: Any) -> Any:
-    # YAML 1.1 reads a bare `off` as False; the key's first value is literally called "off".
+    # YAML 1.1 reads a bare `off` as False; a choice key whose first value is literally called "off" means that.
     return "off" if v is False else v
 
 
-class ScoringRules(FrozenModel):
-    mode: Literal["additive", "table"] = "additive"
-    patterns: dict[Literal[SHAPE_PATTERNS], Fan] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: {"duiduihu": 1, "qingyise": 2, "qidui": 2, "daiyaojiu": 2, "jiangdui": 2,
-                                 "jingou": 1})
-    hand_types: dict[Literal[HAND_TYPES], Fan] = Field(default_factory=dict)  # type: ignore[valid-type]
-    long_uses_gen: bool = False
-    extras: dict[Literal[EXTRAS], Fan] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: {"gen": 1, "gangshanghua": 1, "gangshangpao": 1, "qiangganghu": 1,
-                                 "haidilaoyue": 0, "haidipao": 0, "tianhu": 3, "dihu": 2, "menqing": 0,
-                                 "zhongzhang": 0, "zimo": 0})
-    points: Literal["exponential", "linear"] = "exponential"
-    fan_offset: Annotated[int, Field(ge=0, le=8)] = 0
-    cap: Annotated[int, Field(ge=1, le=32)] | None = 4
-    base: Annotated[int, Field(ge=1, le=10_000)] = 1
-    self_draw_bonus: Literal["none", "add_base", "add_fan"] = "add_base"
+def _field(key: Key) -> tuple[Any, Any]:
+    """A row of the key table as a pydantic field: type, bounds, default, description."""
+    number = Annotated[int, Field(ge=key.low, le=key.high)]
+    if key.kind == "fans":
+        # a dict default is copied for each instance (pydantic), and shows in the JSON Schema
+        return dict[Literal[key.choices], number], Field(key.field_default, description=key.doc)  # type: ignore[valid-type]
+    if key.kind == "choice":
+        kind: Any = Literal[key.choices]  # type: ignore[valid-type]
+    elif key.kind == "bool":
+        kind = bool
+    else:
+        kind = Union[(number, *(None if s is None else Literal[s] for s in key.special))]  # noqa: UP007
+    return kind, Field(key.default, description=key.doc)
 
+
+def _class_name(block: str) -> str:
+    return block.rpartition(".")[2].title().replace("_", "")  # kongs.discard_kong → DiscardKong
+
+
+def table_block(block: str, base: type[FrozenModel] = FrozenModel, nested: bool = True) -> type[FrozenModel]:
+    """A model holding the key table's keys of ``block`` as fields, in table order, after ``base``'s fields (the
+    block's class adds its own); ``nested``: a block inside it (``kongs.discard_kong``) becomes a field holding a
+    model of its own, at its first key's place. The models are this module's attributes (so they pickle)."""
+    fields: dict[str, Any] = {}
+    validators: dict[str, Any] = {}
+    prefix = f"{block}." if block else ""
+    for key in rule_keys.KEYS:
+        if key.block == block:
+            fields[key.name] = _field(key)
+            if "off" in key.choices:
+                validators[f"_off_{key.name}"] = field_validator(key.name, mode="before")(yaml_off)
+        elif nested and key.path.startswith(prefix):
+            name = key.path[len(prefix):].split(".")[0]
+            if name not in fields:
+                model = table_block(prefix + name)
+                fields[name] = (model, model())
+    model = create_model(_class_name(block or "rules"), __base__=base, __module__=__name__,
+                         __validators__=validators, **fields)
+    globals()[model.__name__] = model
+    return model
+
+
+class ScoringRules(table_block("scoring")):  # type: ignore[misc]
     @model_validator(mode="after")
     def _table_has_pinghu(self) -> ScoringRules:
         if self.mode == "table" and "pinghu" not in self.hand_types:
@@ -50,45 +76,12 @@ class ScoringRules(FrozenModel):
         return self
 
 
-def _field(key: Key) -> tuple[Any, Any]:
-    """A key of the key table (simulator.rules.keys) as a pydantic field: type, bounds, default, description."""
-    if key.kind == "choice":
-        kind: Any = Literal[key.choices]  # type: ignore[valid-type]
-    elif key.kind == "bool":
-        kind = bool
-    else:
-        kind = Annotated[int, Field(ge=key.low, le=key.high)]
-    return kind, Field(key.default, description=key.doc)
+class KongRules(table_block("kongs")):  # type: ignore[misc]
+    """Kong payments (docs/spec.md §4), paid at once by the players who have not won."""
 
 
-def table_keys(block: str) -> type[FrozenModel]:
-    """A base model holding the key table's keys of ``block`` as fields (the block's class adds its own)."""
-    fields: dict[str, Any] = {k.name: _field(k) for k in in_block(block)}
-    return create_model(f"_{block.title()}Keys", __base__=FrozenModel, **fields)
-
-
-class KongPayment(FrozenModel):
-    discarder: Payment = 2
-    others: Payment = 0
-
-
-class EachPayment(FrozenModel):
-    each: Payment
-
-
-class KongRules(FrozenModel):
-    discard_kong: KongPayment = KongPayment()
-    added_kong: EachPayment = EachPayment(each=1)
-    concealed_kong: EachPayment = EachPayment(each=2)
-    added_kong_fresh_only: bool = False
-    after_kong_deal_in: Literal["keep", "refund", "transfer"] = "transfer"
-
-
-class SettlementRules(table_keys("settlement")):  # type: ignore[misc]
-    refund_kongs_if_not_ready: bool = True
-    huazhu_penalty: Annotated[int, Field(ge=0, le=10_000)] | Literal["cap"] = 16
-    huazhu_pays: Literal["unwon", "all"] = "unwon"
-    chadajiao: bool = True
+class SettlementRules(table_block("settlement")):  # type: ignore[misc]
+    """Money at the start of a hand and at an exhaustive draw (docs/spec.md §5)."""
 
 
 MAX_ROOM_FACTOR = 1e6  # finite bounds: coins = room_factor · base · score − rake must stay far inside a float's

@@ -62,8 +62,10 @@ from simulator.kernel.state import (
     Game,
     HandState,
 )
-from simulator.rules.vocab import P_DECLARE_READY
+from simulator.rules.keys import SLOT
 from simulator.search.sample import redeal
+
+P_DECLARE_READY = SLOT["declare_ready"]
 
 # job: int64[J_CAND0 + answers + candidates]
 J_SEAT, J_ROLLS, J_SEED, J_NPRIOR, J_NCAND = range(5)
