@@ -3,6 +3,7 @@ leaves the expert's choice, both actions are also played out on the real hand â€
 only the wall still to draw reshuffled (this script only: the search player never reads them). Where the re-deal's
 estimate of the gain and the true hands' disagree, the re-deal is wrong in a way that matters.
 
+    python benchmarks/search_audit.py --walls 1000                        # the default's departures
     python benchmarks/search_audit.py --walls 300 --z 1 --confirm 0     # many departures, to read their kinds
 
 Prints per departure kind (decision, how, tiles left) the count, the search's own gain estimate, the gain on the
@@ -129,11 +130,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--opponents", default="expert")
     ap.add_argument("--samples", type=int, default=64, help="samples per action for the audit")
-    ap.add_argument("--z", type=float, default=1.0)
-    ap.add_argument("--confirm", type=int, default=0)
-    ap.add_argument("--screen", type=float, default=None)
+    ap.add_argument("--z", type=float, default=None, help="(default: the bot's)")
+    ap.add_argument("--confirm", type=int, default=None, help="(default: the bot's)")
+    ap.add_argument("--screen", type=float, default=None, help="(default: the bot's)")
     args = ap.parse_args()
-    params = {"z": args.z, "confirm": args.confirm, **({"screen": args.screen} if args.screen is not None else {})}
+    params = {k: v for k, v in (("z", args.z), ("confirm", args.confirm), ("screen", args.screen)) if v is not None}
     bot = Audited(args.samples, **params)
     rules = load_rules("chengdu", [f"seats=[search, {args.opponents}, {args.opponents}, {args.opponents}]"])
     ids = np.arange(4 * args.walls, dtype=np.int64)
