@@ -21,7 +21,7 @@ from simulator.hands.game import play_hands
 from simulator.kernel import state
 from simulator.kernel.shape import shanten
 from simulator.rules import load_rules
-from simulator.search import SearchBot
+from simulator.search import SearchBot, ready_chance
 
 CAP = 17  # discards made, capped
 
@@ -36,6 +36,7 @@ class Watch(SearchBot):
         self.held: list[np.ndarray] = []  # per (seat, kind): held, even share, discarded, near 1, near 2
         self.voiding: list[tuple[float, float]] = []  # last discard of its void suit: void tiles held, even share
         self.unready: list[int] = []  # shanten of a seat not ready
+        self.by_left: list[tuple[int, float, int]] = []  # (tiles left, the re-deal's chance it is ready, ready)
 
     def _search(self, hand, obs, legal, policy):
         pool = (4 - obs.hand.astype(np.int64) - obs.visible.astype(np.int64)
@@ -45,6 +46,8 @@ class Watch(SearchBot):
                 continue
             self.ready.append((min(len(obs.melds[q]), 2), min(len(obs.ponds[q]), CAP),
                                int(hand.st.ps[q, state.PS_WAITS] != 0)))
+            self.by_left.append((int(obs.tiles_left), ready_chance(len(obs.ponds[q]), len(obs.melds[q])),
+                                 int(hand.st.ps[q, state.PS_WAITS] != 0)))
             if obs.tiles_left > self.late:
                 continue
             void = int(obs.voids[q])
@@ -78,7 +81,7 @@ def main() -> None:
     ap.add_argument("--wall", type=int, default=30, help="read the held kinds with at most this many tiles left")
     ap.add_argument("--seed", type=int, default=99)
     args = ap.parse_args()
-    ready, held, voiding, unready = [], [], [], []
+    ready, held, voiding, unready, by_left = [], [], [], [], []
     for opp in args.opponents:
         bot = Watch(args.wall)
         rules = load_rules("chengdu", [f"seats=[search, {opp}, {opp}, {opp}]"])
@@ -87,6 +90,7 @@ def main() -> None:
         held += bot.held
         voiding += bot.voiding
         unready += bot.unready
+        by_left += bot.by_left
     r = np.array(ready)
     print(f"share of seats ready (cases), chengdu, {args.hands:,} hands × {len(args.opponents)} tables, "
           f"seed {args.seed}; columns: discards made 0–{CAP}+")
@@ -110,6 +114,11 @@ def main() -> None:
     print(f"a seat whose last discard was of its void suit, {args.wall} tiles left or fewer ({v.shape[0]:,} cases): "
           f"holds {v[:, 0].mean():.3f} tiles of it (an even share of the unseen: {v[:, 1].mean():.3f}; "
           f"{(v[:, 0] > 0).mean():.3f} hold any)")
+    b = np.array(by_left, np.float64)
+    print("share of seats ready by tiles left, the re-deal's chance (READY by melds and discards) / actual (cases):")
+    print("  " + "; ".join(f"{lo}–{hi}: {b[sel, 1].mean():.3f} / {b[sel, 2].mean():.3f} ({sel.sum():,})"
+                           for lo, hi in ((0, 4), (5, 8), (9, 12), (13, 20), (21, 30), (31, 55))
+                           if (sel := (b[:, 0] >= lo) & (b[:, 0] <= hi)).any()))
     u = np.bincount(np.array(unready, np.int64), minlength=4)
     print(f"a seat not ready, {args.wall} tiles left or fewer ({u.sum():,} cases): shanten 1 / 2 / 3+: "
           f"{u[1] / u.sum():.3f} / {u[2] / u.sum():.3f} / {u[3:].sum() / u.sum():.3f}")
