@@ -88,16 +88,16 @@ def used_signatures(simple: bool) -> tuple[dict, int]:
     return used, len(seen)
 
 
-def mismatches(simple: bool) -> tuple[dict[str, list[str]], int]:
-    """Planned functions the loop calls with other types than planned: ``{name: [types...]}``."""
+def mismatches(simple: bool, used: dict) -> dict[str, list[str]]:
+    """Planned functions the loop calls (``used``, from :func:`used_signatures`) with other types than planned:
+    ``{name: [types...]}``."""
     from simulator.hands import precompile
 
-    used, typed = used_signatures(simple)
     types = precompile.arg_types(True)
     planned = [*precompile.side_plan(simple), *precompile.core_plan(simple),
                *((fn, precompile.signature(fn, types)) for fn in precompile.PINNED)]
     bad = {fn.py_func.__name__: sorted(str(s) for s in used.get(fn, set()) - {tuple(sig)}) for fn, sig in planned}
-    return {k: v for k, v in bad.items() if v}, typed
+    return {k: v for k, v in bad.items() if v}
 
 
 if __name__ == "__main__":
@@ -106,8 +106,8 @@ if __name__ == "__main__":
 
     precompile.pin_signatures()  # as the warm-up does: calls with constants convert to the pinned copy
     for lineup in sys.argv[1:]:
-        bad, typed = mismatches(lineup == "simple")
-        used, _ = used_signatures(lineup == "simple")
+        used, typed = used_signatures(lineup == "simple")  # (typing the loop is most of the probe's time: once)
+        bad = mismatches(lineup == "simple", used)
         copies = {f"{fn.py_func.__module__}.{fn.py_func.__name__}": len(sigs) for fn, sigs in used.items()
                   if len(sigs) > 1}
         print(json.dumps({"lineup": lineup, "typed": typed, "mismatch": bad, "copies": copies}), flush=True)

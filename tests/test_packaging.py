@@ -90,18 +90,26 @@ def share_compiled_code(installed: Path) -> None:
     """Give the installed package this checkout's numba cache, so that the test measures packaging rather than a
     cold compilation (a minute or more, the same as a fresh checkout's first run). numba reuses a cache file
     when its source file has the recorded modification time and size: the installed sources are byte copies of
-    the checkout's, so they get the checkout's times, and the cache files are copied beside them. A missing or
-    stale checkout cache only makes the installed copy compile."""
+    the checkout's, so they get the checkout's times, and the cache files are copied beside them, with the stamp
+    of each cache directory (simulator.numba_cache: a directory without its stamp is emptied on import, so every
+    package with compiled code, simulator/bots and simulator/engine included, needs its own). The checkout's cache
+    is found where it is, ``$NUMBA_CACHE_DIR`` or ``__pycache__``; the installed copy runs without
+    ``$NUMBA_CACHE_DIR`` (its caches are in its ``__pycache__``). A missing or stale checkout cache only makes the
+    installed copy compile."""
+    from simulator import numba_cache
+
     source = ROOT / "simulator"
     for py in source.rglob("*.py"):
         target = installed / py.relative_to(source)
         if target.is_file() and target.read_bytes() == py.read_bytes():
             st = py.stat()
             os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    for cached in [*source.rglob("__pycache__/*.nb[ic]"), *source.glob("__pycache__/numba_sources.sha256")]:
-        target = installed / cached.relative_to(source)
-        target.parent.mkdir(exist_ok=True)
-        shutil.copy2(cached, target)
+    for package in sorted({src.parent for src in numba_cache.compiled_sources(source)}):
+        (cache,) = numba_cache.cache_dirs([package / "__init__.py"])
+        target = installed / package.relative_to(source) / "__pycache__"
+        for cached in [*cache.glob("*.nb[ic]"), *cache.glob(numba_cache.STAMP)]:
+            target.mkdir(exist_ok=True)
+            shutil.copy2(cached, target / cached.name)
 
 
 @pytest.mark.slow
@@ -112,7 +120,7 @@ def test_an_installed_wheel_runs_the_quick_start_from_an_empty_directory(wheel: 
                            "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     share_compiled_code(purelib / "simulator")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "NUMBA_CACHE_DIR")}
     work = tmp_path / "empty"
     work.mkdir()
     where = subprocess.run([python, "-c", "import simulator, analysis, xuezhan; from simulator.rules import "

@@ -108,19 +108,20 @@ def test_the_warm_up_cached_every_planned_signature(simple):
         assert tuple(sig) in numba_cache.cached_signatures(fn), fn.py_func.__name__
 
 
-def test_the_loop_calls_every_planned_function_with_exactly_its_planned_types():
+@pytest.mark.slow
+@pytest.mark.parametrize("lineup", ["simple", "full"])
+def test_the_loop_calls_every_planned_function_with_exactly_its_planned_types(lineup):
     """A planned signature that does not match the loop's call, or a constant argument that numba types as a
     literal, makes the loop compile a second copy on a cold start (slow, not wrong). tests/signature_probe.py
     types the whole loop from the batch down with numba's type inference only — in a child process that reads
     the disk cache and never writes it, so the answer depends on the code, not on what the cache holds (a
     stray copy compiled there by a script or another test changes nothing) — and lists every planned function
-    called with other types."""
+    called with other types. One line-up per test: the two probes run in parallel under pytest-xdist."""
     probe = Path(__file__).with_name("signature_probe.py")
-    done = subprocess.run([sys.executable, str(probe), "simple", "full"], capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run([sys.executable, str(probe), lineup], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     found = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [f["lineup"] for f in found] == ["simple", "full"]
+    assert [f["lineup"] for f in found] == [lineup]
     for f in found:
         assert f["typed"] > 100, f  # the whole loop was followed, not just the batch
         assert f["mismatch"] == {}, f
