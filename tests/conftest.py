@@ -1,10 +1,13 @@
-"""Test session set-up: on a cold numba cache, compile both copies of the engine at once.
+"""Test session set-up: on a cold numba cache, compile the engine's copies at once, before any test runs.
 
 Most tests play random/greedy line-ups (the engine's simple copy), some play the parameterised bots (the full
-copy; see simulator.bots). Compiled on demand inside the test process, the two would be compiled one after the
-other on one core; here a child compiles the full copy while this process compiles the simple one (each
-warm-up also splits its own work over two processes), so a cold CI run waits for the longer of the two only.
-Nothing happens when the cache is warm.
+copy; see simulator.bots), the Python-bot tests (RL environment, replays, search) the step path's copy.
+Compiled on demand inside the tests, they would be compiled one after the other on one core, and under
+pytest-xdist (CI runs ``pytest -n 2``) each worker would compile the same copies at the same time. Here, in the
+session's one controlling process, before the workers start: a child compiles the full copy and then the step
+path while this process compiles the simple one (each warm-up also splits its own work over two processes), so a
+cold CI run waits for the longer of the two only, and the workers load the cache. Nothing happens when the cache
+is warm.
 """
 
 from __future__ import annotations
@@ -25,13 +28,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_sessionstart(session) -> None:
-    from simulator.hands import warmup
+    if hasattr(session.config, "workerinput"):
+        return  # a pytest-xdist worker: its controller ran this before starting the workers (their hooks run last)
+    from simulator import numba_cache
+    from simulator.hands import precompile, warmup
 
     cold = [lineup for lineup in ("simple", "full") if not warmup.cache_is_warm(lineup)]
+    step_cold = not numba_cache.is_cached(*precompile.step_plan())
+    steps = [*(["warmup.warm_up(progress=False, lineups=['full'])"] if "full" in cold else []),
+             *(["precompile.precompile_step()"] if step_cold else [])]  # the step path after the full copy's callees
     child = None
-    if "full" in cold:
-        child = subprocess.Popen([sys.executable, "-c", "from simulator.hands.warmup import warm_up; "
-                                  "warm_up(progress=False, lineups=['full'])"])
+    if steps:
+        child = subprocess.Popen([sys.executable, "-c", "; ".join(["from simulator.hands import precompile, warmup",
+                                                                   *steps])])
     try:
         if "simple" in cold:
             warmup.warm_up(progress=False, lineups=["simple"])

@@ -133,9 +133,11 @@ def test_the_documented_bot_parameters_are_the_schemas():
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
-    """.ci/run's last line is the README's test command after its venv part, durations report included."""
+    """.ci/run's last line is the README's test command after its venv part: the suite on two pytest-xdist workers
+    (two cores), durations report included."""
     readme = next(line for line in (ROOT / "README.md").read_text().splitlines()
                   if line.startswith("python3.11 -m venv .venv && ") and "pytest" in line)
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     assert readme.removeprefix("python3.11 -m venv .venv && . .venv/bin/activate && ") == ci[-1]
-    assert "--durations=25" in ci[-1].split()
+    pytest_args = ci[-1].split(" && pytest ")[1].split()
+    assert "--durations=25" in pytest_args and pytest_args[pytest_args.index("-n") + 1] == "2"

@@ -192,6 +192,15 @@ def precompile_batch(simple: bool = True) -> None:
     _compile(batch_plan(simple))
 
 
+def precompile_step() -> None:
+    """Compile (or load) the step path's hand loop (:func:`step_plan`) as :class:`simulator.hands.game.Hand` first
+    runs it: the pinned functions unless its copy is cached, then that copy. After the full line-up's warm-up its
+    callees are cached, so this compiles the loop itself only (tests/conftest.py runs it before the tests)."""
+    plan = step_plan()
+    pin_signatures(unless_cached=plan)
+    _compile([plan])
+
+
 def precompile_side(simple: bool = True) -> None:
     """The second process of a cold warm-up: :func:`side_plan`, then (after printing :data:`READY`, the parent's
     cue to compile the batch) the log columns' formatting and the seeds, which run outside the batch."""
