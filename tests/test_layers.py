@@ -200,3 +200,14 @@ def test_no_module_imports_another_modules_private_name():
     assert {k: v for k, v in bad.items() if v} == {}
     assert _private_imports("from simulator.rules.load import _short, load_raw\nfrom os import _exit\n") == \
         ["simulator.rules.load._short"]
+
+
+MAX_MODULE_LINES = 450
+"""A file does one thing: no Python module of the project is longer than this (split by purpose, not by number)."""
+
+
+def test_no_module_is_longer_than_450_lines():
+    files = [p for d in ("simulator", "analysis", "xuezhan", "benchmarks", "tests") for p in (ROOT / d).rglob("*.py")]
+    assert len(files) > 100  # the scan sees the project
+    long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by purpose): {long}"

@@ -94,12 +94,10 @@ E_MAX = 1024
 # EV_DEAL: seat, a = number of tiles (the tiles themselves are in the dealt arrays)
 # EV_EXCHANGE: seat gives tile to seat a          EV_VOID: seat declares suit a
 # EV_DRAW: seat draws tile, a = 1 from the tail  EV_DISCARD: seat discards tile, a = the bot's reason (expert R_*)
-# EV_PUNG: seat pungs tile from a
 # EV_KONG: seat konged tile, a = 1 直杠 / 2 加杠 / 3 暗杠 (settlement.KK_*), b = feeder or −1
-# EV_PAY: seat pays amount to a, b = component C_*
-# EV_WIN: seat wins on tile, a = win kind, b = win record index
+# EV_PAY: seat pays amount to a, b = component C_*   EV_PUNG: seat pungs tile from a
+# EV_WIN: seat wins on tile, a = win kind, b = win record index   EV_ROBBED: seat's added kong of tile is robbed
 # EV_DECLINE: seat declines a win on tile worth amount capped fan, a = win kind
-# EV_ROBBED: seat's added kong of tile is robbed
 # EV_READY: seat is ready at the end, amount = 查大叫 points   EV_HUAZHU: seat is a 花猪 at the draw
 # EV_END: a = exhaustive draw (0/1), amount = tiles left; logged before the settlement events
 # EV_LOCKED: seat could not win on tile (worth amount capped fan) because of its pass_ron_lock
@@ -390,7 +388,6 @@ def next_in(ps, seat) -> int:
 
 # ---------------------------------------------------------------------------------------------------------
 # The step interface: decisions of seats played from Python (simulator.hands.game)
-#
 # One array ``io: int64[IO_N]`` carries it (a single argument: CPython passes a call of more than 30 arguments as
 # *args, which numba cannot inline). A seat with ``io[IO_EXT + seat] = 1`` is decided outside compiled code. The
 # engine runs compiled seats inline and, at a decision of an external seat, takes the next queued answer; when
