@@ -30,7 +30,8 @@ STAGES = {
                "diagnose(run, 'base'); differing_hands(run, 'cap3', 'base')"),
     "ev": "from analysis.ev import expected_value; expected_value(run, 'position')",
     "family": "from analysis.family import paired_family; paired_family(run, 'cap3', 'base')",
-    "fans": "from analysis import fans, shape; fans.flag_frequencies(run); shape.game_shape(run)",
+    "fans": "fans.flag_frequencies(run)",
+    "shape": "shape.game_shape(run)",  # ~20 MiB more at 64,000 hands: its own stage, so growth is not summed
     "declines": "shape.decline_effect(run, 'bot')",
     "session_risk": "from analysis import risk; risk.session_risk_table(run, 'bot', n_boot=0)",
 }
