@@ -60,6 +60,9 @@ def pieces(run: Run, size: int | None = None) -> list[Run]:
     return [run.restrict(0 if i == 0 else a, b) for i, (a, b) in enumerate(zip(starts, stops, strict=True))]
 
 
+Reduce = Callable[[list[pl.DataFrame]], list[pl.DataFrame]]
+"""What :func:`collect_pieces` may apply to a piece's collected frames."""
+
 _LOCK = threading.Lock()
 _SHARED: dict[str, object] = {}
 
@@ -98,13 +101,15 @@ def advance(unit: str = "pieces", steps: int = 1) -> None:
         bar.advance(task, steps)  # type: ignore[attr-defined]
 
 
-def collect_pieces(run: Run, build: Callable[[Run], Sequence[pl.LazyFrame]]) -> list[list[pl.DataFrame]]:
+def collect_pieces(run: Run, build: Callable[[Run], Sequence[pl.LazyFrame]],
+                   reduce: Reduce | None = None) -> list[list[pl.DataFrame]]:
     """``build(piece)`` collected (together: shared scans once) on every piece of the run; one list of frames
-    per query, in piece order."""
+    per query, in piece order. ``reduce``: applied to each piece's frames as soon as they are collected (e.g.
+    rows to their per-unit sums), so that only its results are kept."""
     out: list[list[pl.DataFrame]] = []
     for piece in pieces(run):
         frames = pl.collect_all(list(build(piece)))
-        out.append(frames)
+        out.append(reduce(frames) if reduce is not None else frames)
         advance()
     return [list(col) for col in zip(*out, strict=True)] if out else []
 
@@ -130,14 +135,17 @@ class Pieces:
     run: Run
     build: Callable[[Run], pl.LazyFrame]
 
-    def collect(self, queries: Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]]) -> list[list[pl.DataFrame]]:
-        """``queries(frame of a piece)`` collected on every piece: one list of frames per query."""
-        return collect_pieces(self.run, lambda piece: queries(self.build(piece)))
+    def collect(self, queries: Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]],
+                reduce: Reduce | None = None) -> list[list[pl.DataFrame]]:
+        """``queries(frame of a piece)`` collected on every piece (``reduce``: see :func:`collect_pieces`): one
+        list of frames per query."""
+        return collect_pieces(self.run, lambda piece: queries(self.build(piece)), reduce)
 
 
-def collect_each(frame: pl.LazyFrame | Pieces,
-                 queries: Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]]) -> list[list[pl.DataFrame]]:
+def collect_each(frame: pl.LazyFrame | Pieces, queries: Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]],
+                 reduce: Reduce | None = None) -> list[list[pl.DataFrame]]:
     """:meth:`Pieces.collect`, or for a plain lazy frame its queries collected once (one piece)."""
     if isinstance(frame, Pieces):
-        return frame.collect(queries)
-    return [[df] for df in pl.collect_all(list(queries(frame)))]
+        return frame.collect(queries, reduce)
+    frames = pl.collect_all(list(queries(frame)))
+    return [[df] for df in (reduce(frames) if reduce is not None else frames)]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import polars as pl
 
 from analysis.ev import By, group_columns
@@ -36,87 +37,140 @@ from analysis.stats import (
     means_from_moments,
     z_value,
 )
+from analysis.unit_sums import moments_frame, positions, unit_moments
 
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
 
 Rows = Callable[[pl.DataFrame], pl.DataFrame]
 
+WIN_KINDS = ("self_draw", "discard", "rob_kong")
 
-def _rows(lf: pl.LazyFrame, groups: list[tuple[dict[str, pl.Expr], bool]], per: str, cluster: str,
-          level: float) -> tuple[pl.LazyFrame, list[Rows]]:
-    """Cluster-robust means of expressions over the rows of ``lf``, clustered by ``cluster``: one set of moments
-    for every group of expressions (one group-by by unit), and for each group ``(values, share)`` the function
-    that makes its rows once collected (:func:`game_shape` collects all frames at once); ``share``: the
-    expressions are 0/1 indicators and get the effective-n Wilson interval. A frame ``per`` hand has one row per
-    hand (:func:`analysis.stats.cluster_moments`' ``one_row``)."""
-    every = {k: e for values, _ in groups for k, e in values.items()}
-    mom = cluster_moments(lf.select("variant", cluster, *[e.cast(pl.Float64).alias(k) for k, e in every.items()]),
-                          ["variant"], list(every), cluster, one_row=per == "hand")
 
-    def maker(values: list[str], share: bool) -> Rows:
-        def rows(collected: pl.DataFrame) -> pl.DataFrame:
-            out = means_from_moments(collected, ["variant"], values, level=level, name="metric",
-                                     shares=values if share else ())
-            return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
-                              pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
-        return rows
+def _maker(values: list[str], share: bool, per: str, level: float) -> Rows:
+    """The rows of one group of metrics (``share``: 0/1 indicators, with the effective-n Wilson interval) from
+    their moments collected by variant."""
+    def rows(collected: pl.DataFrame) -> pl.DataFrame:
+        out = means_from_moments(collected, ["variant"], values, level=level, name="metric",
+                                 shares=values if share else ())
+        return out.select("variant", "metric", pl.lit(per).alias("per"), pl.col("n_obs").alias("n"), "n_units",
+                          pl.col("mean").alias("estimate"), "se", "ci_lo", "ci_hi")
+    return rows
 
-    return mom, [maker(list(values), share) for values, share in groups]
+
+def _metrics(most: int) -> list[tuple[str, list[tuple[list[str], bool]]]]:
+    """The metrics of :func:`game_shape`, six sets of rows (each its own moments): ``(per, [(names, share)])``."""
+    return [
+        ("hand", [(["exhaustive_draw (流局)", *[f"winners={k}" for k in range(most + 1)]], True),
+                  (["winners per hand", "wins per hand", "turns per hand", "kongs per hand"], False)]),
+        ("hand", [(["points exchanged per hand"], False), (["huazhu (花猪) any", "chadajiao (查大叫) any"], True)]),
+        ("hand", [(["cap binds (any win)"], True)]),
+        ("win", [(["self-draw share", "discard-win share", "rob-kong share", "cap binds", "wins ≥ 2 fan"], True)]),
+        ("win", [(["win turn"], False)]),
+        ("player-hand", [(["deal-in rate", "huazhu (花猪) rate", "declined a win"], True),
+                         (["declined wins per player"], False)]),
+    ]
 
 
 def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     """Per variant: ``variant, metric, per, n, n_units, estimate, se, ci_lo, ci_hi`` (see the module
-    docstring; ``n`` = hands, wins or player-hands, ``n_units`` = independent units, ``Run.unit``)."""
+    docstring; ``n`` = hands, wins or player-hands, ``n_units`` = independent units, ``Run.unit``).
+
+    Each piece of the run (:mod:`analysis.pieces`) is read once per variant (the columns of its three tables)
+    and reduced with numpy to the metrics' per-unit moments (:func:`_piece_moments`), summed over the pieces."""
     run = as_run(run)
-    parts = _shape_parts(run, level)
+    most = 4 if any(run.rules(v).get("mode") == "xueliu" for v in run.variants) else 3
+    metrics = _metrics(most)
     collected = [summed(frames, ["variant"]) for frames in
-                 collect_pieces(run, lambda piece: [mom for mom, _ in _shape_parts(piece, level)])]
+                 collect_pieces(run, lambda piece: _piece_queries(piece),
+                                lambda frames: _piece_moments(run, frames, metrics, most))]
     order = {v: i for i, v in enumerate(run.variants)}
-    out = pl.concat([rows(mom) for (_, makers), mom in zip(parts, collected, strict=True) for rows in makers])
+    out = pl.concat([_maker(values, share, per, level)(mom) for (per, groups), mom in zip(metrics, collected,
+                                                                                        strict=True)
+                     for values, share in groups])
     out = out.with_row_index("_i")
     return with_id(out.with_columns(pl.col("variant").replace_strict(order, return_dtype=pl.Int64).alias("_v"))
                    .sort("_v", "_i").drop("_v", "_i"), "shape", ["per", "metric"])
 
 
-def _shape_parts(run: Run, level: float) -> list[tuple[pl.LazyFrame, list[Rows]]]:
-    """The moments of every :func:`game_shape` metric on ``run`` (or a piece of it), with their row makers."""
+def _piece_queries(run: Run) -> list[pl.LazyFrame]:
+    """The columns :func:`_piece_moments` reads, per variant: its hands, players and wins (row values in their
+    logged types, booleans or numbers, nulls as 0 or false: nulls add nothing to a sum)."""
     cl = run.cluster
-    hands, players, wins = run.hands(), run.players(), run.wins()
-    per_hand = (players.group_by("variant", "hand_id")
-                .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"),
-                     (pl.col("score_total").abs().sum() / 2).alias("_moved"))
-                .join(hands, on=["variant", "hand_id"], how="right"))
-    cap_hands = (wins.group_by("variant", "hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"))
-                 .join(hands.select("variant", *run.id_columns), on=["variant", "hand_id"], how="right"))
-    dealt_in = (wins.filter(pl.col("kind").is_in(["discard", "rob_kong"]) & (pl.col("payer") >= 0))
-                .select("variant", "hand_id", pl.col("payer").alias("seat")).unique()
-                .with_columns(pl.lit(True).alias("_dealt_in")))
-    player_rows = players.join(dealt_in, on=["variant", "hand_id", "seat"], how="left")
-    # 血流 (mode: xueliu): all four players can win, and a hand has more wins than winners
-    most = 4 if any(run.rules(v).get("mode") == "xueliu" for v in run.variants) else 3
-    parts = [
-        _rows(hands, [({"exhaustive_draw (流局)": pl.col("exhaustive_draw"),
-                        **{f"winners={k}": pl.col("n_winners") == k for k in range(most + 1)}}, True),
-                      ({"winners per hand": pl.col("n_winners"), "wins per hand": pl.col("n_wins"),
-                        "turns per hand": pl.col("turns"), "kongs per hand": pl.col("n_kongs")}, False)],
-              "hand", cl, level),
-        _rows(per_hand, [({"points exchanged per hand": pl.col("_moved")}, False),
-                         ({"huazhu (花猪) any": pl.col("_huazhu").fill_null(False),
-                           "chadajiao (查大叫) any": pl.col("_cdj").fill_null(False)}, True)], "hand", cl, level),
-        _rows(cap_hands, [({"cap binds (any win)": pl.col("_cap").fill_null(False)}, True)], "hand", cl, level),
-        _rows(wins, [({"self-draw share": pl.col("kind") == "self_draw",
-                       "discard-win share": pl.col("kind") == "discard",
-                       "rob-kong share": pl.col("kind") == "rob_kong",
-                       "cap binds": pl.col("capped_fan") < pl.col("fan"),
-                       "wins ≥ 2 fan": pl.col("fan") >= 2}, True)], "win", cl, level),
-        _rows(players.filter(pl.col("won")), [({"win turn": pl.col("win_turn")}, False)], "win", cl, level),
-        _rows(player_rows, [({"deal-in rate": pl.col("_dealt_in").fill_null(False),
-                              "huazhu (花猪) rate": pl.col("huazhu"),
-                              "declined a win": pl.col("declined_wins") > 0}, True),
-                            ({"declined wins per player": pl.col("declined_wins")}, False)], "player-hand", cl, level),
-    ]
-    return parts
+    ids = list(dict.fromkeys(["hand_id", cl]))
+    f = [pl.col("exhaustive_draw"), pl.col("n_winners"), pl.col("n_wins"), pl.col("turns"), pl.col("n_kongs")]
+    out = []
+    for v in run.variants:
+        out += [run.hands(v).select(*ids, *[e.fill_null(strategy="zero") for e in f]),
+                run.players(v).select(*ids, pl.col("seat").cast(pl.Int64),
+                                      *[e.fill_null(strategy="zero") for e in (
+                                          pl.col("huazhu").alias("huazhu"),
+                                          (pl.col("score_chadajiao") != 0).alias("cdj"),
+                                          pl.col("score_total").abs().alias("moved"), pl.col("won").alias("won"),
+                                          pl.col("win_turn").alias("win_turn"),
+                                          (pl.col("declined_wins") > 0).alias("declined"),
+                                          pl.col("declined_wins").alias("declined_wins"))]),
+                run.wins(v).select(*ids, pl.col("payer").cast(pl.Int64).fill_null(-1),
+                                   *[e.fill_null(strategy="zero") for e in (
+                                       *[(pl.col("kind") == k).alias(k) for k in WIN_KINDS],
+                                       (pl.col("capped_fan") < pl.col("fan")).alias("cap"),
+                                       (pl.col("fan") >= 2).alias("fan2"))])]
+    return out
+
+
+def _piece_moments(run: Run, frames: list[pl.DataFrame], metrics: list, most: int) -> list[pl.DataFrame]:
+    """One piece's six moment frames (one row per variant) of :func:`game_shape`'s metrics, from the frames of
+    :func:`_piece_queries`: per-hand values (any huazhu, chadajiao, a binding cap; points moved) and each
+    player's deal-in are gathered by hand position with numpy, then summed by unit (:mod:`analysis.unit_sums`)."""
+    cl = run.cluster
+    rows: list[list[dict]] = [[] for _ in metrics]
+    for i, v in enumerate(run.variants):
+        h, p, w = frames[3 * i: 3 * i + 3]
+        hid = h["hand_id"].to_numpy()
+        nh = hid.size
+        pidx, widx = positions(hid, p["hand_id"].to_numpy()), positions(hid, w["hand_id"].to_numpy())
+        pin, win = pidx >= 0, widx >= 0  # rows of a hand the piece's hands table holds (all, in a sound run)
+
+        def hand_sum(idx: np.ndarray, inside: np.ndarray, x: np.ndarray, nh: int = nh) -> np.ndarray:
+            return np.bincount(idx[inside], weights=x[inside], minlength=nh)
+
+        winners = col(h, "n_winners")
+        hand_values = {"exhaustive_draw (流局)": col(h, "exhaustive_draw"),
+                       **{f"winners={k}": (winners == k).astype(np.float64) for k in range(most + 1)},
+                       "winners per hand": winners, "wins per hand": col(h, "n_wins"),
+                       "turns per hand": col(h, "turns"), "kongs per hand": col(h, "n_kongs")}
+        per_hand = {"points exchanged per hand": hand_sum(pidx, pin, col(p, "moved")) / 2,
+                    "huazhu (花猪) any": (hand_sum(pidx, pin, col(p, "huazhu")) > 0).astype(np.float64),
+                    "chadajiao (查大叫) any": (hand_sum(pidx, pin, col(p, "cdj")) > 0).astype(np.float64)}
+        cap_any = {"cap binds (any win)": (hand_sum(widx, win, col(w, "cap")) > 0).astype(np.float64)}
+        win_values = {"self-draw share": col(w, "self_draw"), "discard-win share": col(w, "discard"),
+                      "rob-kong share": col(w, "rob_kong"), "cap binds": col(w, "cap"),
+                      "wins ≥ 2 fan": col(w, "fan2")}
+        payer = col(w, "payer")
+        dealing = win & ((col(w, "discard") > 0) | (col(w, "rob_kong") > 0)) & (payer >= 0)
+        dealt = np.zeros(nh * 4 + 4, bool)
+        dealt[widx[dealing] * 4 + payer[dealing]] = True
+        seat = col(p, "seat")
+        seated = pin & (seat >= 0) & (seat < 4)
+        dealt_in = np.where(seated, dealt[np.where(seated, pidx * 4 + seat, 0)], False)
+        won = col(p, "won") > 0
+        player_values = {"deal-in rate": dealt_in.astype(np.float64), "huazhu (花猪) rate": col(p, "huazhu"),
+                         "declined a win": col(p, "declined"), "declined wins per player": col(p, "declined_wins")}
+        every = np.ones(p.height, bool)
+        sets = [(h, None, hand_values), (h, None, per_hand), (h, None, cap_any), (w, None, win_values),
+                (p, won, {"win turn": col(p, "win_turn")[won]}), (p, every, player_values)]
+        for j, (df, keep, values) in enumerate(sets):
+            units, hands = col(df, cl), col(df, "hand_id") if cl != "hand_id" else None
+            if keep is not None:
+                units, hands = units[keep], None if hands is None else hands[keep]
+            rows[j].append({"variant": v, **unit_moments(units, values, hands)})
+    return [moments_frame(r, [k for names, _ in groups for k in names], {"variant": pl.String})
+            for r, (_, groups) in zip(rows, metrics, strict=True)]
+
+
+def col(df: pl.DataFrame, name: str) -> np.ndarray:
+    """A collected column as a numpy array."""
+    return df[name].to_numpy()
 
 
 def decline_effect(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:

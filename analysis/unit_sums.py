@@ -1,0 +1,71 @@
+"""Per-unit sums with numpy: the moments of :func:`analysis.clustered.cluster_moments` from collected rows.
+
+A clustered mean needs, per group, sums over its units (clusters) of the unit's sum ``S``, ``S²``, ``S·m`` and
+``m²`` (``m`` = the unit's observations). Polars gets them with a group-by by group and unit (and per-hand values
+with group-bys and joins by hand), hash tables with one entry per unit: most of the analysis's time at the
+simulator's scale (docs/internals.md, issue 47). The units and hands of a piece of a run are a narrow range of
+integers (hand ids, wall ids, session numbers), so here ``numpy.bincount`` adds the rows up in a dense array
+indexed by the unit's offset: no hashing, no sorting. With integer-valued columns every sum is an exact integer
+(below 2⁵³), so the moments are the very numbers polars gives.
+
+:func:`unit_moments` gives one group's moments (those of :func:`analysis.clustered.cluster_moments`) from arrays,
+:func:`moments_frame` the frame of several groups, :func:`positions` each row's hand among a piece's hands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+DENSE = 8
+"""Largest range of unit numbers per row for the dense array (beyond it the units are numbered by sorting)."""
+
+
+def unit_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(code per row, C)``: the units as numbers ``0 … C−1`` (an offset when they are a narrow range, else
+    their rank among the distinct values)."""
+    if values.size == 0:
+        return values.astype(np.int64), 0
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < DENSE * values.size + 1024:
+        return values.astype(np.int64) - lo, hi - lo + 1
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return inverse.astype(np.int64), int(uniq.size)
+
+
+def unit_moments(units: np.ndarray, values: dict[str, np.ndarray], hands: np.ndarray | None = None
+                 ) -> dict[str, float | int]:
+    """The moments of :func:`analysis.clustered.cluster_moments` for one group, from arrays: ``units`` = each
+    row's unit, ``values`` = the value columns (no nulls), ``hands`` = each row's hand id when the units are
+    walls or sessions (``n_hands`` counts the distinct ones; else it is ``n``)."""
+    code, C = unit_codes(units)
+    m = np.bincount(code, minlength=C).astype(np.float64)
+    n = int(np.count_nonzero(m))
+    n_hands = n if hands is None or hands.size == 0 else int(np.count_nonzero(np.bincount(unit_codes(hands)[0])))
+    out: dict[str, float | int] = {"n": n, "n_obs": int(units.size), "n_hands": n_hands, "_MM": float((m * m).sum())}
+    for v, x in values.items():  # products summed elementwise: BLAS's dot spins threads on a busy machine
+        s = np.bincount(code, weights=x, minlength=C)
+        out.update({f"{v}__T": float(s.sum()), f"{v}__SS": float((s * s).sum()), f"{v}__SM": float((s * m).sum())})
+    return out
+
+
+def moments_frame(rows: list[dict], values: Sequence[str], by: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Rows of :func:`unit_moments` (each with its ``by`` keys) as the frame ``cluster_moments`` collects."""
+    schema = {**by, "n": pl.UInt32, "n_obs": pl.Int64, "n_hands": pl.Int64, "_MM": pl.Float64,
+              **{f"{v}__{s}": pl.Float64 for v in values for s in ("T", "SS", "SM")}}
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
+def positions(hand_ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each of ``rows`` (hand ids) as its position in ``hand_ids`` (distinct hand ids; −1 when absent)."""
+    if hand_ids.size == 0:
+        return np.full(rows.size, -1, np.int64)
+    lo, hi = int(hand_ids.min()), int(hand_ids.max())
+    lookup = np.full(hi - lo + 1, -1, np.int64)
+    lookup[hand_ids - lo] = np.arange(hand_ids.size)
+    inside = (rows >= lo) & (rows <= hi)
+    out = np.full(rows.size, -1, np.int64)
+    out[inside] = lookup[rows[inside] - lo]
+    return out
