@@ -20,29 +20,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import polars as pl
 
 from analysis.ids import with_id
 from analysis.load import Run, as_run
-from analysis.pieces import Pieces, collect_pieces, summed
-from analysis.stats import LEVEL, cluster_means, cluster_share_exprs, share_moments
+from analysis.pieces import Pieces, Reduce, collect_pieces, summed
+from analysis.stats import LEVEL, cluster_means, cluster_share_exprs
+from analysis.unit_sums import HandUnits, event_stats, trial_stats
 from simulator.rules import FLAGS, HAND_TYPES
 
 FAN_MEASURES = ("fan", "capped_fan", "gen")
 
 
-def _totals_queries(run: Run) -> list[pl.LazyFrame]:
-    """The queries of :func:`_totals` (hands, wins and units per variant), to collect with others."""
-    return [run.hands().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_hands")),
-            run.wins().group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_wins")),
-            run.hands().group_by("variant").agg(pl.col(run.cluster).n_unique().cast(pl.Int64).alias("n_units"))]
-
-
-def _summed(run: Run, queries: Callable[[Run], Sequence[pl.LazyFrame]],
-            keys: Sequence[Sequence[str]]) -> list[pl.DataFrame]:
-    """``queries(piece)`` on every piece of the run, each query's frames summed per group of its ``keys``
-    (share moments, totals and counts of units are additive over pieces of whole units)."""
-    return [summed(frames, k) for frames, k in zip(collect_pieces(run, queries), keys, strict=True)]
+def _summed(run: Run, queries: Callable[[Run], Sequence[pl.LazyFrame]], keys: Sequence[Sequence[str]],
+            reduce: Reduce | None = None) -> list[pl.DataFrame]:
+    """``queries(piece)`` on every piece of the run (``reduce``: applied to each piece's frames, see
+    :func:`analysis.pieces.collect_pieces`), each resulting frame summed per group of its ``keys`` (share
+    moments, totals and counts of units are additive over pieces of whole units)."""
+    return [summed(frames, k) for frames, k in zip(collect_pieces(run, queries, reduce), keys, strict=True)]
 
 
 _TOTAL_KEYS = (["variant"], ["variant"], ["variant"])
@@ -50,7 +46,7 @@ _TOTAL_KEYS = (["variant"], ["variant"], ["variant"])
 
 def _totals(run: Run, collected: Sequence[pl.DataFrame]) -> pl.DataFrame:
     """``variant, n_hands, n_wins, n_units`` (hands, wins, independent units played) in variant order, from the
-    collected :func:`_totals_queries`."""
+    summed sizes of :func:`_key_shares`."""
     hands, wins, units = collected
     return (pl.DataFrame({"variant": list(run.variants)}).join(hands, on="variant", how="left")
             .join(wins, on="variant", how="left").join(units, on="variant", how="left")
@@ -69,22 +65,62 @@ def _win_shares(grid: pl.DataFrame, counts: pl.DataFrame, totals: pl.DataFrame, 
             .drop("_SS", "_SM", "_MM", "_nc"))
 
 
-def _frequencies(run: Run, long: Callable[[Run], pl.LazyFrame], key: str, keys: tuple[str, ...],
-                 level: float) -> pl.DataFrame:
-    """``long(run or a piece)`` has one row per (win, key value): columns variant, hand_id, deal_id, <key>."""
-    cl = run.cluster
-    ids = run.id_columns
+def _frequencies(run: Run, key: str, keys: tuple[str, ...], level: float) -> pl.DataFrame:
+    """Shares of wins (and of hands with such a win) per value of the wins' string column ``key`` (``keys``
+    first, in that order, then any other value seen)."""
+    code = pl.col(key).replace_strict(list(keys), list(range(len(keys))), default=-1, return_dtype=pl.Int32)
 
-    def queries(r: Run) -> list[pl.LazyFrame]:  # shared scans computed once
-        events = long(r)
-        return [*share_moments(events, r.wins().select("variant", *ids), ["variant"], key, cluster=cl),
-                *share_moments(events.select("variant", *ids, key).unique(),
-                               r.hands().select("variant", *ids), ["variant"], key, cluster=cl),
-                *_totals_queries(r)]
+    def keyed(wins: pl.DataFrame) -> dict[str, np.ndarray]:
+        codes = wins["_code"].to_numpy()
+        out = {keys[c]: codes == c for c in np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(keys)))}
+        other = wins["_other"]
+        for name in other.drop_nulls().unique().sort().to_list():
+            out[name] = (other == name).fill_null(False).to_numpy()
+        return out
 
     counts, totals, hcounts, htotals, *sizes = _summed(
-        run, queries, (["variant", key], ["variant"], ["variant", key], ["variant"], *_TOTAL_KEYS))
+        run, lambda r: _unit_queries(r, [code.alias("_code"), pl.when(code < 0).then(pl.col(key)).alias("_other")]),
+        (["variant", key], ["variant"], ["variant", key], ["variant"], *_TOTAL_KEYS),
+        lambda frames: _key_shares(run, frames, keyed, key, pl.String))
     return _shares(run, counts, totals, hcounts, htotals, sizes, key, keys, level)
+
+
+def _unit_queries(r: Run, cols: list[pl.Expr]) -> list[pl.LazyFrame]:
+    """Per variant of a piece: its hands (``hand_id`` and the unit column) and the wins' ``hand_id`` and
+    ``cols``."""
+    ids = list(dict.fromkeys(["hand_id", r.cluster]))
+    return [q for v in r.variants for q in (r.hands(v).select(*ids), r.wins(v).select("hand_id", *cols))]
+
+
+def _key_shares(run: Run, frames: list[pl.DataFrame], keyed: Callable[[pl.DataFrame], dict],
+                key: str | tuple[str, ...], dtype: pl.DataType) -> list[pl.DataFrame]:
+    """One piece's share moments of wins and of hands per key value (``keyed(wins)``: ``{value: mask over the
+    wins}``, values that occur; ``key`` a pair ``(outer, inner)`` when the values are pairs), then the totals
+    and sizes (hands, wins and units per variant), from the frames of :func:`_unit_queries`, with numpy
+    (:class:`analysis.unit_sums.HandUnits`): the frames :func:`analysis.stats.share_moments` gives, without a
+    polars group-by or join by hand or unit."""
+    keys = (key,) if isinstance(key, str) else key
+    counts, hcounts, totals, htotals, sizes = [], [], [], [], []
+    for i, v in enumerate(run.variants):
+        hands, wins = frames[2 * i], frames[2 * i + 1]
+        units = HandUnits(hands, run.cluster, wins["hand_id"].to_numpy())
+        for value, mask in keyed(wins).items():
+            c_wins, c_hands = units.events(mask)
+            if c_wins.any():
+                named = dict(zip(keys, value if len(keys) > 1 else (value,), strict=True))
+                counts.append({"variant": v, **named, **event_stats(c_wins, units.wins_per_unit)})
+                hcounts.append({"variant": v, **named, **event_stats(c_hands, units.hands_per_unit)})
+        totals.append({"variant": v, **trial_stats(units.wins_per_unit)})
+        htotals.append({"variant": v, **trial_stats(units.hands_per_unit)})
+        sizes.append((v, hands.height, wins.height, int(np.count_nonzero(units.hands_per_unit))))
+    kschema = {"variant": pl.String, **dict(zip(keys, (pl.String,) * (len(keys) - 1) + (dtype,), strict=True))}
+    cschema = {**kschema, "k": pl.Int64, "k_units": pl.Int64, "_SS": pl.Float64, "_SM": pl.Float64}
+    tschema = {"variant": pl.String, "n_units": pl.Int64, "n_obs": pl.Int64, "_MM": pl.Float64}
+    return [pl.DataFrame(counts, schema=cschema), pl.DataFrame(totals, schema=tschema),
+            pl.DataFrame(hcounts, schema=cschema), pl.DataFrame(htotals, schema=tschema),
+            *[pl.DataFrame({"variant": [r[0] for r in sizes], name: [r[j] for r in sizes]},
+                           schema={"variant": pl.String, name: pl.Int64})
+              for j, name in ((1, "n_hands"), (2, "n_wins"), (3, "n_units"))]]
 
 
 def _shares(run: Run, counts: pl.DataFrame, totals: pl.DataFrame, hcounts: pl.DataFrame, htotals: pl.DataFrame,
@@ -106,8 +142,7 @@ def hand_type_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     k_hands, n_hands, p_hand(_lo/_hi), n_units`` — share of wins with that label and share of hands with such a
     win, both clustered by ``run.cluster`` with effective-n Wilson intervals."""
     run = as_run(run)
-    return with_id(_frequencies(run, lambda r: r.wins().select("variant", *r.id_columns, "hand_type"),
-                                "hand_type", HAND_TYPES, level), "hand_type", ["hand_type"])
+    return with_id(_frequencies(run, "hand_type", HAND_TYPES, level), "hand_type", ["hand_type"])
 
 
 def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -118,56 +153,18 @@ def flag_frequencies(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
 
 
 def _wide_frequencies(run: Run, key: str, events: dict[str, pl.Expr], level: float) -> pl.DataFrame:
-    """:func:`_frequencies` without a row per (win, key value): ``events`` gives for each key value whether a win
-    has it (every value listed: the flags); each unit's count of wins with it and of hands with one are summed
-    per variant (the same sums: units without it add zeros)."""
-    cl = run.cluster
+    """:func:`_frequencies` for keys given by ``events``: for each key value whether a win has it (a win may
+    have several: the flags)."""
     names = list(events)
 
-    def queries(r: Run) -> list[pl.LazyFrame]:
-        ids = ["hand_id"] if cl == "hand_id" else list(r.id_columns)
-        per_hand = r.wins().group_by("variant", *ids).agg(
-            pl.len().alias("_w"), *[e.cast(pl.Int64).sum().alias(f"{n}:") for n, e in events.items()])
-        if cl == "hand_id":  # the hand is the unit: per hand = per unit
-            wins = per_hand.select("variant", cl, pl.col("_w").cast(pl.Float64).alias("_m"),
-                                   *[pl.col(f"{n}:") for n in names], *[(pl.col(f"{n}:") > 0).cast(pl.UInt32)
-                                                                          .alias(f"{n}:h") for n in names])
-            hands = r.hands().select("variant", cl, pl.lit(1.0).alias("_m"))
-        else:
-            wins = per_hand.group_by("variant", cl).agg(
-                pl.col("_w").sum().cast(pl.Float64).alias("_m"), *[pl.col(f"{n}:").sum() for n in names],
-                *[(pl.col(f"{n}:") > 0).sum().alias(f"{n}:h") for n in names])
-            hands = r.hands().group_by("variant", cl).agg(pl.len().cast(pl.Float64).alias("_m"))
-        hands = hands.join(wins.drop("_m"), on=["variant", cl], how="left")
-        return [*_wide_moments(wins, names, ":"), *_wide_moments(hands, names, ":h"), *_totals_queries(r)]
+    def keyed(wins: pl.DataFrame) -> dict[str, np.ndarray]:
+        return {n: wins[f"{n}:"].to_numpy() for n in names}
 
     counts, totals, hcounts, htotals, *sizes = _summed(
-        run, queries, (["variant"], ["variant"], ["variant"], ["variant"], *_TOTAL_KEYS))
-    return _shares(run, _long(counts, names, key), totals, _long(hcounts, names, key), htotals, sizes, key,
-                   tuple(names), level)
-
-
-def _wide_moments(units: pl.LazyFrame, names: list[str], suffix: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """:func:`analysis.stats.share_moments`' ``(counts, totals)`` per variant, wide: for each key value ``n`` the
-    columns ``n:k``, ``n:k_units``, ``n:_SS``, ``n:_SM`` from ``units`` (one row per unit: trials ``_m``, events
-    ``n<suffix>``; a unit without a trial has ``_m`` 0 or null and no events)."""
-    counts = units.group_by("variant").agg(*[e for n in names for e in (
-        pl.col(n + suffix).fill_null(0).sum().cast(pl.Int64).alias(f"{n}:k"),
-        (pl.col(n + suffix) > 0).sum().cast(pl.Int64).alias(f"{n}:k_units"),
-        (pl.col(n + suffix).cast(pl.Float64) ** 2).sum().alias(f"{n}:_SS"),
-        (pl.col(n + suffix).cast(pl.Float64) * pl.col("_m")).sum().alias(f"{n}:_SM"))])
-    totals = units.group_by("variant").agg(pl.len().cast(pl.Int64).alias("n_units"),
-                                           pl.col("_m").sum().cast(pl.Int64).alias("n_obs"),
-                                           (pl.col("_m") ** 2).sum().alias("_MM"))
-    return counts, totals
-
-
-def _long(wide: pl.DataFrame, names: list[str], key: str) -> pl.DataFrame:
-    """The wide counts of :func:`_wide_moments` as :func:`analysis.stats.share_moments` gives them: one row per
-    variant and key value that occurred."""
-    return pl.concat([wide.select("variant", pl.lit(n).alias(key),
-                                  *[pl.col(f"{n}:{c}").alias(c) for c in ("k", "k_units", "_SS", "_SM")])
-                      for n in names]).filter(pl.col("k") > 0)
+        run, lambda r: _unit_queries(r, [e.fill_null(False).alias(f"{n}:") for n, e in events.items()]),
+        (["variant", key], ["variant"], ["variant", key], ["variant"], *_TOTAL_KEYS),
+        lambda frames: _key_shares(run, frames, keyed, key, pl.String))
+    return _shares(run, counts, totals, hcounts, htotals, sizes, key, tuple(names), level)
 
 
 def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
@@ -177,15 +174,18 @@ def fan_distribution(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     Wilson interval)."""
     run = as_run(run)
 
-    def queries(r: Run) -> list[pl.LazyFrame]:  # each measure on its own: no long copy, no string key
-        trials = r.wins().select("variant", r.cluster)
-        each = [share_moments(r.wins().select("variant", r.cluster, pl.col(m).cast(pl.Int64).alias("value")), trials,
-                              ["variant"], "value", cluster=r.cluster) for m in FAN_MEASURES]
-        counts = pl.concat([c.select("variant", pl.lit(m).alias("measure"), pl.exclude("variant"))
-                            for (c, _), m in zip(each, FAN_MEASURES, strict=True)])
-        return [counts, each[0][1], *_totals_queries(r)]
+    def keyed(wins: pl.DataFrame) -> dict[tuple[str, int], np.ndarray]:
+        out = {}
+        for m in FAN_MEASURES:
+            values = wins[m].fill_null(-1).to_numpy()
+            for x in np.flatnonzero(np.bincount(values[values >= 0])):
+                out[(m, int(x))] = values == x
+        return out
 
-    counts, totals, *sizes = _summed(run, queries, (["variant", "measure", "value"], ["variant"], *_TOTAL_KEYS))
+    counts, totals, _, _, *sizes = _summed(
+        run, lambda r: _unit_queries(r, [pl.col(m).cast(pl.Int64) for m in FAN_MEASURES]),
+        (["variant", "measure", "value"], ["variant"], ["variant", "measure", "value"], ["variant"], *_TOTAL_KEYS),
+        lambda frames: _key_shares(run, frames, keyed, ("measure", "value"), pl.Int64))
     top = counts["value"].max()
     top = int(top) if top is not None else 0
     grid = (_totals(run, sizes).select("variant", "n_wins", "n_units")

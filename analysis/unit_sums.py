@@ -69,3 +69,44 @@ def positions(hand_ids: np.ndarray, rows: np.ndarray) -> np.ndarray:
     out = np.full(rows.size, -1, np.int64)
     out[inside] = lookup[rows[inside] - lo]
     return out
+
+
+def trial_stats(m: np.ndarray) -> dict[str, float | int]:
+    """``n_units, n_obs, _MM`` of :func:`analysis.clustered.share_moments`' totals from the trials per unit ``m``
+    (units without a trial do not count)."""
+    mf = m.astype(np.float64)
+    return {"n_units": int(np.count_nonzero(m)), "n_obs": int(m.sum()), "_MM": float((mf * mf).sum())}
+
+
+def event_stats(c: np.ndarray, m: np.ndarray) -> dict[str, float | int]:
+    """``k, k_units, _SS, _SM`` of :func:`analysis.clustered.share_moments`' counts from the events ``c`` and
+    trials ``m`` per unit."""
+    cf, mf = c.astype(np.float64), m.astype(np.float64)
+    return {"k": int(c.sum()), "k_units": int(np.count_nonzero(c)), "_SS": float((cf * cf).sum()),
+            "_SM": float((cf * mf).sum())}
+
+
+class HandUnits:
+    """One variant's piece: each hand's unit (its number ``0 … C−1``) and each win's hand, from the collected
+    ``hands`` (``hand_id`` and the unit column) and the win rows' ``hand_id``; ``wins_per_unit`` and
+    ``hands_per_unit`` are the trials of a share of wins and of hands."""
+
+    def __init__(self, hands: pl.DataFrame, cluster: str, win_hands: np.ndarray) -> None:
+        hid = hands["hand_id"].to_numpy()
+        self.hand_unit, self.C = unit_codes(hands[cluster].to_numpy())
+        pos = positions(hid, win_hands)
+        self.inside = pos >= 0  # wins of a hand the piece's hands table holds (all, in a sound run)
+        self.win_hand = pos[self.inside]
+        self.win_unit = self.hand_unit[self.win_hand]
+        self.n_hands = hid.size
+        self.wins_per_unit = np.bincount(self.win_unit, minlength=self.C)
+        self.hands_per_unit = np.bincount(self.hand_unit, minlength=self.C)
+
+    def events(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(wins, hands)`` per unit among the wins selected by ``which`` (a mask over the win rows): wins
+        that have it, and hands with at least one such win."""
+        sel = which[self.inside]
+        wins = np.bincount(self.win_unit[sel], minlength=self.C)
+        has = np.zeros(self.n_hands, bool)
+        has[self.win_hand[sel]] = True
+        return wins, np.bincount(self.hand_unit[has], minlength=self.C)
