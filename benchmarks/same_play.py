@@ -5,11 +5,13 @@
     python benchmarks/same_play.py --runs --save /tmp/runs.json # the logs of five small studies
     python benchmarks/same_play.py --golden expert              # regenerate tests/data/golden_expert.json
     python benchmarks/same_play.py --golden engine              # regenerate tests/data/golden_engine.json
+    python benchmarks/same_play.py --check /tmp/before.json --except PL_NEW   # all but a slot a change adds
 
-Plays each case (a rule set, a seating and a few overrides) with events recorded, and hashes every array the
-engine returns (scores, wins, the event log with the expert's reason codes …) per case, through each of the three
-ways hands are played: the compiled batch (``hands.run_batch``), the step API with Python agents at some seats
-(``game.play_hands``) and chained sessions (``sessions.run_sessions``). Same seed, same code behaviour ⇒ same
+Plays each case (a rule set, a seating and a few overrides) with events recorded, and hashes every array the engine
+returns (scores, wins, the event log with the expert's reason codes …; the integer rows of hands, players and wins
+slot by slot, keyed by the slot's name, so a renumbering of the slots changes no digest) per case, through each of
+the three ways hands are played: the compiled batch (``hands.run_batch``), the step API with Python agents at some
+seats (``game.play_hands``) and chained sessions (``sessions.run_sessions``). Same seed, same code behaviour ⇒ same
 digests; a speed-up or a refactor that changes one decision anywhere changes a digest. ``--runs`` instead runs
 five small studies (quickstart, sessions, xueliu, declare, exchange) through the runner and digests every Parquet
 file they write: its decoded columns (names, Arrow types, values, dictionaries), the project's own ``xuezhan.*``
@@ -112,13 +114,43 @@ def study_group(study: str) -> str:
     return group_of(load_study(RUNS[study][0])[0].seats)
 
 
-def digest(raw) -> str:
-    """SHA-256 over the names, dtypes, shapes and bytes of the (nested) arrays of ``raw``."""
+ROWS = {"h": "H_", "p": "PL_", "w": "W_"}  # BatchResult's integer rows and the prefix of their slot constants
+
+
+def slot_names(prefix: str) -> list[str]:
+    """The name of each slot of a row of the engine's output, by index: the ``state`` constant that numbers it
+    (``PL_FAN``), or the constant below it plus the offset (the score components ``PL_SCORE+1`` …)."""
+    from simulator.kernel import state
+
+    width = getattr(state, f"{prefix}N")
+    named = {v: n for n, v in vars(state).items()
+             if n.startswith(prefix) and n != f"{prefix}N" and isinstance(v, int) and 0 <= v < width}
+    names, base, start = [], "", 0
+    for i in range(width):
+        if i in named:
+            base, start = named[i], i
+        names.append(base if i == start else f"{base}+{i - start}")
+    return names
+
+
+def by_slot(raw: BatchResult, ignore=()) -> dict:
+    """``raw``'s arrays with each integer row (``h``, ``p``, ``w``) as one array per slot, keyed by the slot's
+    name (:func:`slot_names`): a digest of it does not depend on how the slots are numbered, and the slots named in
+    ``ignore`` are left out."""
+    out = raw.arrays()
+    for row, prefix in ROWS.items():
+        out[row] = {name: out[row][:, i] for i, name in enumerate(slot_names(prefix)) if name not in ignore}
+    return out
+
+
+def digest(raw, ignore=()) -> str:
+    """SHA-256 over the names, dtypes, shapes and bytes of the (nested) arrays of ``raw`` (the engine's integer
+    rows slot by slot, by the slots' names, without those in ``ignore``)."""
     h = hashlib.sha256()
 
     def walk(prefix: str, obj) -> None:
         if isinstance(obj, BatchResult):
-            obj = obj.arrays()
+            obj = by_slot(obj, ignore)
         if isinstance(obj, dict):
             for key in sorted(obj):
                 walk(f"{prefix}/{key}", obj[key])
@@ -136,9 +168,9 @@ def _report(out: dict[str, str], name: str, value: str) -> None:
     print(f"  {name}: {value[:16]}", flush=True)
 
 
-def run(hands: int, seed: int, group: str | None = None) -> dict[str, str]:
+def run(hands: int, seed: int, group: str | None = None, ignore=()) -> dict[str, str]:
     """Digest of every case (of ``group``, or all) played with ``hands`` hands (step cases a tenth, sessions
-    whole sessions)."""
+    whole sessions), without the slots named in ``ignore``."""
     from simulator import agents
     from simulator.hands.game import play_hands
     from simulator.hands.sessions import run_sessions
@@ -149,24 +181,26 @@ def run(hands: int, seed: int, group: str | None = None) -> dict[str, str]:
     ids = np.arange(hands, dtype=np.int64)
     out: dict[str, str] = {}
     for name, (config, overrides) in chosen(CASES).items():
-        _report(out, name, digest(run_batch(load_rules(config, overrides), ids, seed, record=True)))
+        _report(out, name, digest(run_batch(load_rules(config, overrides), ids, seed, record=True), ignore))
     step_ids = np.arange(max(1, hands // 10), dtype=np.int64)
     for name, (config, overrides, seats) in chosen(STEP_CASES).items():
         bots = {b: getattr(agents, cls)() for b, cls in seats.items()}
-        _report(out, name, digest(play_hands(load_rules(config, overrides), step_ids, seed, bots, record=True)))
+        _report(out, name, digest(play_hands(load_rules(config, overrides), step_ids, seed, bots, record=True),
+                                         ignore))
     for name, (config, overrides) in chosen(SESSION_CASES).items():
         rules = load_rules(config, overrides)
         sess_ids = np.arange(max(1, hands // rules.session.hands) * rules.session.hands, dtype=np.int64)
-        _report(out, name, digest(run_sessions(rules, sess_ids, seed, record=True)))
+        _report(out, name, digest(run_sessions(rules, sess_ids, seed, record=True), ignore))
     return out
 
 
-def log_digest(path) -> str:
+def log_digest(path, ignore=()) -> str:
     """SHA-256 of what a Parquet log file holds, not of its bytes: every column's name, Arrow type, nullability
     and decoded values (a categorical column's dictionary and codes), the file's ``xuezhan.*`` key-value
     metadata, and per row group its rows and each column chunk's compression and statistics presence (what
     ``simulator.logs.encode.PARQUET_OPTIONS`` fixes). The writer's ``created_by`` and its encodings and page layout
-    are left out: they change with the pyarrow release, the data does not."""
+    are left out: they change with the pyarrow release, the data does not. Columns and metadata keys named in
+    ``ignore`` are left out too (what a deliberate change of the format adds, to show the rest is identical)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -174,14 +208,17 @@ def log_digest(path) -> str:
 
     h = hashlib.sha256()
     pf = pq.ParquetFile(path)
-    h.update(repr(sorted(read_file_metadata(path).items())).encode())
+    h.update(repr(sorted((k, v) for k, v in read_file_metadata(path).items() if k not in ignore)).encode())
     meta = pf.metadata
     for i in range(meta.num_row_groups):
         rg = meta.row_group(i)
         h.update(repr((rg.num_rows, [(rg.column(j).compression, rg.column(j).is_stats_set)
-                                     for j in range(rg.num_columns)])).encode())
+                                     for j in range(rg.num_columns)
+                                     if rg.column(j).path_in_schema not in ignore])).encode())
     table = pf.read()
     for field, column in zip(table.schema, table.columns, strict=True):
+        if field.name in ignore:
+            continue
         h.update(f"{field.name}:{field.type}:{field.nullable}".encode())
         arr = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         if pa.types.is_dictionary(arr.type):
@@ -191,9 +228,9 @@ def log_digest(path) -> str:
     return h.hexdigest()
 
 
-def run_studies(seed: int, group: str | None = None) -> dict[str, str]:
+def run_studies(seed: int, group: str | None = None, ignore=()) -> dict[str, str]:
     """:func:`log_digest` of every Parquet file of the small studies of ``RUNS`` (of ``group``, or all), keyed
-    study/table/variant/file."""
+    study/table/variant/file, without the columns and metadata keys named in ``ignore``."""
     import tempfile
     from pathlib import Path
 
@@ -206,7 +243,7 @@ def run_studies(seed: int, group: str | None = None) -> dict[str, str]:
                 continue
             res = simulate_study(ref, out_dir=Path(tmp) / study, hands=hands, seed=seed, jobs=1, progress=False)
             for f in sorted(res.out_dir.rglob("*.parquet")):
-                _report(out, f"{study}/{f.relative_to(res.out_dir).as_posix()}", log_digest(f))
+                _report(out, f"{study}/{f.relative_to(res.out_dir).as_posix()}", log_digest(f, ignore))
     return out
 
 
@@ -233,6 +270,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--runs", action="store_true", help="digest the logs of the small studies instead")
     ap.add_argument("--group", choices=GROUPS, help="only the cases of this group (default: all)")
+    ap.add_argument("--except", dest="ignore", action="append", default=[], metavar="NAME",
+                    help="leave this engine slot (PL_FAN), log column or file metadata key out of the digests "
+                         "(repeatable): a change that adds one compares everything else with --check")
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--save", help="write the digests to this JSON file")
     mode.add_argument("--check", help="compare with the digests of this JSON file")
@@ -243,7 +283,8 @@ def main() -> None:
         path.write_text(json.dumps(golden(args.golden, args.seed), indent=1) + "\n")
         print(f"wrote {path}")
         return
-    got = run_studies(args.seed, args.group) if args.runs else run(args.hands, args.seed, args.group)
+    ignore = tuple(args.ignore)
+    got = run_studies(args.seed, args.group, ignore) if args.runs else run(args.hands, args.seed, args.group, ignore)
     if args.save:
         with open(args.save, "w") as fh:
             json.dump({"hands": args.hands, "seed": args.seed, "digests": got}, fh, indent=1)
