@@ -68,16 +68,16 @@ def test_compiled_sources_are_found_by_walking_the_package():
     compiled = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "@njit" in p.read_text()}
     assert compiled and compiled <= sources
     # constants the compiled code embeds come from plain modules it imports: the rule vocabulary (parameter
-    # slots, enumerations), the key table, the bot table, tiles
-    assert {"rules/vocab.py", "rules/keys.py", "rules/bot_table.py", "kernel/tiles.py"} <= sources
+    # slots, enumerations), the key table, the bot table, the log column table (the output slots), tiles
+    assert {"rules/vocab.py", "rules/keys.py", "rules/bot_table.py", "rules/columns.py", "kernel/tiles.py"} <= sources
     # the CLI and the runner are never compiled nor imported by compiled modules: editing them keeps the cache
     assert not {"cli/__init__.py", "run/runner.py", "run/study.py"} & sources
 
 
 # Python-only modules: loading and validating rules (pydantic: the package simulator.rules itself), their schema
-# and docs, the log columns and their encoding, the files, the CLI. The compiled modules import only numba-free
-# vocabulary (rules/vocab.py, rules/keys.py, rules/bot_table.py, vocab.py, kernel/tiles.py), so editing any of these
-# leaves every compiled function's cache valid.
+# and docs, the logs' Arrow schemas and their encoding, the files, the CLI. The compiled modules import only
+# numba-free vocabulary (rules/vocab.py, rules/keys.py, rules/bot_table.py, rules/columns.py, vocab.py,
+# kernel/tiles.py), so editing any of these leaves every compiled function's cache valid.
 PYTHON_ONLY = ("rules/__init__.py", "rules/blocks.py", "rules/seats.py", "rules/load.py", "logs/schema.py",
                "logs/records.py", "logs/encode.py", "files.py", "logs/manifest.py", "cli/catalog.py",
                "cli/__init__.py", "cli/run.py", "run/runner.py", "hands/__init__.py", "agents/__init__.py")

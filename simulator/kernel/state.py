@@ -29,6 +29,7 @@ from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
+from simulator.rules.columns import ROWS, row_layout
 from simulator.rules.keys import SLOT, code
 from simulator.rules.vocab import XUELIU_MAX_WIN_EVENTS
 
@@ -81,10 +82,6 @@ KS_LIVE, KS_TRANSFERRED, KS_REFUNDED, KS_RETURNED = range(4)  # RETURNED = 退�
 # Win kinds (schema "kind"/"win_kind"), in simulator.vocab.WIN_KINDS order
 WK_DISCARD, WK_SELF_DRAW, WK_ROB_KONG = range(3)
 
-# Win records wins[i, ...]
-(W_ORDER, W_WINNER, W_PAYER, W_NPAYERS, W_KIND, W_TILE, W_CTX, W_HAND_TYPE, W_FLAGS, W_GEN, W_FAN, W_CAPPED,
- W_POINTS, W_RECEIVED, W_TURN, W_NMELDS) = range(16)
-W_N = 16
 
 # Events: events[i] = (type, seat, tile, amount, a, b)
 EV_W = 6
@@ -105,12 +102,15 @@ E_MAX = 1024
 #   to the table only when dancing)
 
 
-# Per-hand result slots (hands table), per-player slots (players table)
-H_DEALER, H_EXCHANGE, H_NWINNERS, H_EXHAUSTIVE, H_TILES_LEFT, H_NKONGS, H_TURNS, H_NWINS, H_EV_OVERFLOW = range(9)
-H_N = 9
-(PL_SEAT, PL_BOT, PL_START_SH, PL_VOID, PL_WON, PL_WIN_ORDER, PL_WIN_KIND, PL_WIN_TURN, PL_HAND_TYPE, PL_FLAGS, PL_GEN,
- PL_FAN, PL_CAPPED, PL_NKONGS, PL_HUAZHU, PL_READY, PL_DECLINED, PL_DECLARED, PL_SCORE) = range(19)
-PL_N = PL_SCORE + N_COMP  # the score components last (PL_SCORE..PL_N−1)
+# The output slots, numbered from the column table (simulator.rules.columns.row_layout, in column order; a column
+# whose source names a new slot adds its constant here): the per-hand results H_* (hands, BatchResult.h), per-player
+# PL_* (players, .p; PL_SCORE..PL_SCORE+5 the score components, C_* order), the win records W_* (wins, .w, st.wins).
+for _table, _prefix in ROWS.items():
+    _slots, _width = row_layout(_table)
+    globals().update(_slots)
+    globals()[f"{_prefix}N"] = _width
+H_EV_OVERFLOW = H_N  # noqa: F821  an engine diagnostic (the event buffer was full), checked by the replay, no column
+H_N = H_EV_OVERFLOW + 1
 
 
 VOID_DECLARED, VOID_LENIENT, VOID_NONE = (code("void_suit", x) for x in ("declared", "declared_lenient", "none"))

@@ -31,6 +31,7 @@ from simulator.kernel.evaluate import (
 from simulator.kernel.notation import MELD_BYTES, MELD_LEN, SUIT_BYTES, melds_utf8, notation_utf8
 from simulator.kernel.state import BatchResult
 from simulator.logs import schema
+from simulator.rules.columns import slot_of
 
 CONTEXT_NAMES = ((CTX_AFTER_KONG, "after_kong"), (CTX_KONG_DISCARD, "after_own_kong_discard"),
                  (CTX_LAST_TILE, "last_tile"), (CTX_FIRST_DRAW, "first_draw"), (CTX_DEALER, "dealer"),
@@ -126,14 +127,6 @@ DERIVED = {
 # Readers that turn a slot into text (schema sources ``reader:SLOT``).
 READERS = {"context": lambda raw, values: _contexts(values), "melds": _melds}
 ROWS = {"hands": "h", "players": "p", "wins": "w"}  # the integer rows of each table in BatchResult
-
-
-def slot_of(source: str) -> tuple[str, int, int]:
-    """``(slot constant, offset, bit)`` of a slot source (``PL_FAN``, ``PL_SCORE+2``, ``PL_FLAGS@3``; bit −1 =
-    the whole value)."""
-    slot, _, bit = source.rpartition(":")[2].partition("@")
-    slot, _, offset = slot.partition("+")
-    return slot, int(offset or 0), int(bit) if bit else -1
 
 
 def column_values(raw: BatchResult, table: str, col: schema.Column):
