@@ -120,3 +120,26 @@ def test_a_swapped_source_is_caught(played, monkeypatch):
     monkeypatch.setitem(schema.COLUMNS, "players", cols)
     with pytest.raises(AssertionError):
         _check_meanings(records.to_columns(raw), rules)
+
+
+@pytest.mark.parametrize(("config", "seats"), [("chengdu", "[greedy, value, defensive, expert]"),
+                                               ("xueliu", "[expert, greedy, value, greedy]")])
+def test_claims_are_the_pungs_and_exposed_kongs_of_the_event_log(config, seats):
+    """``claims`` (players): per seat, the pungs and 直杠 of a discard the recorded event log shows it making (a
+    加杠 upgrades a claimed pung: not a second claim), read through the column table. Mutation: the engine writing
+    the seat's kong count into the ``claims`` slot (``p_out[row, PL_CLAIMS] = ps[s, PS_NKONGS]`` in
+    ``simulator/engine/batch.py``) fails here."""
+    from simulator.hands import run_batch
+    from simulator.kernel.settlement import KK_DIRECT
+    from simulator.rules import load_rules
+
+    n = 200
+    raw = run_batch(load_rules(config, [f"seats={seats}"]), np.arange(n, dtype=np.int64), 5, record=True)
+    ev = raw.events
+    typ, kind = ev[:, 1], ev[:, 5]
+    claimed = (typ == S.EV_PUNG) | ((typ == S.EV_KONG) & (kind == KK_DIRECT))
+    expect = np.bincount(4 * ev[claimed, 0].astype(np.int64) + ev[claimed, 2], minlength=4 * n)
+    got = records.to_columns(raw)["players"]["claims"]
+    assert got.dtype == np.int8 and expect.sum() > n // 4  # claims happen, and often
+    assert np.array_equal(got, expect)
+    assert (got == 0).any()  # and some players stay 门清

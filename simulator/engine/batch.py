@@ -11,6 +11,7 @@ from simulator.bots import (
     simple_lineup,
 )
 from simulator.kernel import state
+from simulator.kernel.shape import MELD_CKONG
 from simulator.kernel.state import (
     G_DEALER,
     G_EXCHANGE,
@@ -32,6 +33,7 @@ from simulator.kernel.state import (
     N_SEATS,
     PL_BOT,
     PL_CAPPED,
+    PL_CLAIMS,
     PL_DECLARED,
     PL_DECLINED,
     PL_FAN,
@@ -157,6 +159,16 @@ def write_hand(i, g, h_out) -> None:
     h_out[i, H_EV_OVERFLOW] = g[state.G_EV_OVERFLOW]
 
 
+@njit(cache=True, inline="always")
+def claims(mk, n_melds: int) -> int:
+    """Discards a seat claimed, from its melds ``mk[:n_melds]``: each pung or exposed kong (直杠, or 加杠 on a claimed
+    pung) is one claimed discard, a concealed kong none."""
+    n = 0
+    for m in range(n_melds):
+        n += mk[m] != MELD_CKONG
+    return n
+
+
 @njit(cache=True, _nrt=False)
 def write_player(row, s, st, p_out) -> None:
     ps, score, wins = st.ps, st.score, st.wins
@@ -176,6 +188,7 @@ def write_player(row, s, st, p_out) -> None:
     p_out[row, PL_FAN] = wins[w, W_FAN] if won else -1
     p_out[row, PL_CAPPED] = wins[w, W_CAPPED] if won else -1
     p_out[row, PL_NKONGS] = ps[s, PS_NKONGS]
+    p_out[row, PL_CLAIMS] = claims(st.mk[s], st.nm[s])
     p_out[row, PL_HUAZHU] = ps[s, state.PS_HUAZHU]
     p_out[row, PL_READY] = ps[s, state.PS_READY]
     p_out[row, PL_DECLINED] = ps[s, PS_DECLINED]

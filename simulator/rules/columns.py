@@ -37,8 +37,8 @@ from simulator.vocab import WIN_KINDS
 # that does not seat it, and format-1 readers read it (categoricals are read as strings). Recorded in every
 # manifest and file (`log_format`); `--resume` refuses to add chunks of another format to
 # a variant. Bump it with any change of a column, a type or a dictionary (tests/test_survive.py pins the schema
-# and dictionaries of each format: it fails until the bump).
-LOG_FORMAT = 1
+# and dictionaries of each format: it fails until the bump). Format 2: the players' `claims` column.
+LOG_FORMAT = 2
 CAT = pa.dictionary(pa.int8(), pa.string())
 CAT16 = pa.dictionary(pa.int16(), pa.string())
 
@@ -140,6 +140,8 @@ COLUMNS: dict[str, list[Column]] = {
         Column("fan", pa.int8(), "fan after extras, before the cap" + _NO_WIN, "PL_FAN", NO_WIN),
         Column("capped_fan", pa.int8(), "fan after the cap" + _NO_WIN, "PL_CAPPED", NO_WIN),
         Column("n_kongs", pa.int8(), "kongs this player made (all kinds)", "PL_NKONGS"),
+        Column("claims", pa.int8(), "discards this player claimed: pungs and exposed kongs (a 加杠 counts once, as "
+               "its pung); 0 = 门清, concealed kongs only", "PL_CLAIMS"),
         Column("huazhu", pa.bool_(), "花猪 at an exhaustive draw", "PL_HUAZHU"),
         Column("ready", pa.bool_(), "ready (听牌) at the end of the hand; players who did not win only", "PL_READY"),
         Column("declined_wins", pa.int8(), "wins this player's bot could have taken and declined", "PL_DECLINED"),
