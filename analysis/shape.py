@@ -27,17 +27,15 @@ import polars as pl
 from analysis.ev import By, group_columns
 from analysis.ids import with_id
 from analysis.load import Run, as_run
-from analysis.pieces import Pieces, collect_pieces, summed
+from analysis.pieces import collect_pieces, summed
 from analysis.stats import (
     LEVEL,
-    cluster_moments,
     diff_rows,
     diff_sides,
-    influence_queries,
     means_from_moments,
     z_value,
 )
-from analysis.unit_sums import moments_frame, positions, unit_moments
+from analysis.unit_sums import group_codes, moments_frame, positions, unit_codes, unit_moments
 
 COLUMNS = ("variant", "metric", "per", "n", "n_units", "estimate", "se", "ci_lo", "ci_hi")
 
@@ -168,6 +166,68 @@ def _piece_moments(run: Run, frames: list[pl.DataFrame], metrics: list, most: in
             for r, (_, groups) in zip(rows, metrics, strict=True)]
 
 
+def _decline_rows(run: Run, frames: list[pl.DataFrame], cols: list[str]):  # noqa: ANN202 - a generator
+    """Per variant and group of ``cols`` of one piece's players (:func:`decline_effect`'s queries): the group's
+    keys, its rows' units, hand ids (walls or sessions as units), values, declined and won flags."""
+    for v, df in zip(run.variants, frames, strict=True):
+        code, groups = group_codes(df, cols)
+        units, hands = col(df, run.cluster), col(df, "hand_id") if run.cluster != "hand_id" else None
+        values = {"won_f": col(df, "won").astype(np.float64), "score_total": col(df, "score_total"),
+                  "capped_fan": col(df, "capped_fan")}
+        declined, won = col(df, "declined"), col(df, "won")
+        for g, key in enumerate(groups):
+            sel = code == g
+            yield ({"variant": v, **dict(zip(cols, key, strict=True))}, units[sel],
+                   None if hands is None else hands[sel], {k: x[sel] for k, x in values.items()}, declined[sel],
+                   won[sel])
+
+
+def _decline_moments(run: Run, frames: list[pl.DataFrame], cols: list[str]) -> list[pl.DataFrame]:
+    """One piece's moments of :func:`decline_effect`'s group means (per variant, group and side: won and score
+    of every player-hand, capped fan of the winners), with numpy (:mod:`analysis.unit_sums`)."""
+    rows: tuple[list, list] = ([], [])
+    for named, units, hands, values, declined, won in _decline_rows(run, frames, cols):
+        for side in (False, True):
+            for i, (keep, names) in enumerate(((declined == side, ("won_f", "score_total")),
+                                               ((declined == side) & won, ("capped_fan",)))):
+                if keep.any():
+                    rows[i].append({**named, "declined": side, **unit_moments(
+                        units[keep], {k: values[k][keep] for k in names}, None if hands is None else hands[keep])})
+    schema = {"variant": pl.String, **{c: frames[0].schema[c] for c in cols}, "declined": pl.Boolean}
+    return [moments_frame(rows[0], ["won_f", "score_total"], schema), moments_frame(rows[1], ["capped_fan"], schema)]
+
+
+def _decline_influence(run: Run, frames: list[pl.DataFrame], cols: list[str],
+                       sides: list[pl.DataFrame]) -> list[pl.DataFrame]:
+    """One piece's influence terms of the three differences (won, score, capped fan: ``sides`` in that order,
+    the summed sides of :func:`analysis.stats.diff_sides`): per variant and group, the units with a row and
+    ``_U = Σ_h u_h²`` with ``u_h = (S₁ − T₁/N₁·m₁)/N₁ − (S₀ − T₀/N₀·m₀)/N₀``
+    (:func:`analysis.stats.cluster_diff_se`; the same terms, summed in a fixed order)."""
+    gcols = ["variant", *cols]
+    means = [{(*row[:-3], row[-3]): (row[-1], row[-2]) for row in side.select(*gcols, "declined", "_N", "_T")
+              .iter_rows()} for side in sides]
+    rows: tuple[list, list, list] = ([], [], [])
+    for named, units, _, values, declined, won in _decline_rows(run, frames, cols):
+        key = tuple(named.values())
+        for i, (name, keep) in enumerate((("won_f", None), ("score_total", None), ("capped_fan", won))):
+            u_units, x, dec = (units, values[name], declined) if keep is None else (
+                units[keep], values[name][keep], declined[keep])
+            if u_units.size == 0:
+                continue
+            code, C = unit_codes(u_units)
+            u = np.zeros(C)
+            for side, sign in ((True, 1.0), (False, -1.0)):
+                T, N = means[i].get((*key, side), (0.0, 0.0))
+                if N:
+                    m = np.bincount(code[dec == side], minlength=C)
+                    s = np.bincount(code[dec == side], weights=x[dec == side], minlength=C)
+                    u = u + (s - T / N * m) / N * sign
+            rows[i].append({**named, "n_units": int(np.count_nonzero(np.bincount(code, minlength=C))),
+                            "_U": float((u * u).sum())})
+    schema = {"variant": pl.String, **{c: frames[0].schema[c] for c in cols}, "n_units": pl.Int64, "_U": pl.Float64}
+    return [pl.DataFrame(r, schema=schema) for r in rows]
+
+
 def col(df: pl.DataFrame, name: str) -> np.ndarray:
     """A collected column as a numpy array."""
     return df[name].to_numpy()
@@ -188,28 +248,26 @@ def decline_effect(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.D
     comparison against a variant whose bot never declines answers that."""
     run = as_run(run)
     cols = group_columns(by)
-    keys = ["variant", *cols, "declined"]
+    keys, gkeys, every = ["variant", *cols, "declined"], ["variant", *cols], ["won_f", "score_total"]
     cl = run.cluster
 
-    def frame(r: Run) -> pl.LazyFrame:
-        return r.players().select("variant", *dict.fromkeys([*cols, cl, "hand_id"]), "won", "capped_fan",
-                                  "score_total",
-                                  (pl.col("declined_wins") > 0).alias("declined"),
-                                  pl.col("won").cast(pl.Float64).alias("won_f"))
+    def queries(r: Run) -> list[pl.LazyFrame]:
+        return [r.players(v).select(*dict.fromkeys([*cols, cl, "hand_id"]), pl.col("won").fill_null(False),
+                                    pl.col("capped_fan").fill_null(0), pl.col("score_total").fill_null(0),
+                                    (pl.col("declined_wins") > 0).fill_null(False).alias("declined"))
+                for v in r.variants]
 
     # two passes over the pieces (each reads the players once): the moments of both groups' means, which hold
     # the sums of cluster_diff_se's first pass; then the units' influence terms of the three differences
-    players, gkeys, every = Pieces(run, frame), ["variant", *cols], ["won_f", "score_total"]
-    moms = [summed(f, keys) for f in players.collect(lambda x: [
-        cluster_moments(x, keys, every, cl), cluster_moments(x.filter(pl.col("won")), keys, ["capped_fan"], cl)])]
+    moms = [summed(f, keys) for f in collect_pieces(run, queries, lambda frames: _decline_moments(
+        run, frames, cols))]
     allp = means_from_moments(moms[0], keys, every, level=level, shares=["won_f"])
     fans = means_from_moments(moms[1], keys, ["capped_fan"], level=level)
     out = pl.concat([allp, fans]).with_columns(pl.col("quantity").replace({"won_f": "won"}))
     z = z_value(level)
     sides = [diff_sides(moms[0], keys, v) for v in every] + [diff_sides(moms[1], keys, "capped_fan")]
-    infl = [summed(f, gkeys) for f in players.collect(lambda x: [
-        *influence_queries(x, gkeys, "declined", every, sides[:2], cl),
-        *influence_queries(x.filter(pl.col("won")), gkeys, "declined", ["capped_fan"], sides[2:], cl)])]
+    infl = [summed(f, gkeys) for f in collect_pieces(run, queries, lambda frames: _decline_influence(
+        run, frames, cols, sides))]
     diff = pl.concat([diff_rows(sides[i], infl[i], gkeys, "declined").with_columns(pl.lit(q).alias("quantity"))
                       for i, q in ((0, "won"), (2, "capped_fan"), (1, "score_total"))])
     diff = diff.select(*gkeys, pl.lit(None, dtype=pl.Boolean).alias("declined"), "quantity", "n_units",

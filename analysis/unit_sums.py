@@ -110,3 +110,38 @@ class HandUnits:
         has = np.zeros(self.n_hands, bool)
         has[self.win_hand[sel]] = True
         return wins, np.bincount(self.hand_unit[has], minlength=self.C)
+
+
+def group_codes(df: pl.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
+    """``(code per row, groups)``: each row's group of ``cols`` numbered ``0 … G−1`` and the groups' values (a
+    tuple each, in number order). Integer columns are offsets, others are numbered by their distinct values."""
+    code = np.zeros(df.height, np.int64)
+    sizes: list[int] = []
+    values: list[list] = []
+    for c in cols:
+        s = df[c]
+        if s.dtype.is_integer() and s.null_count() == 0 and s.len():
+            x = s.to_numpy().astype(np.int64)
+            lo = int(x.min())
+            x -= lo
+            size = int(x.max()) + 1
+            values.append([lo + i for i in range(size)])
+        else:
+            uniq = s.unique(maintain_order=True)
+            x = s.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)),
+                                 return_dtype=pl.Int64).to_numpy()
+            size = uniq.len()
+            values.append(uniq.to_list())
+        code = code * size + x
+        sizes.append(size)
+    present = np.flatnonzero(np.bincount(code, minlength=int(np.prod(sizes)) if sizes else 1))
+    groups = []
+    for p in present:
+        key, rest = [], int(p)
+        for size, vals in zip(reversed(sizes), reversed(values), strict=True):
+            key.append(vals[rest % size])
+            rest //= size
+        groups.append(tuple(reversed(key)))
+    remap = np.full(max(int(np.prod(sizes)) if sizes else 1, 1), -1, np.int64)
+    remap[present] = np.arange(present.size)
+    return remap[code], groups
