@@ -43,10 +43,11 @@ from analysis.ev import COMPONENTS, By, group_columns
 from analysis.fmt import fmt, fmt_interval, fmt_p
 from analysis.ids import HAND_METRIC_IDS, with_id
 from analysis.load import Run, as_run
-from analysis.paired_sums import ALL, P_ONLY, moments, piecewise, unit_moments, unit_sums, wide_moments, wide_unit_sums
+from analysis.paired_sums import ALL, P_ONLY, moments, piecewise, unit_moments, unit_sums, wide_gather
 from analysis.power import paired_hands_needed
 from analysis.rare import RARE_UNITS, few_interval, rare_diff_interval, rare_diff_p
 from analysis.stats import LEVEL, POWER, hands_needed, normal_p, p_adjust, z_value
+from analysis.unit_sums import positions
 
 DETECT = 0.1
 """Default difference to detect: 0.1 base units per hand (score quantities)."""
@@ -251,26 +252,26 @@ def _score_gather(variant: str, baseline: str, keys: list[str], components: Sequ
         a = r.players(variant).select(*r.id_columns, "seat", "bot", *components)
         b = r.players(baseline).select("hand_id", "seat", pl.col("bot").alias("bot_baseline"),
                                        *[pl.col(c).alias(f"{c}__b") for c in components])
-        units = wide_unit_sums(a, b, ["hand_id", "seat"], groups, components, r.cluster, values)
-        return wide_moments(units, groups, components, "component", values)
+        return wide_gather(a, b, ["hand_id", "seat"], groups, components, r.cluster, "component", values)
 
     return gather
 
 
-HAND_METRICS: dict[str, pl.Expr] = {
-    "exhaustive_draw (流局)": pl.col("exhaustive_draw"),
-    "winners": pl.col("n_winners"),
-    "wins": pl.col("n_wins"),
-    "turns": pl.col("turns"),
-    "kongs": pl.col("n_kongs"),
-    "huazhu (花猪) any": pl.col("_huazhu"),
-    "chadajiao (查大叫) any": pl.col("_cdj"),
-    "cap binds (any win)": pl.col("_cap"),
-    "wins ≥ 2 fan": pl.col("_big"),
-    "declined wins": pl.col("_declined"),
-    "points exchanged": pl.col("_moved"),
+HAND_METRICS: dict[str, str] = {
+    "exhaustive_draw (流局)": "hands.exhaustive_draw",
+    "winners": "hands.n_winners",
+    "wins": "hands.n_wins",
+    "turns": "hands.turns",
+    "kongs": "hands.n_kongs",
+    "huazhu (花猪) any": "players.huazhu",
+    "chadajiao (查大叫) any": "players.score_chadajiao",
+    "cap binds (any win)": "wins.capped_fan, wins.fan",
+    "wins ≥ 2 fan": "wins.fan",
+    "declined wins": "players.declined_wins",
+    "points exchanged": "players.score_total",
 }
-"""Hand-level metrics of :func:`paired_hand_metrics`; ``points exchanged`` = ``Σ|score_total|/2`` over the four
+"""Hand-level metrics of :func:`paired_hand_metrics` and the logged columns each is made from (by
+:func:`_hand_frame`); ``points exchanged`` = ``Σ|score_total|/2`` over the four
 players (base units moved from losers to winners in the hand); ``wins ≥ 2 fan`` = wins of the hand worth at least
 2 fan before the cap (清一色, 七对, 对对胡 + 根, …: how often players reach a big hand, whatever the cap pays);
 ``declined wins`` = wins the four players could have taken and passed (``players.declined_wins`` summed)."""
@@ -309,15 +310,34 @@ HAND_UNITS: dict[str, str] = {
 
 
 def _hand_frame(run: Run, variant: str) -> pl.LazyFrame:
-    players = (run.players(variant).group_by("hand_id")
-               .agg(pl.col("huazhu").any().alias("_huazhu"), (pl.col("score_chadajiao") != 0).any().alias("_cdj"),
-                    (pl.col("score_total").abs().sum() / 2).alias("_moved"),
-                    pl.col("declined_wins").sum().alias("_declined")))
-    caps = run.wins(variant).group_by("hand_id").agg((pl.col("capped_fan") < pl.col("fan")).any().alias("_cap"),
-                                                     (pl.col("fan") >= 2).sum().alias("_big"))
-    return (run.hands(variant).join(players, on="hand_id", how="left").join(caps, on="hand_id", how="left")
-            .with_columns(pl.col("_cap").fill_null(False), pl.col("_big").fill_null(0))
-            .select(*run.id_columns, *[e.cast(pl.Float64).alias(k) for k, e in HAND_METRICS.items()]))
+    """One row per hand of ``variant`` (of ``run`` or a piece): the id columns and every :data:`HAND_METRICS`
+    value as Float64. The players' and wins' per-hand values are summed by hand position with numpy
+    (:func:`analysis.unit_sums.positions`, ``bincount``) instead of group-bys and joins by hand: the same
+    numbers (a hand without players or wins has 0 where a join left null, which every sum reads as 0)."""
+    hands, players, wins = pl.collect_all([
+        run.hands(variant).select(*run.id_columns, *[pl.col(c).cast(pl.Float64).alias(k) for k, c in (
+            ("exhaustive_draw (流局)", "exhaustive_draw"), ("winners", "n_winners"), ("wins", "n_wins"),
+            ("turns", "turns"), ("kongs", "n_kongs"))]),
+        run.players(variant).select("hand_id", pl.col("huazhu").fill_null(False),
+                                    (pl.col("score_chadajiao") != 0).fill_null(False).alias("cdj"),
+                                    pl.col("score_total").abs().fill_null(0).alias("moved"),
+                                    pl.col("declined_wins").fill_null(0)),
+        run.wins(variant).select("hand_id", (pl.col("capped_fan") < pl.col("fan")).fill_null(False).alias("cap"),
+                                 (pl.col("fan") >= 2).fill_null(False).alias("big"))])
+    hid = hands["hand_id"].to_numpy()
+
+    def per_hand(df: pl.DataFrame, col: str) -> np.ndarray:
+        pos = positions(hid, df["hand_id"].to_numpy())
+        inside = pos >= 0
+        return np.bincount(pos[inside], weights=df[col].to_numpy()[inside], minlength=hid.size)
+
+    values = {"huazhu (花猪) any": (per_hand(players, "huazhu") > 0).astype(np.float64),
+              "chadajiao (查大叫) any": (per_hand(players, "cdj") > 0).astype(np.float64),
+              "cap binds (any win)": (per_hand(wins, "cap") > 0).astype(np.float64),
+              "wins ≥ 2 fan": per_hand(wins, "big"), "declined wins": per_hand(players, "declined_wins"),
+              "points exchanged": per_hand(players, "moved") / 2}
+    return hands.with_columns(pl.Series(k, v, dtype=pl.Float64) for k, v in values.items()).select(
+        *run.id_columns, *HAND_METRICS).lazy()
 
 
 def paired_hand_metrics(run: Run | str, variant: str, *old: Any, baseline: str | None = None,
@@ -342,8 +362,7 @@ def paired_hand_metrics(run: Run | str, variant: str, *old: Any, baseline: str |
 
     def gather(r: Run) -> tuple[pl.DataFrame, pl.DataFrame]:
         b = _hand_frame(r, baseline).drop(*r.id_columns[1:]).rename({n: f"{n}__b" for n in names})
-        units = wide_unit_sums(_hand_frame(r, variant), b, ["hand_id"], [], names, r.cluster)
-        return wide_moments(units, [], names, "metric")
+        return wide_gather(_hand_frame(r, variant), b, ["hand_id"], [], names, r.cluster, "metric")
 
     out = _paired_stats(piecewise(run, gather, ["metric"]), ["metric"], run, variant, baseline, detect, level, power,
                         HAND_UNITS)
