@@ -25,7 +25,7 @@ like the baseline by construction (coins and score units only), which its findin
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,17 +87,14 @@ def differing_hands(run: Run, variant: str, baseline: str, what: str = "play") -
     outcome differs (:data:`analysis.play.PLAY`: discards, kongs, declines, wins — not payments); ``"any"``:
     any column of any of the hand's rows in ``hands``, ``players`` or ``wins`` (scores included; a session's
     running balance excluded), or a win in only one of them."""
-    from analysis.play import PLAY, ROW_KEYS, hand_differences
+    from analysis.play import PLAY, hand_differences, pair_differences
 
     if what == "play":
-        kinds = PLAY
-    elif what == "any":
-        # a session's running balance differs after any earlier difference: not this hand's play
-        kinds = {"any": {t: tuple(c for c in run.scan(t, baseline).collect_schema().names()
-                                  if c not in (*keys, "variant", "bankroll")) for t, keys in ROW_KEYS.items()}}
+        k, n, _ = hand_differences(run, variant, baseline, PLAY)
+    elif what == "any":  # a session's running balance differs after any earlier difference: not this hand's play
+        _, n, _, k = pair_differences(run, variant, baseline)
     else:
         raise ValueError(f"what={what!r}: expected 'play' or 'any'")
-    k, n, _ = hand_differences(run, variant, baseline, kinds)
     return k, n
 
 
@@ -386,12 +383,15 @@ def stale_findings(variant: str, stale: list) -> list[Finding]:
     return [Finding(variant, "seats", st.problem, st.advice) for st in stale]
 
 
-def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding]:
+def diagnose(run: Run | str | Path, baseline: str | None = None,
+             counts: Mapping[tuple[str, str], tuple[int, int]] | None = None) -> list[Finding]:
     """Every problem of every variant's comparison with the baseline (default: the run's baseline).
 
     First the seated tuned files that may not fit (:func:`stale_findings`, every variant). A variant with the
     baseline's rules, or whose every hand played out exactly as the baseline's, gets a finding of its own (``key``
-    None); each changed rule that never acted gets one (see the module docstring)."""
+    None); each changed rule that never acted gets one (see the module docstring). ``counts``: ``(hands that
+    differ in any column, hands logged by both)`` of some ``(baseline, variant)`` pairs, already computed
+    (:func:`analysis.play.pair_differences`: the report counts play and any column in one pass)."""
     run = as_run(run)
     first = run.check(baseline) if baseline is not None else run.baseline
     findings = [f for v in run.variants for f in stale_findings(v, run.stale(v))]
@@ -405,7 +405,7 @@ def diagnose(run: Run | str | Path, baseline: str | None = None) -> list[Finding
                                     "change a rule in the variant's set: or rules file"))
             continue
         silent = silent_rules(run, v, base)
-        k, n = differing_hands(run, v, base, "any")
+        k, n = (counts or {}).get((base, v)) or differing_hands(run, v, base, "any")
         if n and k == 0:
             findings.append(Finding(v, None, f"played every one of its {n:,} hands exactly as the baseline {base} did "
                                     "(same decisions, same scores): every difference in the report is zero by "

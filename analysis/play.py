@@ -50,18 +50,22 @@ def _digests(run: Run, variant: str, kinds: Mapping[str, Mapping[str, Sequence[s
     return out
 
 
-def _piece_differences(run: Run, variant: str, baseline: str,
-                       kinds: Mapping[str, Mapping[str, Sequence[str]]]) -> pl.LazyFrame:
-    """On one piece: ``_n`` (hands both logged), ``_any`` (hands on which any kind differs) and per kind the
-    hands on which it differs."""
-    a, b = _digests(run, baseline, kinds), _digests(run, variant, kinds)
+def _piece_differences(run: Run, variant: str, baseline: str, kinds: Mapping[str, Mapping[str, Sequence[str]]],
+                       extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> pl.LazyFrame:
+    """On one piece: ``_n`` (hands both logged), ``_any`` (hands on which any kind differs), per kind the
+    hands on which it differs and, with ``extra`` kinds, ``_all``: hands on which any kind or extra kind
+    differs."""
+    every = {**kinds, **(extra or {})}
+    a, b = _digests(run, baseline, every), _digests(run, variant, every)
     cols = [c for c in a.collect_schema().names() if c != "hand_id"]
     j = a.join(b, on="hand_id", how="inner", suffix="_v")
     differs = {kind: pl.any_horizontal(*[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_()
                                          for c in cols if c.split("|")[0] == kind] or [pl.lit(False)])
-               for kind in kinds}
-    return j.select(pl.len().alias("_n"), pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_any"),
-                    *[e.sum().alias(k) for k, e in differs.items()])
+               for kind in every}
+    return j.select(pl.len().alias("_n"),
+                    pl.any_horizontal(*[differs[k] for k in kinds], pl.lit(False)).sum().alias("_any"),
+                    *([pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_all")] if extra else []),
+                    *[differs[k].sum().alias(k) for k in kinds])
 
 
 def hand_differences(run: Run, variant: str, baseline: str,
@@ -71,17 +75,41 @@ def hand_differences(run: Run, variant: str, baseline: str,
 
     Each arm is reduced to per-hand digests of each kind's columns (:func:`_digests`), one piece of the run at a
     time (:mod:`analysis.pieces`), and the digests are compared: no join of whole rows."""
-    counts = summed(collect_pieces(run, lambda piece: [_piece_differences(piece, variant, baseline, kinds)])[0], [])
+    k, n, per_kind, _ = _differences(run, variant, baseline, kinds, None)
+    return k, n, per_kind
+
+
+def pair_differences(run: Run, variant: str, baseline: str) -> tuple[int, int, dict[str, int], int]:
+    """:func:`hand_differences` for :data:`PLAY` and, from the same pass over the logs, the hands on which any
+    logged column differs (the study's check "played every hand exactly as the baseline";
+    ``analysis.diagnostics.differing_hands(..., "any")``): ``(play differs, hands, {kind: hands}, any differs)``.
+    Every column outside :data:`PLAY` (scores, scoring, hands dealt…) gets one more digest per table, so a hand
+    differs in some column exactly when one of its digests differs (rows are identified by their keys, which
+    every digest includes) — each column hashed once for both counts."""
+    names = {t: run.scan(t, baseline).collect_schema().names() for t in ROW_KEYS}
+    other = {t: tuple(c for c in names[t] if c not in (*keys, "variant", "bankroll")
+                      and not any(c in cols.get(t, ()) for cols in PLAY.values())) for t, keys in ROW_KEYS.items()}
+    return _differences(run, variant, baseline, PLAY, {"_other": {t: c for t, c in other.items() if c}})
+
+
+def _differences(run: Run, variant: str, baseline: str, kinds: Mapping[str, Mapping[str, Sequence[str]]],
+                 extra: Mapping[str, Mapping[str, Sequence[str]]] | None) -> tuple[int, int, dict[str, int], int]:
+    counts = summed(collect_pieces(run, lambda piece: [_piece_differences(piece, variant, baseline, kinds, extra)])[0],
+                    [])
     row = counts.row(0, named=True)
-    return int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds}
+    return (int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds},
+            int(row.get("_all") or 0))
 
 
-def play_table(run: Run, pairs: Sequence[tuple[str, str]]) -> pl.DataFrame:
+def play_table(run: Run, pairs: Sequence[tuple[str, str]],
+               counts: Mapping[tuple[str, str], tuple] | None = None) -> pl.DataFrame:
     """One row per comparison ``(baseline, variant)``: ``variant, baseline, hands, play differs`` and the
-    hands on which each kind of :data:`PLAY` differs — counts of paired hands (exact, not estimates)."""
+    hands on which each kind of :data:`PLAY` differs — counts of paired hands (exact, not estimates).
+    ``counts``: :func:`hand_differences` or :func:`pair_differences` of some pairs, already computed."""
     rows = []
     for base, v in pairs:
-        k, n, kinds = hand_differences(run, v, base)
+        got = (counts or {}).get((base, v))
+        k, n, kinds = (got if got is not None else hand_differences(run, v, base))[:3]
         rows.append({"variant": v, "baseline": base, "hands": n, "play differs": k, **kinds})
     schema = {"variant": pl.String, "baseline": pl.String, "hands": pl.Int64, "play differs": pl.Int64,
               **{k: pl.Int64 for k in PLAY}}

@@ -142,8 +142,7 @@ def _submit_tables(pool: ThreadPoolExecutor, run: Run, baseline: str, n_boot: in
         "sess": (partial(risk.session_risk_table, run, "bot", hands=session_hands, n_boot=n_boot, seed=seed),),
         "dist": (risk.score_distribution, run, "bot"),
         **{f"family {base} {v}": (family.paired_family, run, v, base) for base, v in comparisons(run, baseline)},
-        "diagnostics": (diagnostics_sections, run, baseline, findings),
-        "play": (play.play_table, run, comparisons(run, baseline)),
+        "checks": (checks, run, baseline, findings),
         "header": (header_table, run, baseline), "shape": (shape.game_shape, run),
         "fan_summary": (fans.fan_summary, run), "fan_dist": (fans.fan_distribution, run),
         "economy": (economy.economy_table, run, "bot"),
@@ -235,7 +234,8 @@ def _assemble(run: Run, baseline: str, get: dict[str, Any], n_boot: int, session
         s.table(f"Paired change by {rule}", dose.drop("order"), "dose_response", data=dose)
         dose_section.append(s)
 
-    flags, first = get["diagnostics"](), _summary_section(run, baseline, families, ev_pos, get["play"]())
+    flags, play_df = get["checks"]()
+    first = _summary_section(run, baseline, families, ev_pos, play_df)
     sections = [*flags, first]  # problems with the comparison come first, with or without populations
     sections += dose_section
     head = Section("Run", f"Run directory: {run.path}. Baseline: {baseline}.")
@@ -323,6 +323,20 @@ def sessions_section(run: Run, baseline: str) -> Section:
 def _per_session(df: pl.DataFrame) -> pl.DataFrame:
     """Session tables count sessions, not hands: ``n_units`` shown as ``sessions`` (see :func:`present`)."""
     return df.rename({"n_units": "sessions"}) if "n_units" in df.columns else df
+
+
+def checks(run: Run, baseline: str, findings: list | None = None) -> tuple[list[Section], pl.DataFrame]:
+    """``(diagnostics_sections, play table)``: each comparison's hands on which play differs and (without
+    ``findings``) any logged column differs are counted in one pass over the logs
+    (:func:`analysis.play.pair_differences`), for the play table and for :func:`analysis.diagnostics.diagnose`."""
+    pairs = comparisons(run, baseline)
+    if findings is not None:  # the study's checks ran already: play alone
+        return diagnostics_sections(run, baseline, findings), play.play_table(run, pairs)
+    from analysis.diagnostics import diagnose
+
+    counts = {pair: play.pair_differences(run, pair[1], pair[0]) for pair in pairs}
+    found = diagnose(run, baseline, counts={pair: (c[3], c[1]) for pair, c in counts.items()})
+    return diagnostics_sections(run, baseline, found), play.play_table(run, pairs, counts)
 
 
 def diagnostics_sections(run: Run, baseline: str, findings: list | None = None) -> list[Section]:
