@@ -127,7 +127,7 @@ class SearchBot(Bot):
     ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
     ``policy`` (every seat by the policy)."""
 
-    def __init__(self, rollouts: int = 12, wall: int = 12, policy: str = "expert", z: float = 3.0,
+    def __init__(self, rollouts: int = 24, wall: int = 24, policy: str = "expert", z: float = 3.0,
                  confirm: int = 96, screen: float = 1.5, opponents: str = "seated"):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
