@@ -13,6 +13,7 @@ import polars as pl
 
 from analysis.inference import LEVEL, z_value
 from analysis.pieces import Pieces, collect_each, summed
+from analysis.unit_sums import seat_proportion_sums
 
 Frame = pl.LazyFrame | Pieces
 """What the estimators read: a lazy frame, or :class:`analysis.pieces.Pieces` (a run read one hand-id range at a
@@ -181,7 +182,12 @@ def cluster_proportions(lf: Frame, by: Sequence[str], value: str, cluster: str =
                                               (pl.col("_c") * pl.col("_m")).sum().alias("_SM")))
         return [counts, totals]
 
-    counts, totals = collect_each(lf, queries)
+    def reduce(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
+        rows = frames[-1]
+        fast = seat_proportion_sums(rows, by, value, cluster) if rows.height else None
+        return list(fast) if fast is not None else list(pl.collect_all(queries(rows.lazy())))
+
+    counts, totals = collect_each(lf, lambda x: [x.select(*dict.fromkeys([*by, cluster, value]))], reduce)
     est = cluster_share_exprs(pl.col("_T"), pl.col("_SS"), pl.col("_SM"), pl.col("_M"), pl.col("_MM"),
                               pl.col("n_units"), "p", level)
     return (summed(counts, [*by, value]).join(summed(totals, by), on=by, how="inner")

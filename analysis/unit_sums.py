@@ -112,26 +112,21 @@ class HandUnits:
         return wins, np.bincount(self.hand_unit[has], minlength=self.C)
 
 
-def group_codes(df: pl.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, list[tuple]]:
+def group_codes(df: pl.DataFrame, cols: Sequence[str], cache: dict | None = None) -> tuple[np.ndarray, list[tuple]]:
     """``(code per row, groups)``: each row's group of ``cols`` numbered ``0 … G−1`` and the groups' values (a
-    tuple each, in number order). Integer columns are offsets, others are numbered by their distinct values."""
+    tuple each, in number order: by the first column's number, then the next …). Integer columns are offsets,
+    others are numbered by their distinct values in order of appearance. ``cache``: a dict that keeps each
+    column's numbers for the next call on the same frame."""
     code = np.zeros(df.height, np.int64)
     sizes: list[int] = []
     values: list[list] = []
     for c in cols:
-        s = df[c]
-        if s.dtype.is_integer() and s.null_count() == 0 and s.len():
-            x = s.to_numpy().astype(np.int64)
-            lo = int(x.min())
-            x -= lo
-            size = int(x.max()) + 1
-            values.append([lo + i for i in range(size)])
-        else:
-            uniq = s.unique(maintain_order=True)
-            x = s.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)),
-                                 return_dtype=pl.Int64).to_numpy()
-            size = uniq.len()
-            values.append(uniq.to_list())
+        if cache is None or c not in cache:
+            numbered = _column_codes(df[c])
+            if cache is not None:
+                cache[c] = numbered
+        x, size, vals = cache[c] if cache is not None else numbered
+        values.append(vals)
         code = code * size + x
         sizes.append(size)
     present = np.flatnonzero(np.bincount(code, minlength=int(np.prod(sizes)) if sizes else 1))
@@ -145,3 +140,65 @@ def group_codes(df: pl.DataFrame, cols: Sequence[str]) -> tuple[np.ndarray, list
     remap = np.full(max(int(np.prod(sizes)) if sizes else 1, 1), -1, np.int64)
     remap[present] = np.arange(present.size)
     return remap[code], groups
+
+
+def _column_codes(s: pl.Series) -> tuple[np.ndarray, int, list]:
+    """``(number per row, how many numbers, the value of each number)`` of one column."""
+    if s.dtype.is_integer() and s.null_count() == 0 and s.len():
+        x = s.to_numpy().astype(np.int64)
+        lo = int(x.min())
+        x -= lo
+        size = int(x.max()) + 1
+        return x, size, [lo + i for i in range(size)]
+    runs = s.rle() if s.len() else None  # by runs of equal values when they are long (a variant's rows)
+    if runs is not None and runs.len() * 16 <= s.len():
+        run_values, lengths = runs.struct.field("value"), runs.struct.field("len").to_numpy()
+    else:
+        run_values, lengths = s, None
+    uniq = run_values.unique(maintain_order=True)
+    x = run_values.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)),
+                                  return_dtype=pl.Int64).to_numpy()
+    return (np.repeat(x, lengths) if lengths is not None else x), uniq.len(), uniq.to_list()
+
+
+def seat_proportion_sums(df: pl.DataFrame, by: Sequence[str], value: str, cluster: str, seats: int = 4
+                         ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """The ``(counts, totals)`` of :func:`analysis.clustered.cluster_proportions` when the unit is the hand and
+    the rows are the players table's (``seats`` rows a hand, consecutive): per row, ``c`` = rows of its hand with
+    its group and value and ``m`` = rows of its hand with its group, so that over a group's units ``Σc_v² =``
+    the sum of ``c`` over its rows with value ``v``, ``Σc_v·m =`` the sum of ``m`` over them and ``Σm² =`` the
+    sum of ``m`` over the group's rows — every sum a ``bincount`` over rows, no group-by by (group, value,
+    hand). ``None`` when the rows are not laid out so (another unit, a hand with other than ``seats`` rows)."""
+    by = list(by)
+    if cluster != "hand_id" or df.height == 0 or df.height % seats:
+        return None
+    per = df[cluster].to_numpy().reshape(-1, seats)
+    cache: dict = {}
+    lead = (group_codes(df, by[:1], cache)[0] if by else np.zeros(df.height, np.int64)).reshape(-1, seats)
+    hand, part = per[:, 0], lead[:, 0]  # each block one hand of one variant (the first group column), in order
+    if not (bool(np.all(per == per[:, :1])) and bool(np.all(lead == lead[:, :1]))
+            and bool(np.all((part[1:] > part[:-1]) | ((part[1:] == part[:-1]) & (hand[1:] > hand[:-1]))))):
+        return None
+    gcode, groups = group_codes(df, by, cache)
+    pcode, pairs = group_codes(df, [*by, value], cache)
+    g, p = gcode.reshape(-1, seats), pcode.reshape(-1, seats)
+    m, c = np.zeros(g.shape), np.zeros(g.shape)
+    first = np.ones(g.shape, bool)
+    for j in range(seats):  # seat by seat (numpy's reductions over a short last axis are slow)
+        same = g == g[:, j:j + 1]
+        m += same
+        c += same & (p == p[:, j:j + 1])
+        first[:, j + 1:] &= ~same[:, j + 1:]  # a later seat of the same group is not its unit's first row
+    m, c, first = m.ravel(), c.ravel(), first.ravel()
+    G, P = len(groups), len(pairs)
+    bschema = {k: df.schema[k] for k in by}
+    counts = pl.DataFrame({**{k: [q[i] for q in pairs] for i, k in enumerate([*by, value])},
+                           "_T": np.bincount(pcode, minlength=P).astype(np.float64),
+                           "_SS": np.bincount(pcode, weights=c, minlength=P),
+                           "_SM": np.bincount(pcode, weights=m, minlength=P)},
+                          schema_overrides={**bschema, value: df.schema[value]})
+    totals = pl.DataFrame({**{k: [q[i] for q in groups] for i, k in enumerate(by)},
+                           "n_units": np.bincount(gcode[first], minlength=G).astype(np.uint32),
+                           "_M": np.bincount(gcode, minlength=G).astype(np.float64),
+                           "_MM": np.bincount(gcode, weights=m, minlength=G)}, schema_overrides=bschema)
+    return counts, totals
