@@ -92,7 +92,7 @@ def differing_hands(run: Run, variant: str, baseline: str, what: str = "play") -
     if what == "play":
         k, n, _ = hand_differences(run, variant, baseline, PLAY)
     elif what == "any":  # a session's running balance differs after any earlier difference: not this hand's play
-        _, n, _, k = pair_differences(run, variant, baseline)
+        _, n, _, k = pair_differences(run, [(baseline, variant)])[(baseline, variant)]
     else:
         raise ValueError(f"what={what!r}: expected 'play' or 'any'")
     return k, n

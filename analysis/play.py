@@ -11,7 +11,7 @@ Payments (``score_*``, ``points``, ``received``), scoring (``hand_type``, flags,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -50,66 +50,90 @@ def _digests(run: Run, variant: str, kinds: Mapping[str, Mapping[str, Sequence[s
     return out
 
 
-def _piece_differences(run: Run, variant: str, baseline: str, kinds: Mapping[str, Mapping[str, Sequence[str]]],
-                       extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> pl.LazyFrame:
-    """On one piece: ``_n`` (hands both logged), ``_any`` (hands on which any kind differs), per kind the
-    hands on which it differs and, with ``extra`` kinds, ``_all``: hands on which any kind or extra kind
-    differs."""
-    every = {**kinds, **(extra or {})}
-    a, b = _digests(run, baseline, every), _digests(run, variant, every)
-    cols = [c for c in a.collect_schema().names() if c != "hand_id"]
+def _compare(a: pl.DataFrame, b: pl.DataFrame, kinds: Sequence[str], extra: Sequence[str]) -> pl.DataFrame:
+    """One piece's counts of a comparison from its arms' digests (``a`` the baseline's): ``_n`` (hands both
+    logged), ``_any`` (hands on which any of ``kinds`` differs), per kind the hands on which it differs and,
+    with ``extra`` kinds, ``_all``: hands on which any kind or extra kind differs."""
+    cols = [c for c in a.columns if c != "hand_id"]
     j = a.join(b, on="hand_id", how="inner", suffix="_v")
     differs = {kind: pl.any_horizontal(*[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_()
                                          for c in cols if c.split("|")[0] == kind] or [pl.lit(False)])
-               for kind in every}
+               for kind in [*kinds, *extra]}
     return j.select(pl.len().alias("_n"),
                     pl.any_horizontal(*[differs[k] for k in kinds], pl.lit(False)).sum().alias("_any"),
                     *([pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_all")] if extra else []),
                     *[differs[k].sum().alias(k) for k in kinds])
 
 
-def hand_differences(run: Run, variant: str, baseline: str,
-                     kinds: Mapping[str, Mapping[str, Sequence[str]]] = PLAY) -> tuple[int, int, dict[str, int]]:
+Kinds = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+def _multi(run: Run, pairs: Sequence[tuple[str, str]], kinds: Kinds,
+           extra: Callable[[str], Kinds] | None) -> dict[tuple[str, str], tuple[int, int, dict[str, int], int]]:
+    """``(baseline, variant) → (hands on which any kind differs, hands logged by both, {kind: hands}, hands on
+    which any kind or extra kind differs)`` for every pair at once: each arm is reduced to per-hand digests
+    (:func:`_digests`) once a piece however many pairs it is in (a baseline compared with three variants is read
+    and hashed once), then the pairs' digests are compared. ``extra(baseline)``: more kinds for that pair."""
+    every = {pair: {**kinds, **(extra(pair[0]) if extra else {})} for pair in pairs}
+
+    def frozen(k: Kinds) -> tuple:
+        return tuple((kind, tuple((t, tuple(c)) for t, c in tables.items())) for kind, tables in k.items())
+
+    arms = {(arm, frozen(k)): (arm, k) for pair, k in every.items() for arm in pair}
+    keys = list(arms)
+
+    def compare(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
+        got = dict(zip(keys, frames, strict=True))
+        return [_compare(got[(b, frozen(every[(b, v)]))], got[(v, frozen(every[(b, v)]))], list(kinds),
+                         [k for k in every[(b, v)] if k not in kinds]) for b, v in pairs]
+
+    per_pair = collect_pieces(run, lambda piece: [_digests(piece, arm, k) for arm, k in arms.values()], compare)
+    out = {}
+    for pair, frames in zip(pairs, per_pair, strict=True):
+        row = summed(frames, []).row(0, named=True)
+        out[pair] = (int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds},
+                     int(row.get("_all") or 0))
+    return out
+
+
+def hand_differences(run: Run, variant: str, baseline: str, kinds: Kinds = PLAY) -> tuple[int, int, dict[str, int]]:
     """``(hands on which any kind differs, hands logged by both, {kind: hands on which it differs})`` for the
     kinds of :data:`PLAY` (or any ``{kind: {table: columns}}``), on the hands both variants logged.
 
     Each arm is reduced to per-hand digests of each kind's columns (:func:`_digests`), one piece of the run at a
     time (:mod:`analysis.pieces`), and the digests are compared: no join of whole rows."""
-    k, n, per_kind, _ = _differences(run, variant, baseline, kinds, None)
-    return k, n, per_kind
+    return _multi(run, [(baseline, variant)], kinds, None)[(baseline, variant)][:3]
 
 
-def pair_differences(run: Run, variant: str, baseline: str) -> tuple[int, int, dict[str, int], int]:
-    """:func:`hand_differences` for :data:`PLAY` and, from the same pass over the logs, the hands on which any
-    logged column differs (the study's check "played every hand exactly as the baseline";
-    ``analysis.diagnostics.differing_hands(..., "any")``): ``(play differs, hands, {kind: hands}, any differs)``.
-    Every column outside :data:`PLAY` (scores, scoring, hands dealt…) gets one more digest per table, so a hand
-    differs in some column exactly when one of its digests differs (rows are identified by their keys, which
-    every digest includes) — each column hashed once for both counts."""
-    names = {t: run.scan(t, baseline).collect_schema().names() for t in ROW_KEYS}
-    other = {t: tuple(c for c in names[t] if c not in (*keys, "variant", "bankroll")
-                      and not any(c in cols.get(t, ()) for cols in PLAY.values())) for t, keys in ROW_KEYS.items()}
-    return _differences(run, variant, baseline, PLAY, {"_other": {t: c for t, c in other.items() if c}})
+def pair_differences(run: Run, pairs: Sequence[tuple[str, str]]
+                     ) -> dict[tuple[str, str], tuple[int, int, dict[str, int], int]]:
+    """For each comparison ``(baseline, variant)``: :func:`hand_differences` for :data:`PLAY` and, from the
+    same pass over the logs, the hands on which any logged column differs (the study's check "played every hand
+    exactly as the baseline"; ``analysis.diagnostics.differing_hands(..., "any")``): ``(play differs, hands,
+    {kind: hands}, any differs)``. Every column outside :data:`PLAY` (scores, scoring, hands dealt… — those of
+    the baseline's logs) gets one more digest per table, so a hand differs in some column exactly when one of
+    its digests differs (rows are identified by their keys, which every digest includes) — each column hashed
+    once for both counts, each arm once for all its pairs."""
+    def other(baseline: str) -> Kinds:
+        names = {t: run.scan(t, baseline).collect_schema().names() for t in ROW_KEYS}
+        cols = {t: tuple(c for c in names[t] if c not in (*keys, "variant", "bankroll")
+                         and not any(c in k.get(t, ()) for k in PLAY.values())) for t, keys in ROW_KEYS.items()}
+        return {"_other": {t: c for t, c in cols.items() if c}}
 
-
-def _differences(run: Run, variant: str, baseline: str, kinds: Mapping[str, Mapping[str, Sequence[str]]],
-                 extra: Mapping[str, Mapping[str, Sequence[str]]] | None) -> tuple[int, int, dict[str, int], int]:
-    counts = summed(collect_pieces(run, lambda piece: [_piece_differences(piece, variant, baseline, kinds, extra)])[0],
-                    [])
-    row = counts.row(0, named=True)
-    return (int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds},
-            int(row.get("_all") or 0))
+    return _multi(run, pairs, PLAY, other)
 
 
 def play_table(run: Run, pairs: Sequence[tuple[str, str]],
                counts: Mapping[tuple[str, str], tuple] | None = None) -> pl.DataFrame:
     """One row per comparison ``(baseline, variant)``: ``variant, baseline, hands, play differs`` and the
     hands on which each kind of :data:`PLAY` differs — counts of paired hands (exact, not estimates).
-    ``counts``: :func:`hand_differences` or :func:`pair_differences` of some pairs, already computed."""
+    ``counts``: :func:`pair_differences` of some pairs, already computed; the others are counted together
+    (each arm read once)."""
+    counts = dict(counts or {})
+    counts.update(_multi(run, [p for p in pairs if p not in counts], PLAY, None))
     rows = []
     for base, v in pairs:
-        got = (counts or {}).get((base, v))
-        k, n, kinds = (got if got is not None else hand_differences(run, v, base))[:3]
+        k, n, kinds = counts[(base, v)][:3]
         rows.append({"variant": v, "baseline": base, "hands": n, "play differs": k, **kinds})
     schema = {"variant": pl.String, "baseline": pl.String, "hands": pl.Int64, "play differs": pl.Int64,
               **{k: pl.Int64 for k in PLAY}}

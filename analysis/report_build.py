@@ -334,7 +334,7 @@ def checks(run: Run, baseline: str, findings: list | None = None) -> tuple[list[
         return diagnostics_sections(run, baseline, findings), play.play_table(run, pairs)
     from analysis.diagnostics import diagnose
 
-    counts = {pair: play.pair_differences(run, pair[1], pair[0]) for pair in pairs}
+    counts = play.pair_differences(run, pairs)
     found = diagnose(run, baseline, counts={pair: (c[3], c[1]) for pair, c in counts.items()})
     return diagnostics_sections(run, baseline, found), play.play_table(run, pairs, counts)
 
