@@ -391,7 +391,8 @@ def diagnose(run: Run | str | Path, baseline: str | None = None,
     baseline's rules, or whose every hand played out exactly as the baseline's, gets a finding of its own (``key``
     None); each changed rule that never acted gets one (see the module docstring). ``counts``: ``(hands that
     differ in any column, hands logged by both)`` of some ``(baseline, variant)`` pairs, already computed
-    (:func:`analysis.play.pair_differences`: the report counts play and any column in one pass)."""
+    (:func:`analysis.play.pair_differences`: the report counts play and any column in one pass); only whether
+    the first is 0 is read, so a lower bound will do (``pair_differences(..., exact=False)``)."""
     run = as_run(run)
     first = run.check(baseline) if baseline is not None else run.baseline
     findings = [f for v in run.variants for f in stale_findings(v, run.stale(v))]

@@ -52,8 +52,8 @@ def _digests(run: Run, variant: str, kinds: Mapping[str, Mapping[str, Sequence[s
 
 def _compare(a: pl.DataFrame, b: pl.DataFrame, kinds: Sequence[str], extra: Sequence[str]) -> pl.DataFrame:
     """One piece's counts of a comparison from its arms' digests (``a`` the baseline's): ``_n`` (hands both
-    logged), ``_any`` (hands on which any of ``kinds`` differs), per kind the hands on which it differs and,
-    with ``extra`` kinds, ``_all``: hands on which any kind or extra kind differs."""
+    logged), ``_any`` (hands on which any of ``kinds`` differs), ``_all`` (on which any kind or extra kind
+    differs) and per kind the hands on which it differs."""
     cols = [c for c in a.columns if c != "hand_id"]
     j = a.join(b, on="hand_id", how="inner", suffix="_v")
     differs = {kind: pl.any_horizontal(*[pl.col(c).eq_missing(pl.col(f"{c}_v")).not_()
@@ -61,38 +61,49 @@ def _compare(a: pl.DataFrame, b: pl.DataFrame, kinds: Sequence[str], extra: Sequ
                for kind in [*kinds, *extra]}
     return j.select(pl.len().alias("_n"),
                     pl.any_horizontal(*[differs[k] for k in kinds], pl.lit(False)).sum().alias("_any"),
-                    *([pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_all")] if extra else []),
+                    pl.any_horizontal(*differs.values(), pl.lit(False)).sum().alias("_all"),
                     *[differs[k].sum().alias(k) for k in kinds])
 
 
 Kinds = Mapping[str, Mapping[str, Sequence[str]]]
 
 
-def _multi(run: Run, pairs: Sequence[tuple[str, str]], kinds: Kinds,
-           extra: Callable[[str], Kinds] | None) -> dict[tuple[str, str], tuple[int, int, dict[str, int], int]]:
+def _multi(run: Run, pairs: Sequence[tuple[str, str]], kinds: Kinds, extra: Callable[[str], Kinds] | None,
+           until_found: bool = False) -> dict[tuple[str, str], tuple[int, int, dict[str, int], int]]:
     """``(baseline, variant) → (hands on which any kind differs, hands logged by both, {kind: hands}, hands on
     which any kind or extra kind differs)`` for every pair at once: each arm is reduced to per-hand digests
     (:func:`_digests`) once a piece however many pairs it is in (a baseline compared with three variants is read
-    and hashed once), then the pairs' digests are compared. ``extra(baseline)``: more kinds for that pair."""
-    every = {pair: {**kinds, **(extra(pair[0]) if extra else {})} for pair in pairs}
+    and hashed once), then the pairs' digests are compared. ``extra(baseline)``: more kinds for that pair.
+    ``until_found``: the extra kinds are digested only until a hand that differs is found (pieces are read in
+    order), so the last count is then only a lower bound — whether it is 0 is exact."""
+    found = dict.fromkeys(pairs, False)
+    extras = {pair: extra(pair[0]) if extra else {} for pair in pairs}
+    plan: dict = {}
 
     def frozen(k: Kinds) -> tuple:
         return tuple((kind, tuple((t, tuple(c)) for t, c in tables.items())) for kind, tables in k.items())
 
-    arms = {(arm, frozen(k)): (arm, k) for pair, k in every.items() for arm in pair}
-    keys = list(arms)
+    def build(piece: Run) -> list[pl.LazyFrame]:
+        every = {pair: {**kinds, **({} if until_found and found[pair] else extras[pair])} for pair in pairs}
+        arms = {(arm, frozen(k)): (arm, k) for pair, k in every.items() for arm in pair}
+        plan.update(every=every, keys=list(arms))
+        return [_digests(piece, arm, k) for arm, k in arms.values()]
 
     def compare(frames: list[pl.DataFrame]) -> list[pl.DataFrame]:
-        got = dict(zip(keys, frames, strict=True))
-        return [_compare(got[(b, frozen(every[(b, v)]))], got[(v, frozen(every[(b, v)]))], list(kinds),
-                         [k for k in every[(b, v)] if k not in kinds]) for b, v in pairs]
+        got, every, out = dict(zip(plan["keys"], frames, strict=True)), plan["every"], []
+        for b, v in pairs:
+            key = frozen(every[(b, v)])
+            row = _compare(got[(b, key)], got[(v, key)], list(kinds), [k for k in every[(b, v)] if k not in kinds])
+            found[(b, v)] = found[(b, v)] or bool(row["_all"][0])
+            out.append(row)
+        return out
 
-    per_pair = collect_pieces(run, lambda piece: [_digests(piece, arm, k) for arm, k in arms.values()], compare)
+    per_pair = collect_pieces(run, build, compare)
     out = {}
     for pair, frames in zip(pairs, per_pair, strict=True):
         row = summed(frames, []).row(0, named=True)
         out[pair] = (int(row["_any"] or 0), int(row["_n"] or 0), {k: int(row[k] or 0) for k in kinds},
-                     int(row.get("_all") or 0))
+                     int(row["_all"] or 0))
     return out
 
 
@@ -105,7 +116,7 @@ def hand_differences(run: Run, variant: str, baseline: str, kinds: Kinds = PLAY)
     return _multi(run, [(baseline, variant)], kinds, None)[(baseline, variant)][:3]
 
 
-def pair_differences(run: Run, pairs: Sequence[tuple[str, str]]
+def pair_differences(run: Run, pairs: Sequence[tuple[str, str]], exact: bool = True
                      ) -> dict[tuple[str, str], tuple[int, int, dict[str, int], int]]:
     """For each comparison ``(baseline, variant)``: :func:`hand_differences` for :data:`PLAY` and, from the
     same pass over the logs, the hands on which any logged column differs (the study's check "played every hand
@@ -113,14 +124,16 @@ def pair_differences(run: Run, pairs: Sequence[tuple[str, str]]
     {kind: hands}, any differs)``. Every column outside :data:`PLAY` (scores, scoring, hands dealt… — those of
     the baseline's logs) gets one more digest per table, so a hand differs in some column exactly when one of
     its digests differs (rows are identified by their keys, which every digest includes) — each column hashed
-    once for both counts, each arm once for all its pairs."""
+    once for both counts, each arm once for all its pairs. ``exact=False``: the other columns are digested only
+    until a hand that differs is found (a rule that changes play differs on the first piece): the last count is
+    then a lower bound, exact only in whether it is 0 — all that the study's check asks."""
     def other(baseline: str) -> Kinds:
         names = {t: run.scan(t, baseline).collect_schema().names() for t in ROW_KEYS}
         cols = {t: tuple(c for c in names[t] if c not in (*keys, "variant", "bankroll")
                          and not any(c in k.get(t, ()) for k in PLAY.values())) for t, keys in ROW_KEYS.items()}
         return {"_other": {t: c for t, c in cols.items() if c}}
 
-    return _multi(run, pairs, PLAY, other)
+    return _multi(run, pairs, PLAY, other, until_found=not exact)
 
 
 def play_table(run: Run, pairs: Sequence[tuple[str, str]],

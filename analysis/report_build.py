@@ -336,7 +336,7 @@ def checks(run: Run, baseline: str, findings: list | None = None) -> tuple[list[
         return diagnostics_sections(run, baseline, findings), play.play_table(run, pairs)
     from analysis.diagnostics import diagnose
 
-    counts = play.pair_differences(run, pairs)
+    counts = play.pair_differences(run, pairs, exact=False)  # diagnose asks only whether any hand differs
     found = diagnose(run, baseline, counts={pair: (c[3], c[1]) for pair, c in counts.items()})
     return diagnostics_sections(run, baseline, found), play.play_table(run, pairs, counts)
 

@@ -155,3 +155,23 @@ def test_session_keys_that_never_acted_are_flagged(tmp_path: Path):
     hands = run.hands("acts").collect()
     assert hands.height < 48 and (run.players("acts").filter(pl.col("bankroll") <= 0).collect().height > 0)
     assert not {"session.stop_when_broke", "session.dealer", "session.bankroll"} & set(found.get("acts", {}))
+
+
+def test_the_reports_one_pass_finds_what_diagnose_and_the_play_table_find(greedy_run: Path, monkeypatch):
+    """The report counts play and any-column differences of every comparison in one pass, digesting the columns
+    outside play only until a differing hand is found (``report_build.checks``): the same findings and play table
+    as ``diagnose`` and ``play_table``, read here in two 200-hand pieces."""
+    from analysis.play import pair_differences, play_table
+    from analysis.report_build import checks, comparisons, diagnostics_sections
+
+    monkeypatch.setenv("XUEZHAN_PIECE_HANDS", "200")
+    run = open_run(greedy_run)
+    pairs = comparisons(run, run.baseline)
+    sections, table = checks(run, run.baseline)
+    assert table.equals(play_table(run, pairs))
+    want = diagnostics_sections(run, run.baseline, diagnose(run))
+    assert [(s.title, s.text) for s in sections] == [(s.title, s.text) for s in want] and want
+    exact, quick = pair_differences(run, pairs), pair_differences(run, pairs, exact=False)
+    assert all(exact[p][:3] == quick[p][:3] and (exact[p][3] == 0) == (quick[p][3] == 0) for p in pairs)
+    # cap3 changes payments on both pieces: the quick count stopped after the first
+    assert 0 < quick[("chengdu", "cap3")][3] < exact[("chengdu", "cap3")][3]
