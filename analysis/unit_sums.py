@@ -9,7 +9,11 @@ indexed by the unit's offset: no hashing, no sorting. With integer-valued column
 (below 2⁵³), so the moments are the very numbers polars gives.
 
 :func:`unit_moments` gives one group's moments (those of :func:`analysis.clustered.cluster_moments`) from arrays,
-:func:`moments_frame` the frame of several groups, :func:`positions` each row's hand among a piece's hands.
+:func:`moments_frame` the frame of several groups, :func:`positions` each row's hand among a piece's hands,
+:func:`unit_codes` and :func:`group_codes` number units and groups; :class:`HandUnits` with :func:`trial_stats`
+and :func:`event_stats` give the share moments of wins and hands (:mod:`analysis.fans`);
+:func:`seat_proportion_sums` the counts of a discrete column's values over the players' rows. Where numpy was
+measured slower and polars stays: docs/internals.md ("fourth pass").
 """
 
 from __future__ import annotations

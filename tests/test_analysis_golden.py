@@ -9,6 +9,7 @@ import json
 import math
 from typing import Any
 
+import polars as pl
 import pytest
 from analysis_golden import GOLDEN, RUNS, STUDIES, flatten, tables
 
@@ -76,3 +77,15 @@ def test_the_check_sees_a_changed_number(golden: dict[str, Any]):
         moved = json.loads(json.dumps(table))
         moved["columns"]["mean"][i] = values[i] * (1 + scale)
         assert bool(mismatches(moved, table, "ev_seat")) is caught
+
+
+def test_declines_are_the_same_numbers_on_every_call():
+    """Same logs, same bytes: the declines' difference SEs are sums over units in a fixed order (they were summed
+    in a hash group-by's order, and their last bits changed from one call to the next)."""
+    from analysis import shape
+    from analysis.load import open_run
+
+    run = open_run(RUNS / "caps")
+    first = shape.decline_effect(run, "bot")
+    assert first.filter(pl.col("declined").is_null()).height > 0  # the difference rows are there
+    assert all(shape.decline_effect(run, "bot").equals(first) for _ in range(3))
