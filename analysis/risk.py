@@ -36,6 +36,7 @@ from analysis.ids import with_id
 from analysis.load import Run, as_run
 from analysis.pieces import Pieces, advance, collect_pieces, pieces, summed
 from analysis.stats import LEVEL, cluster_bootstrap_risk, cluster_proportions, risk_kernel, session_risk
+from analysis.unit_sums import group_codes
 
 PROBS = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 HAND_THRESHOLDS = (0, 8, 16, 32)
@@ -186,12 +187,7 @@ def _sessions_in_pieces(run: Run, cols: list[str], hands: int, n_sessions: int, 
     for variant in run.variants:
         parts, per_hand, units = pieces(run), [], []
         for piece in parts:  # pass 1: per hand of each group, in hand order
-            lf = frame(piece, variant)
-            hand, count = pl.collect_all([
-                lf.group_by(*cols, "hand_id", maintain_order=True).agg(
-                    pl.len().cast(pl.Int8).alias("_m"), pl.col("_v").sum().alias("_s1"),
-                    (pl.col("_v") ** 2).sum().alias("_s2")).drop("hand_id"),
-                lf.group_by(cols).agg(pl.col(unit).n_unique().alias("_u"))])
+            hand, count = _hand_sums(frame(piece, variant).collect(), cols, unit)
             per_hand.append(hand)
             units.append(count)
             advance()
@@ -224,6 +220,32 @@ def _sessions_in_pieces(run: Run, cols: list[str], hands: int, n_sessions: int, 
             advance()
         for (key, _, _, mean, sd, counts), vals in zip(draws, totals, strict=True):
             yield ({"variant": variant, **dict(zip(cols, key, strict=True))}, (vals.sum(axis=1), mean, sd), counts)
+
+
+def _hand_sums(df: pl.DataFrame, cols: list[str], unit: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Pass 1 of :func:`_sessions_in_pieces` on one piece's rows (in hand order): per group of ``cols`` and
+    hand, in hand order within each group, ``_m`` (the group's player-hands in the hand), ``_s1``, ``_s2`` (sums
+    of the scores and their squares); and per group ``_u``, its distinct units. Numpy segment sums over each
+    group's rows (``np.add.reduceat`` on the hand boundaries) instead of a group-by by (group, hand)."""
+    code, groups = group_codes(df, cols)
+    hand, units, v = df["hand_id"].to_numpy(), df[unit].to_numpy(), df["_v"].to_numpy()
+    parts, counts = [], []
+    for g, key in enumerate(groups):
+        idx = np.flatnonzero(code == g)
+        h, u = hand[idx], units[idx]
+        starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+        x = v[idx]
+        parts.append(pl.DataFrame({
+            **{c: [k] * starts.size for c, k in zip(cols, key, strict=True)},
+            "_m": np.diff(np.r_[starts, idx.size]).astype(np.int8),
+            "_s1": np.add.reduceat(x, starts), "_s2": np.add.reduceat(x * x, starts)},
+            schema_overrides={c: df.schema[c] for c in cols}))
+        distinct = (1 + int(np.count_nonzero(u[1:] != u[:-1]))) if bool(np.all(u[1:] >= u[:-1])) else \
+            int(np.unique(u).size)
+        counts.append({**dict(zip(cols, key, strict=True)), "_u": distinct})
+    schema = {**{c: df.schema[c] for c in cols}, "_m": pl.Int8, "_s1": pl.Float64, "_s2": pl.Float64}
+    return (pl.concat(parts) if parts else pl.DataFrame(schema=schema),
+            pl.DataFrame(counts, schema={**{c: df.schema[c] for c in cols}, "_u": pl.UInt32}))
 
 
 def score_distribution(run: Run | str, by: By = "bot", level: float = LEVEL) -> pl.DataFrame:
