@@ -87,13 +87,17 @@ def test_every_bot_is_dispatched_to_its_own_decision_or_its_bases(decision: str)
     assert f"def bot_{decision}(" in bots.dispatch_source()
 
 
-def _run_dispatcher(name: str, bot_id: int, bpar) -> str:
+def _run_dispatcher(name: str, bot_id: int, bpar, calls: list | None = None) -> str:
     """Run the generated dispatcher ``name`` as plain Python for a seat of bot ``bot_id``: every bot's decision and
-    the view/hand builders are stand-ins, so the answer is the name of the decision function it reached."""
-    namespace = {"njit": lambda *a, **k: (lambda f: f), "view_of": lambda *a: "view", "own_ckongs": lambda *a: None,
-                 "planned_hand": lambda *a: "hand"}
+    the view/hand builders are stand-ins, so the answer is the name of the decision function it reached (``calls``
+    gets what it counted as seen around it, ``("own_ckongs", 1)`` …, and the decision, in order)."""
+    calls = [] if calls is None else calls
+    namespace = {"njit": lambda *a, **k: (lambda f: f), "view_of": lambda *a: "view", "planned_hand": lambda *a: "hand",
+                 "hand_tiles": lambda *a: "hand", "PS_EVOID": 0,
+                 "own_ckongs": lambda *a: calls.append(("own_ckongs", a[-1])),
+                 "laid_down": lambda *a: calls.append(("laid_down", a[-1]))}
     for fn in bots._FUNCTIONS:
-        namespace[fn] = lambda *a, _fn=fn: _fn
+        namespace[fn] = lambda *a, _fn=fn: calls.append(_fn) or _fn
     namespace[name.replace("bot_", "param_", 1)] = lambda *a: "param"  # an inlined dispatcher's ordinary call
     exec(bots.dispatch_source(), namespace)  # noqa: S102
     params = list(inspect.signature(namespace[name]).parameters)
@@ -102,7 +106,8 @@ def _run_dispatcher(name: str, bot_id: int, bpar) -> str:
         bots = np.full(4, bot_id)
 
     class St:
-        mk = mt = nm = np.zeros(4)
+        mk = mt = nm = conc = np.zeros(4)
+        ps = np.zeros((4, 1))
         visible = None
 
     values = {"game": Game, "st": St, "bpar": bpar, "seat": 0, "opts": 1}
@@ -120,6 +125,22 @@ def test_the_generated_dispatchers_send_each_bot_to_its_decision(decision: str):
                 assert param
                 got = _run_dispatcher(f"param_{decision}", bot_id, np.zeros(bot_table.N_BOT_PARAMS, np.int64))
             assert got == fn, (decision, bot_id)
+
+
+@pytest.mark.parametrize("decision", ["discard", "claim", "self_kong"])
+def test_the_dispatcher_counts_what_a_bot_sees_around_its_decision(decision: str):
+    """A bot's ``sees`` (the expert: its own concealed kongs and the hands winners laid down) is added to ``visible``
+    by the dispatcher just around that bot's call and taken out again in reverse order (the discard counts every
+    bot's own concealed kongs anyway); a bot without ``sees`` gets only what every bot gets."""
+    for fn, ids, param in bots.groups(decision):
+        by_id = {b.id: b.name for b in BOT_TABLE}
+        owner = BY_NAME[bot_table.decision_bot(by_id[ids[0]], decision, bots._defines)]
+        for bot_id in ids if param else ():
+            calls: list = []
+            assert _run_dispatcher(f"param_{decision}", bot_id, np.zeros(bot_table.N_BOT_PARAMS, np.int64), calls) == fn
+            around = [c for c in bot_table.SEES if c in owner.sees or (decision == "discard" and c == "own_ckongs")]
+            assert calls == [*((c, 1) for c in around), fn, *((c, -1) for c in reversed(around))], (bot_id, calls)
+    assert set(BY_NAME["expert"].sees) == {"own_ckongs", "laid_down"}
 
 
 def test_a_parameter_declared_twice_differently_is_refused(monkeypatch):

@@ -6,6 +6,8 @@ on a few thousand hands at most so that the suite stays fast.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from engine_helpers import finished_hands, play, rules_of
@@ -41,6 +43,22 @@ EXPERT = ["expert"] * 4
 def bot_row(**kw) -> np.ndarray:
     spec = {"bot": "expert", **kw}
     return load_rules("chengdu", {"seats": [spec, "greedy", "greedy", "greedy"]}).bot_arrays()[1][0]
+
+
+class EngineState(NamedTuple):
+    """What the expert's decisions read of the engine's ``HandState`` (they take the dispatcher's prepared
+    arguments, ``simulator.bots.PREPARED_ARGS``): the shanten scratch, the seats' random streams, every seat's
+    concealed tiles (a win decision's laid-down hands)."""
+
+    sh_buf: np.ndarray
+    rngs: np.ndarray
+    conc: np.ndarray
+
+
+def engine_state(conc=None, sh_buf=None) -> EngineState:
+    """An :class:`EngineState`: ``conc`` every seat's concealed tiles (default none), fresh scratch, streams of 1."""
+    return EngineState(np.zeros(27, np.int64) if sh_buf is None else sh_buf, np.ones(5, np.uint64),
+                       np.zeros((4, 27), np.uint8) if conc is None else conc)
 
 
 FACE_UP = np.full((4, 4), 1, np.int8)  # every seat's meld kinds: pungs (face up), for the melds the tests set down
@@ -129,7 +147,8 @@ def test_expert_discards_a_held_legal_tile_and_leaves_the_hand_as_it_was():
         void = plan_void(TABLE, c, no, no.copy(), 0)
         legal = legal_discard_mask(c, void, True)
         code = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, visible, 0, 40),
-                              HandTiles(c, no.copy(), no.copy(), 0, void), legal, buf, bpar, np.ones(1, np.uint64))
+                              HandTiles(c, no.copy(), no.copy(), 0, void), engine_state(sh_buf=buf), bpar, void,
+                              legal)
         k = code & ((1 << REASON_SHIFT) - 1)
         assert (legal >> k) & 1 and 1 <= code >> REASON_SHIFT <= R_NOISE
         assert np.array_equal(c, before)
@@ -158,8 +177,8 @@ def test_expert_ready_hand_discards_to_stay_ready():
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
     k = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 40),
-                       HandTiles(c, no.copy(), no.copy(), 0, 2), legal_discard_mask(c, 2, False),
-                       np.zeros(27, np.int64), bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
+                       HandTiles(c, no.copy(), no.copy(), 0, 2), engine_state(), bot_row(), 2,
+                       legal_discard_mask(c, 2, False)) & ((1 << REASON_SHIFT) - 1)
     assert k == parse_tiles("1s")[0]
     c[k] -= 1
     assert shanten(TABLE, c, no, no, 0, 2) == 0
@@ -176,8 +195,8 @@ def test_the_expert_waits_on_a_suit_an_opponent_must_throw(their_void, wait):
     no = np.zeros(4, np.int8)
     params = load_rules("chengdu").to_arrays()
     k = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 40),
-                       HandTiles(c, no.copy(), no.copy(), 0, 2), legal_discard_mask(c, 2, False),
-                       np.zeros(27, np.int64), bot_row(), np.ones(1, np.uint64)) & ((1 << REASON_SHIFT) - 1)
+                       HandTiles(c, no.copy(), no.copy(), 0, 2), engine_state(), bot_row(), 2,
+                       legal_discard_mask(c, 2, False)) & ((1 << REASON_SHIFT) - 1)
     other = {"5m": "5p", "5p": "5m"}[wait]
     assert k == parse_tiles(other)[0]
 
@@ -220,8 +239,8 @@ def _takes(lock: str, tiles_left: int, ambition: float, config: str = "chengdu",
     no = np.zeros(4, np.int8)
     rows = seat_rows(conc)
     return expert_takes_win(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, tiles_left),
-                            rows, HandTiles(rows[0], no.copy(), no.copy(), 0, 2), parse_tiles("3p")[0], 0, False,
-                            bot_row(ambition=ambition, tempo=tempo))
+                            HandTiles(rows[0], no.copy(), no.copy(), 0, 2), engine_state(rows),
+                            bot_row(ambition=ambition, tempo=tempo), 2, parse_tiles("3p")[0], 0, False)
 
 
 def seat_rows(conc, seat=0):
@@ -286,9 +305,9 @@ def test_the_expert_always_takes_a_self_draw():
     no = np.zeros(4, np.int8)
     conc = counts_from_str("111222333m4445p")
     rows = seat_rows(conc)
-    assert expert_takes_win(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 50), rows,
-                            HandTiles(rows[0], no.copy(), no.copy(), 0, 2), parse_tiles("3p")[0], 0, True,
-                            bot_row(ambition=10))
+    assert expert_takes_win(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, 50),
+                            HandTiles(rows[0], no.copy(), no.copy(), 0, 2), engine_state(rows), bot_row(ambition=10),
+                            2, parse_tiles("3p")[0], 0, True)
 
 
 # ---- 定缺 and 换三张 by value ----------------------------------------------------------------------------------
@@ -325,8 +344,8 @@ def _decide(conc, void, tiles_left, ps, nm_all, mt_all, **kw):
     params = load_rules("chengdu").to_arrays()
     no = np.zeros(4, np.int8)
     code = expert_discard(SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, tiles_left),
-                          HandTiles(conc, no.copy(), no.copy(), 0, void), legal_discard_mask(conc, void, True),
-                          np.zeros(27, np.int64), bot_row(**kw), np.ones(1, np.uint64))
+                          HandTiles(conc, no.copy(), no.copy(), 0, void), engine_state(), bot_row(**kw), void,
+                          legal_discard_mask(conc, void, True))
     return code & ((1 << REASON_SHIFT) - 1), code >> REASON_SHIFT
 
 
@@ -376,8 +395,8 @@ def _claims_2p(visible_2p: int = 1, **kongs) -> int:
     visible[parse_tiles("2p")[0]] = visible_2p
     no = np.zeros(4, np.int8)
     view = SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, visible, 0, 40)
-    return expert_claim(view, HandTiles(conc, no.copy(), no.copy(), 0, 2), parse_tiles("2p")[0], True, False,
-                        bot_row())
+    return expert_claim(view, HandTiles(conc, no.copy(), no.copy(), 0, 2), engine_state(), bot_row(), 2,
+                        parse_tiles("2p")[0], True, False)
 
 
 def test_a_pung_is_worth_the_added_kong_it_may_become():

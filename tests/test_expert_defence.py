@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from engine_helpers import finished_hands
-from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+from test_expert import FACE_UP, TABLE, bot_row, engine_state, fresh_table_state, seat_rows
 
 from simulator.bots.danger import LOCKED_HIT, mean_risk, opponent_threats, tile_risk
 from simulator.bots.expert import expert_takes_win
@@ -33,9 +33,9 @@ def _table(tiles_left: int, melds: str = ""):
 def _takes(tiles_left: int, melds: str, ambition: float) -> bool:
     ps, mt_all, nm_all = _table(tiles_left, melds)
     rows = seat_rows(counts_from_str(HAND))
-    return expert_takes_win(_view(ps, FACE_UP, mt_all, nm_all, tiles_left), rows,
-                            HandTiles(rows[0], NO.copy(), NO.copy(), 0, 2), parse_tiles(TILE)[0], 0, False,
-                            bot_row(ambition=ambition))
+    return expert_takes_win(_view(ps, FACE_UP, mt_all, nm_all, tiles_left),
+                            HandTiles(rows[0], NO.copy(), NO.copy(), 0, 2), engine_state(rows),
+                            bot_row(ambition=ambition), 2, parse_tiles(TILE)[0], 0, False)
 
 
 def _view(ps, mk_all, mt_all, nm_all, tiles_left=20):

@@ -5,7 +5,7 @@ hand late, and discard reasons that say what the decision was."""
 from __future__ import annotations
 
 import numpy as np
-from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+from test_expert import FACE_UP, TABLE, bot_row, engine_state, fresh_table_state, seat_rows
 
 from simulator.bots.expert import (
     FOLD_MIN,
@@ -37,8 +37,8 @@ def _takes(hand: str, tile: str, tiles_left: int, won=(), conc_all=None, **kw) -
     ca = seat_rows(counts_from_str(hand)) if conc_all is None else conc_all
     if conc_all is not None:
         ca[0] = counts_from_str(hand)
-    return expert_takes_win(_view(ps, tiles_left, mt_all, nm_all), ca, HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2),
-                            parse_tiles(tile)[0], 0, False, bot_row(**kw))
+    return expert_takes_win(_view(ps, tiles_left, mt_all, nm_all), HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2),
+                            engine_state(ca), bot_row(**kw), 2, parse_tiles(tile)[0], 0, False)
 
 
 def _view(ps, tiles_left, mt_all=None, nm_all=None, visible=None):
@@ -87,7 +87,8 @@ def _claim(conc, tile, locked: bool) -> int:
     if locked:
         ps[0, S.PS_LOCKED] = 1
         ps[0, S.PS_LOCK_MASK] = 1 << tile
-    return expert_claim(_view(ps, 30), HandTiles(conc, NO.copy(), NO.copy(), 0, 2), tile, True, False, bot_row())
+    return expert_claim(_view(ps, 30), HandTiles(conc, NO.copy(), NO.copy(), 0, 2), engine_state(), bot_row(), 2,
+                        tile, True, False)
 
 
 def test_no_pung_of_a_tile_whose_discard_win_was_just_declined():
@@ -117,7 +118,7 @@ def _kong(tiles_left: int) -> int:
     visible = np.zeros(27, np.int8)
     visible[mt[0]] = 4
     return expert_self_kong(_view(ps, tiles_left, visible=visible), HandTiles(counts_from_str("22224m789p55p1p"), mk,
-                            mt, 1, 2), 1 << parse_tiles("2m")[0], bot_row())
+                            mt, 1, 2), engine_state(), bot_row(), 2, 1 << parse_tiles("2m")[0])
 
 
 def test_no_kong_that_breaks_a_ready_hand_with_the_wall_nearly_empty():
@@ -146,7 +147,7 @@ def _concealed_kong(hand: str, tiles_left: int) -> bool:
     _, ps, _, _ = fresh_table_state(tiles_left)
     k = parse_tiles("2m")[0]
     return expert_self_kong(_view(ps, tiles_left), HandTiles(counts_from_str(hand), NO.copy(), NO.copy(), 0, 2),
-                            1 << k, bot_row()) == k
+                            engine_state(), bot_row(), 2, 1 << k) == k
 
 
 def test_a_late_kong_that_breaks_the_only_ready_shape_is_declined_an_early_or_harmless_one_taken():

@@ -5,7 +5,7 @@ the not-ready risk of claims and kongs (whose 查大叫 part stays off under ``s
 from __future__ import annotations
 
 import numpy as np
-from test_expert import FACE_UP, TABLE, bot_row, fresh_table_state, seat_rows
+from test_expert import FACE_UP, TABLE, bot_row, engine_state, fresh_table_state, seat_rows
 
 from simulator.bots.expert import expert_takes_win
 from simulator.bots.expert_kongs import end_risk
@@ -52,8 +52,8 @@ def _takes(params, ambition: float) -> bool:
     _, ps, mt_all, nm_all = fresh_table_state(left)
     view = SeatView(TABLE, params, ps, FACE_UP, mt_all, nm_all, np.zeros(27, np.int8), 0, left)
     ca = seat_rows(counts_from_str(hand))
-    return expert_takes_win(view, ca, HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2), parse_tiles(tile)[0], 0,
-                            False, bot_row(ambition=ambition))
+    return expert_takes_win(view, HandTiles(ca[0], NO.copy(), NO.copy(), 0, 2), engine_state(ca),
+                            bot_row(ambition=ambition), 2, parse_tiles(tile)[0], 0, False)
 
 
 def _wait_threshold(params) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_expert import engine_state
 
 from simulator.bots.common import legal_discard_mask, plan_void
 from simulator.bots.expert import REASON_SHIFT, expert_discard
@@ -42,8 +43,8 @@ def expert_discards(seen: str) -> tuple[int, int]:
     void = plan_void(TABLE, conc, NO, NO.copy(), 0)  # what the engine passes under void_suit: none
     view = SeatView(TABLE, PARAMS, ps, np.ones((4, 4), np.int8), np.zeros((4, 4), np.int8), np.zeros(4, np.int64),
                     visible, 0, 40)
-    code = expert_discard(view, HandTiles(conc, NO.copy(), NO.copy(), 0, void), legal_discard_mask(conc, void, False),
-                          np.zeros(27, np.int64), ROW, np.ones(1, np.uint64))
+    code = expert_discard(view, HandTiles(conc, NO.copy(), NO.copy(), 0, void), engine_state(), ROW, void,
+                          legal_discard_mask(conc, void, False))
     return (code & ((1 << REASON_SHIFT) - 1)) // 9, void
 
 

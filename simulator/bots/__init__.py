@@ -25,10 +25,14 @@ decision:
 
 **Dispatch from the table.** A bot's module defines ``seat_<decision>(game, st, bpar, seat, …)`` for the decisions
 it makes its own way (inlined, ``inline="always"``); the others are its ``base`` bot's. A bot with parameters
-takes its discard, claim and kong decisions as ``seat_<decision>(view, hand, st, bpar, void, …)``
-(:data:`PREPARED_ARGS`): ``param_<decision>`` builds the seat's view and planned hand once before it branches (for
-the discard with the seat's own concealed kongs counted in ``visible`` around it), where each bot building its own
-inlined and optimised that code once per bot (+6% cold compile). :func:`dispatch_source`
+takes its discard, claim, kong and win decisions as ``seat_<decision>(view, hand, st, bpar, void, …)``
+(:data:`PREPARED_ARGS`): ``param_<decision>`` builds the seat's view and hand once before it branches (the planned
+hand; for the discard with the seat's own concealed kongs counted in ``visible`` around it; for the win the hand
+under the declared void), where each bot building its own inlined and optimised that code once per bot (+6% cold
+compile). What a bot counts as seen beyond that around its discard, claim and kong (its row's ``sees``: the
+expert's own concealed kongs and the hands 血战 winners laid down) the dispatcher adds to ``visible`` around that
+bot's call and takes out after, so the bot's decision is inlined one level deep (a ``seat_*`` wrapper of its own,
+inlined around its inlined decision, cost ~0.3–0.5 s of cold compile per dispatcher). :func:`dispatch_source`
 writes each dispatcher as a chain of ``if bot == id`` over the table's rows (the bots sharing one function in one
 branch), and the module compiles that text at import (numba caches it like the code of this file, whose name it
 carries; ``python -m simulator.bots`` prints it). So adding a bot is a row in the table and its module: no
@@ -38,8 +42,9 @@ The per-turn dispatchers are inlined into the engine's loop (``inline="always"``
 steps: a call passing a dozen arrays costs a measurable share of a turn (making all of them calls cost about 10%
 of the engine's speed). They stay thin, so inlining copies little; the bots' own functions are ordinary calls,
 compiled and cached once (a cold warm-up compiles them in a second process, see simulator.hands.warmup). The expert's
-decisions are inlined into their ``param_*`` dispatcher (and its 定缺 into ``bot_void``), which is the ordinary
-call: each library links and re-optimises the expert's hand values, so one fewer per decision saves compile time.
+decisions are inlined into their ``param_*`` dispatcher (its ``seat_*`` are :mod:`simulator.bots.expert`'s functions
+themselves; its 定缺 into ``bot_void``), which is the ordinary call: each library links and re-optimises the
+expert's hand values, so one fewer per decision saves compile time.
 
 Bot parameters come from ``RuleSet.bot_arrays()``: one ``int64[N_BOT_PARAMS]`` row per seat, its own bot's
 parameters in the table's order (``bot_table.slot``).
@@ -73,6 +78,8 @@ from simulator.bots.seat import own_ckongs as own_ckongs
 from simulator.bots.seat import planned_hand as planned_hand
 from simulator.bots.seat import planning_void as planning_void
 from simulator.bots.seat import view_of as view_of
+from simulator.kernel.shape import hand_tiles as hand_tiles
+from simulator.kernel.state import PS_EVOID as PS_EVOID
 from simulator.rules import bot_table
 from simulator.rules.bot_table import BOT_INDEX, BOT_TABLE, BY_NAME, SIMPLE_BOTS
 
@@ -86,7 +93,8 @@ class Decision(NamedTuple):
     ``param_<name>``), numba's ``_nrt`` switch of its ordinary call, what it returns for a simple line-up's
     ``None`` parameter row (never reached: such a line-up seats no parameterised bot), a first line, and whether
     ``param_<name>`` builds the seat's view and planned hand once for the parameterised bots (``prepared``:
-    ``"hand"``; ``"ckongs"``: with the seat's own concealed kongs counted in ``visible`` around the decision), who
+    ``"hand"``; ``"ckongs"``: with the seat's own concealed kongs counted in ``visible`` around the decision;
+    ``"win"``: the hand under the seat's declared void, the ``void`` passed), who
     then take ``(view, hand, st, bpar, void, …the decision's other scalars)`` (:data:`PREPARED_ARGS`)."""
 
     name: str
@@ -106,7 +114,7 @@ DISPATCH = (
              none="0", prepared="hand"),
     Decision("self_kong", "game, st, bpar, seat: int, void: int, opts: int", True, none="-1",
              first="if opts == 0:\n        return -1", prepared="hand"),
-    Decision("takes_win", "game, st, bpar, seat, tile, capped_fan, self_draw", True, none="True"),
+    Decision("takes_win", "game, st, bpar, seat, tile, capped_fan, self_draw", True, none="True", prepared="win"),
     Decision("declares", "game, st, bpar, seat, void, waits", False, none="0"),
 )
 assert tuple(d.name for d in DISPATCH) == bot_table.DECISIONS
@@ -118,6 +126,15 @@ _PREPARE = {
     "ckongs": ["    mk, mt, nm, visible = st.mk[seat], st.mt[seat], st.nm[seat], st.visible",
                "    own_ckongs(visible, mk, mt, nm, 1)",
                "    view = view_of(game, st, seat)", "    hand = planned_hand(view, st, seat, void)"],
+    # the win: the hand under the seat's declared void, its tiles without the winning one
+    "win": ["    void = st.ps[seat, PS_EVOID]", "    view = view_of(game, st, seat)",
+            "    hand = hand_tiles(st.conc[seat], st.mk[seat], st.mt[seat], st.nm[seat], void)"],
+}
+_PREPARED_SEES = {"ckongs": ("own_ckongs",)}  # what a prepared decision already counts as seen, for every bot
+# what a bot's ``sees`` (bot_table.SEES) adds to ``visible`` around its discard, claim and kong (sign 1, then -1)
+_SEES = {
+    "own_ckongs": "own_ckongs(st.visible, st.mk[seat], st.mt[seat], st.nm[seat], {})",
+    "laid_down": "laid_down(st.visible, st, {})",
 }
 
 
@@ -138,10 +155,12 @@ def groups(decision: str) -> list[tuple[str, tuple[int, ...], bool]]:
         out.setdefault(name, []).append(bot.id)
         param[name] = param.get(name, False) or bool(owner.params)
         _FUNCTIONS[name] = fn
+        _OWNER_SEES[name] = tuple(s for s in bot_table.SEES if s in owner.sees)
     return [(name, tuple(ids), param[name]) for name, ids in out.items()]
 
 
 _FUNCTIONS: dict = {}  # the bots' seat_* functions the dispatchers call, by the name the generated text uses
+_OWNER_SEES: dict[str, tuple[str, ...]] = {}  # and what their bot counts as seen (bot_table.Bot.sees)
 
 
 def _chain(branches, call: str, last_unconditional: bool) -> list[str]:
@@ -157,19 +176,28 @@ def _chain(branches, call: str, last_unconditional: bool) -> list[str]:
 
 def _prepared_chain(d: Decision, branches, call: str) -> list[str]:
     """The parameterised branches of a prepared decision: the view and hand built once, then one call per branch
-    (with ``ckongs``, its result kept until the seat's own concealed kongs are taken out of ``visible`` again)."""
+    (with ``ckongs``, its result kept until the seat's own concealed kongs are taken out of ``visible`` again); a
+    bot that ``sees`` more (its discard, claim and kong) has it added to ``visible`` around its call."""
     rest = [a for a in call.split(", ")[4:] if a != "void"]
     args = ", ".join([PREPARED_ARGS, *rest])
-    if d.prepared == "hand":
-        return _PREPARE["hand"] + _chain(branches, args, True)
-    lines = list(_PREPARE["ckongs"])
+    held = d.prepared == "ckongs"  # the result waits for the common tail
+    lines = list(_PREPARE[d.prepared])
+    done = _PREPARED_SEES.get(d.prepared, ())
     for i, (name, ids, _) in enumerate(branches):
-        if i == len(branches) - 1:
-            lines += (["    else:"] if i else []) + [f"    {'    ' if i else ''}r = {name}({args})"]
-        else:
-            cond = " or ".join(f"bot == {b}" for b in ids)
-            lines += [f"    {'el' if i else ''}if {cond}:", f"        r = {name}({args})"]
-    return lines + ["    own_ckongs(visible, mk, mt, nm, -1)", "    return r"]
+        last = i == len(branches) - 1
+        extra = [s for s in _OWNER_SEES[name] if s not in done] if d.prepared != "win" else []
+        call_ = [*(_SEES[s].format(1) for s in extra), f"r = {name}({args})",
+                 *(_SEES[s].format(-1) for s in reversed(extra))]
+        call_ += [] if held else ["return r"]
+        if not extra and not held:
+            call_ = [f"return {name}({args})"]
+        if last and not held:
+            lines += [f"    {c}" for c in call_]
+            continue
+        cond = " or ".join(f"bot == {b}" for b in ids)
+        head = (["    else:"] if i else []) if last else [f"    {'el' if i and held else ''}if {cond}:"]
+        lines += head + [f"    {'    ' if head else ''}{c}" for c in call_]
+    return lines + (["    own_ckongs(visible, mk, mt, nm, -1)", "    return r"] if held else [])
 
 
 def _function(d: Decision, name: str, decorator: str, body: list[str]) -> str:

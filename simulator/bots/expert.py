@@ -129,11 +129,14 @@ REASON_SHIFT = 5  # bot_discard returns kind | reason << REASON_SHIFT (kinds < 3
 
 
 @njit(cache=True, inline="always")  # inlined into bots.param_discard: one library fewer to compile
-def expert_discard(view, hand, legal, sh_buf, bpar, rng) -> int:
+def expert_discard(view, hand, st, bpar, void, legal) -> int:
     """The legal discard of ``hand`` (:class:`~simulator.kernel.shape.HandTiles`) of highest value − defence × deal-in
     risk (+ temperature noise), seen from ``view`` (:class:`~simulator.bots.view.SeatView`), as
-    ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`)."""
+    ``kind | reason << REASON_SHIFT`` (``R_*``: what decided it — see :func:`discard_reason`). The prepared
+    arguments of :data:`simulator.bots.PREPARED_ARGS` (it is the expert's ``seat_discard``); of ``st`` it reads the
+    shanten scratch ``sh_buf`` and the seat's random stream ``rngs[1 + seat]``, the plan's suit is ``hand``'s."""
     table, params, ps = view.table, view.params, view.ps
+    sh_buf, rng = st.sh_buf, st.rngs[1 + view.seat:2 + view.seat]
     conc, mk, mt, nm, void = hand
     vals = stack_empty(N_KINDS, np.float64)  # scratch arrays on the stack: no allocation, no reference counting
     shaped = stack_empty(N_KINDS, np.int8)
@@ -198,12 +201,13 @@ def discard_reason(params, void, choice, sh_after, shaped, given_up, steps_up) -
 
 
 @njit(cache=True, inline="always")  # inlined into bots.param_claim: one library fewer to compile
-def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
+def expert_claim(view, hand, st, bpar, void, tile, can_pung, can_kong) -> int:
     """0 pass, 1 pung, 2 exposed kong: whichever leaves the most value (a kong adds its income; each option pays
     what ending not ready costs — the kong income held and, from a ready hand, 查大叫: :func:`not_ready_cost` —
     by its chance of ending not ready: :func:`end_risk`). Never a tile whose
     discard win it has just declined (its lock since its last draw holds the tile): the decline kept the wait
-    as worth more than the win, and a pung or kong of the tile gives the wait up."""
+    as worth more than the win, and a pung or kong of the tile gives the wait up. (The prepared arguments, as the
+    expert's ``seat_claim``; ``st`` and ``void`` unread: the plan's suit is ``hand``'s.)"""
     table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
         view.tiles_left
     conc, mk, mt, nm, void = hand
@@ -243,11 +247,12 @@ def expert_claim(view, hand, tile, can_pung, can_kong, bpar) -> int:
 
 
 @njit(cache=True, inline="always")  # inlined into bots.param_self_kong: one library fewer to compile
-def expert_self_kong(view, hand, opts, bpar) -> int:
+def expert_self_kong(view, hand, st, bpar, void, opts) -> int:
     """The kong among ``opts`` that adds the most value over discarding normally (kong income priced by
     :func:`kong_value`; not konging pays :func:`not_ready_cost` × :func:`end_risk` of the hand as it is), or −1.
     A kong that breaks a ready hand late so weighs its income against the chance of not being ready again by
-    the exhaustive draw, which refunds all kong income held and pays 查大叫 to the ready opponents."""
+    the exhaustive draw, which refunds all kong income held and pays 查大叫 to the ready opponents. (The prepared
+    arguments, as the expert's ``seat_self_kong``; ``st`` and ``void`` unread.)"""
     table, params, ps, seat, visible, tiles_left = view.table, view.params, view.ps, view.seat, view.visible, \
         view.tiles_left
     conc, mk, mt, nm, void = hand
@@ -304,12 +309,12 @@ def first_hit(hits, rounds, rate) -> float:
 
 
 @njit(cache=True, inline="always")  # inlined into bots.param_takes_win: one library fewer to compile
-def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> bool:
+def expert_takes_win(view, hand, st, bpar, void, tile, capped, self_draw) -> bool:
     """Take a self-draw always, and under 血流 every win (the seat plays on after it with the same waits, so a decline
     gives up the points and keeps nothing the win does not); take a discard win unless waiting is worth more
-    (``hand``: the seat's :class:`~simulator.kernel.shape.HandTiles`, its ``conc`` = ``conc_all[seat]`` the 13 tiles
-    without
-    the winning one; ``conc_all`` is read only for the hands winners laid down:
+    (the prepared arguments, as the expert's ``seat_takes_win``: ``hand`` the seat's
+    :class:`~simulator.kernel.shape.HandTiles` under its declared void, its ``conc`` = ``st.conc[seat]`` the 13 tiles
+    without the winning one; of ``st`` only ``conc``, read for the hands winners laid down:
     :func:`~simulator.bots.expert_value.wait_copies`).
     Waiting is valued over the hand's waits (copies still unseen: ``wait_copies``),
     each scored as a self-draw (every opponent still in pays) and as a discard win; the pass lock removes, until the
@@ -329,6 +334,7 @@ def expert_takes_win(view, conc_all, hand, tile, capped, self_draw, bpar) -> boo
     if n_draws <= 1 or n_in == 0:
         return True
     conc, mk, mt, nm, void = hand
+    conc_all = st.conc
     waits = wait_mask(table, conc, mk, mt, nm, void)
     lock = params[P_PASS_RON_LOCK]
     ronw = stack_empty(3, np.float64)

@@ -190,6 +190,6 @@ def seat_self_kong(view, hand, st, bpar, void, opts):
     return value_self_kong(view.table, hand, opts, bpar[STEER])
 
 
-@njit(cache=True, inline="always")
-def seat_takes_win(game, st, bpar, seat, tile, capped_fan, self_draw):
+@njit(cache=True, inline="always")  # (the prepared arguments too: the view and the hand under its declared void)
+def seat_takes_win(view, hand, st, bpar, void, tile, capped_fan, self_draw):
     return value_takes_win(capped_fan, self_draw, tiles_left(st.g), bpar[DECLINE_BELOW], bpar[DECLINE_WALL])

@@ -43,8 +43,10 @@ class Param(NamedTuple):
 
 class Bot(NamedTuple):
     """One compiled bot: its name (what a seat writes), its log id (``players.bot``; stable, append-only), the
-    module holding its ``seat_*`` decisions, a one-line doc, its parameters, and the bot whose decisions it takes
-    where its module defines none."""
+    module holding its ``seat_*`` decisions, a one-line doc, its parameters, the bot whose decisions it takes
+    where its module defines none, and what its own discard, claim and kong decisions count as seen beyond what
+    every bot sees (``sees``, from :data:`SEES`): the dispatcher adds it to ``visible`` around the call and takes it
+    out again, so the decision is called one level deep (no wrapper of the bot's own to inline)."""
 
     name: str
     id: int
@@ -52,6 +54,7 @@ class Bot(NamedTuple):
     doc: str
     params: tuple[Param, ...] = ()
     base: str = ""
+    sees: tuple[str, ...] = ()
 
 
 BOT_TABLE: tuple[Bot, ...] = (
@@ -89,7 +92,7 @@ BOT_TABLE: tuple[Bot, ...] = (
                   "what winning early is worth beyond the points, in plain-hand points per opponent still in and "
                   "own draw left (0 = ignores it beyond the end rate of the P(win) table; larger = plays faster "
                   "and declines fewer discard wins)", tune=(0.0, 0.3, 0.005)),
-        ), base="greedy"),
+        ), base="greedy", sees=("own_ckongs", "laid_down")),
     Bot("closed", 6, "simulator.bots.closed",
         "greedy that keeps its hand concealed (门清): claims no discard until the wall is short", (
             Param("open_wall", "int", 0, 0, 56, "claim no discard while this many tiles or more remain in the wall "
@@ -104,11 +107,17 @@ PYTHON_BOT = 5  # its log id, between the bots of log format 1 and those added s
 FLAT_PARAMS = ("decline_below", "decline_wall", "defend_wall", "steer_shanten", "defence", "ambition",
                "temperature", "tempo")
 # The seven decisions a bot module may define (``seat_<name>``), each with the arguments after
-# ``(game, st, bpar, seat)`` (a bot with parameters: its discard, claim and kong after ``(view, hand, st, bpar,
+# ``(game, st, bpar, seat)`` (a bot with parameters: its discard, claim, kong and win after ``(view, hand, st, bpar,
 # void)``, simulator.bots.PREPARED_ARGS): simulator.bots builds the dispatchers from these.
 DECISIONS = ("exchange", "void", "discard", "claim", "self_kong", "takes_win", "declares")
 
+# What a bot's discard, claim and kong may count as seen (``Bot.sees``), in the order the dispatcher adds them: the
+# seat's own concealed kongs (face down: not in ``visible``; every bot's discard counts them) and the hands 血战
+# winners laid down (public; simulator.bots.seat.laid_down).
+SEES = ("own_ckongs", "laid_down")
+
 BY_NAME = {b.name: b for b in BOT_TABLE}
+assert all(set(b.sees) <= set(SEES) for b in BOT_TABLE)
 BOTS = tuple(b.name for b in sorted(BOT_TABLE, key=lambda b: b.id))  # the compiled bots, in log-id order
 BOT_INDEX = {b.name: b.id for b in BOT_TABLE}
 _BY_ID = {**{b.id: b.name for b in BOT_TABLE}, PYTHON_BOT: PYTHON_LABEL}
