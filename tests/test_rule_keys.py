@@ -140,6 +140,37 @@ def test_the_money_bound_counts_the_compensation():
     assert log_bounds(on)[1] - log_bounds(base)[1] == 300
 
 
+KONGS = ("kongs.discard_kong.discarder", "kongs.discard_kong.others", "kongs.added_kong.each",
+         "kongs.concealed_kong.each")
+
+
+def test_the_kong_payments_bound_the_money_by_the_largest_of_them():
+    """Each kong is paid one way, so the bound counts the largest of the four payments (their ``money_group``; a
+    per-key sum would loosen it four-fold): raising a smaller payment leaves the bound, raising the largest moves
+    it by ``KONG_MONEY`` per base unit."""
+    def bound(**kw):
+        return log_bounds(load_rules("chengdu", [f"{path}={kw.get(path.split('.')[1], 0)}" for path in KONGS]))[1]
+
+    top = bound(concealed_kong=500)
+    assert bound(concealed_kong=500, added_kong=400, discard_kong=300) == top
+    assert bound(concealed_kong=600, added_kong=400) - top == 100 * rule_keys.KONG_MONEY
+    assert bound(added_kong=500) == top == bound(discard_kong=500)
+
+
+def test_no_seat_moves_more_money_in_a_hand_than_the_bound():
+    """Played hands with the largest kong payments and 花猪 penalty (and small wins): no seat's score of a hand
+    exceeds the money bound, and the kongs take scores past what it would be without them (so its kong term is
+    what holds: with ``KONG_MONEY`` 1 instead of 96 the bound fails here)."""
+    from engine_helpers import play
+
+    rest = ["settlement.huazhu_penalty=10000", "scoring.cap=1", "seats=[greedy, greedy, random, greedy]"]
+    rules = load_rules("chengdu", [*(f"{path}=10000" for path in KONGS), *rest])
+    cols = play(rules, 200)[1]
+    worst = int(np.abs(cols["players"]["score_total"].astype(np.int64)).max())
+    without_kongs = log_bounds(load_rules("chengdu", [*(f"{path}=0" for path in KONGS), *rest]))[1]
+    assert without_kongs < worst <= log_bounds(rules)[1]
+
+
 def test_the_dealer_pays_each_other_player_at_the_start_of_every_hand():
     from simulator.hands import play_hands
 

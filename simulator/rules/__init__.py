@@ -44,7 +44,7 @@ from simulator.rules.keys import SLOT as SLOT
 from simulator.rules.keys import SPECIAL as SPECIAL
 from simulator.rules.keys import choices as choices
 from simulator.rules.keys import code as code
-from simulator.rules.keys import compiled, value_of
+from simulator.rules.keys import compiled, money_bound
 from simulator.rules.load import CONFIG_DIR as CONFIG_DIR
 from simulator.rules.load import RulesError as RulesError
 from simulator.rules.load import apply_overrides, load_raw, resolve_config_path, shorten
@@ -186,7 +186,6 @@ class RuleSet(table_block("", _Named, nested=False)):  # type: ignore[misc]
 FAN_LOG_MAX = 127
 MONEY_LOG_MAX = 2**31 - 1
 MAX_GEN = 4            # 根 of one hand: four kongs plus a pair is the most (seven pairs: three)
-MAX_KONGS = 16         # four seats × four melds
 
 
 def log_bounds(rules: RuleSet) -> tuple[int, int]:
@@ -196,26 +195,24 @@ def log_bounds(rules: RuleSet) -> tuple[int, int]:
 
     Conservative: the fan bound adds every pattern and extra as if all could hold at once (with 根 × MAX_GEN and
     the add_fan bonus); the money bound adds 3 wins paid by one seat for three payers each (P + 1, the
-    self-draw base bonus included; a 杠上花 feeder pays for everyone), 查大叫 to 3 seats, the 花猪 penalty to 3
-    seats, every kong's payment from 3 seats collected and then moved again (transfer/refund), and what the key
-    table's money keys move (``rule_keys.Key.money`` per unit of their value). Under
-    ``mode: xueliu`` a seat takes part in up to ``XUELIU_MAX_WIN_EVENTS`` win events instead of 3."""
-    s, k, st = rules.scoring, rules.kongs, rules.settlement
+    self-draw base bonus included; a 杠上花 feeder pays for everyone) and 查大叫 to 3 seats — what the points of a
+    hand bound — and what the key table's money keys move (:func:`simulator.rules.keys.money_bound`: the 花猪
+    penalty to 3 seats, ``cap`` the points of a capped hand; every kong's payment from 3 seats collected and then
+    moved again, the largest of the four payments; the dealer's compensation). Under ``mode: xueliu`` a seat takes
+    part in up to ``XUELIU_MAX_WIN_EVENTS`` win events instead of 3."""
+    s = rules.scoring
     extras = sum(f for name, f in s.extras.items() if name != "gen") + MAX_GEN * s.extras.get("gen", 0)
     shape = sum(s.patterns.values()) if s.mode == "additive" else max(s.hand_types.values(), default=0)
     fan = shape + extras + (1 if s.self_draw_bonus == "add_fan" else 0)
     paid = fan if s.cap is None else min(fan, s.cap)
     points = paid if s.points == "linear" else 2 ** max(0, paid - s.fan_offset)
-    if st.huazhu_penalty != "cap":
-        penalty = st.huazhu_penalty
-    elif s.cap is None:
-        penalty = 2 ** UNCAPPED_HUAZHU_FAN
+    if s.cap is None:
+        cap_penalty = 2 ** UNCAPPED_HUAZHU_FAN
     else:
-        penalty = s.cap if s.points == "linear" else 2 ** max(0, s.cap - s.fan_offset)
-    kong = max(k.discard_kong.discarder, k.discard_kong.others, k.added_kong.each, k.concealed_kong.each)
+        cap_penalty = s.cap if s.points == "linear" else 2 ** max(0, s.cap - s.fan_offset)
     events = XUELIU_MAX_WIN_EVENTS if rules.mode == "xueliu" else 3
-    money = 3 * events * (points + 1) + 3 * points + 3 * penalty + 2 * 3 * MAX_KONGS * kong
-    money += sum(key.money * int(value_of(rules, key.path)) for key in KEYS if key.money)  # the key table's money keys
+    money = 3 * events * (points + 1) + 3 * points
+    money += money_bound(rules, {"settlement.huazhu_penalty": cap_penalty})  # the key table's money keys
     return fan, money * rules.settlement.money_scale  # in money units (conservative for those already in units)
 
 

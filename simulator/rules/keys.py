@@ -8,7 +8,8 @@ row follow:
 - the slot of ``RuleSet.to_arrays()`` (:data:`SLOT`, the keys in table order, then the fan slots) and its value
   there: the integer, 0/1 for a boolean, the index in ``choices`` (the enum integer, :func:`code`) for a choice,
   :data:`SPECIAL` for a ``special`` value (``scoring.cap: null``, ``settlement.huazhu_penalty: cap``);
-- the money bound of the logs (``rules.log_bounds``: ``money`` money units per unit of the value);
+- the money bound of the logs (:func:`money_bound`, in ``rules.log_bounds``: ``money`` base units per unit of the
+  value; the keys of one ``money_group`` count the largest of them, a ``special`` value what ``log_bounds`` says);
 - the digest and the manifest: a key at its default is left out of ``RuleSet.resolved()``, so adding a key
   changes no existing rule set's digest, manifest or log file (``recorded`` keys, those from before the table,
   are always written, as they always were);
@@ -42,7 +43,8 @@ class Key(NamedTuple):
     low: int = 0
     high: int = 0
     choices: tuple[str, ...] = ()
-    money: int = 0  # money units one seat can pay or receive in a hand per unit of the value (the logs' int32 bound)
+    money: int = 0  # units one seat can pay or receive in a hand per unit of the value (the logs' int32 bound)
+    money_group: str = ""  # keys of one group (e.g. the kong payments) bound the money by the largest of them
     special: tuple[Any, ...] = ()  # int keys: other values accepted (None, "cap"), compiled as SPECIAL
     entries: tuple[str, ...] = ()  # fans keys: the names with a slot of their own
     recorded: bool = False  # written into RuleSet.resolved() even at its default (the keys from before the table)
@@ -69,6 +71,10 @@ class Key(NamedTuple):
 
 
 PAYMENT = 10_000  # the largest kong payment and 花猪 penalty, base units
+MAX_KONGS = 16  # kongs in one hand: four seats × four melds
+# a kong payment's bound per base unit: every kong of the hand paid to one seat by 3 seats, collected and then moved
+# again (杠上炮 transfer, 退税 refund); only the largest of the four payments counts (one kind per kong)
+KONG_MONEY = 2 * 3 * MAX_KONGS
 KEYS: tuple[Key, ...] = (
     # -- the top level: the flow of a hand (docs/spec.md §2) -----------------------------------------------
     Key("mode", "choice", "xuezhan", "xuezhan (血战到底): a winner leaves play and the others play on until three "
@@ -125,12 +131,13 @@ KEYS: tuple[Key, ...] = (
         "cap); add_fan (+1 fan)", choices=("none", "add_base", "add_fan"), recorded=True),
     # -- kongs: paid at once, by players who have not won (docs/spec.md §4) --------------------------------------
     Key("kongs.discard_kong.discarder", "int", 2, "直杠/点杠: base units the discarder pays", low=0, high=PAYMENT,
-        recorded=True),
+        money=KONG_MONEY, money_group="kong", recorded=True),
     Key("kongs.discard_kong.others", "int", 0, "直杠/点杠: base units each other player pays (擦挂)", low=0,
-        high=PAYMENT, recorded=True),
-    Key("kongs.added_kong.each", "int", 1, "加杠: base units each player pays", low=0, high=PAYMENT, recorded=True),
+        high=PAYMENT, money=KONG_MONEY, money_group="kong", recorded=True),
+    Key("kongs.added_kong.each", "int", 1, "加杠: base units each player pays", low=0, high=PAYMENT,
+        money=KONG_MONEY, money_group="kong", recorded=True),
     Key("kongs.concealed_kong.each", "int", 2, "暗杠: base units each player pays", low=0, high=PAYMENT,
-        recorded=True),
+        money=KONG_MONEY, money_group="kong", recorded=True),
     Key("kongs.added_kong_fresh_only", "bool", False, "an added kong collects nothing unless its fourth tile was "
         "just drawn", recorded=True),
     Key("kongs.after_kong_deal_in", "choice", "transfer", "杠上炮: the kong's income is kept (keep), returned "
@@ -147,7 +154,8 @@ KEYS: tuple[Key, ...] = (
     Key("settlement.refund_kongs_if_not_ready", "bool", True, "退税: a player not ready at an exhaustive draw "
         "(a 花猪 too) returns all its kong income", recorded=True),
     Key("settlement.huazhu_penalty", "int", 16, "查花猪: base units a 花猪 pays each other eligible player; cap = "
-        "the points of a hand of cap fan (uncapped: 2^6)", low=0, high=PAYMENT, special=("cap",), recorded=True),
+        "the points of a hand of cap fan (uncapped: 2^6)", low=0, high=PAYMENT, special=("cap",), money=3,
+        recorded=True),
     Key("settlement.huazhu_pays", "choice", "unwon", "who collects the 花猪 penalty: players still in (unwon) or "
         "also those who already won (all)", choices=("unwon", "all"), recorded=True),
     Key("settlement.chadajiao", "bool", True, "查大叫: every not-ready, non-花猪 player pays every ready player still "
@@ -189,6 +197,20 @@ def value_of(rules: object, path: str) -> Any:
     for part in path.split("."):
         value = value.get(part, 0) if isinstance(value, dict) else getattr(value, part)
     return value
+
+
+def money_bound(rules: object, special: dict[str, int]) -> int:
+    """What the money keys (``Key.money``) can move for one seat in one hand, in base units (before
+    ``settlement.money_scale``): each key's ``money`` × its value, the largest of them for keys sharing a
+    ``money_group``, and for a ``special`` value (``huazhu_penalty: cap``) ``special[path]`` as the value."""
+    groups: dict[str, int] = {}
+    for key in KEYS:
+        if key.money:
+            value = value_of(rules, key.path)
+            units = special[key.path] if value in key.special else int(value)
+            group = key.money_group or key.path
+            groups[group] = max(groups.get(group, 0), key.money * units)
+    return sum(groups.values())
 
 
 def compiled(rules: object) -> list[int]:
