@@ -21,12 +21,11 @@ import numpy as np
 from numba import njit
 
 from simulator.hands.game import play_hands
-from simulator.kernel import state
 from simulator.kernel.rng import derive
 from simulator.kernel.state import G_HEAD, G_TAIL, N_TILES, stack_empty
 from simulator.logs.schema import SCORE_COMPONENTS
 from simulator.rules import load_rules
-from simulator.search import SearchBot, departure, public_of
+from simulator.search import SearchBot, departure, own_draw, public_of
 from simulator.search.rollout import FAILED, J_ANS0, J_NCAND, J_NPRIOR, J_ROLLS, J_SEAT, J_SEED, load, play_out, start
 from simulator.search.sample import Public, redeal, shuffle_prefix
 
@@ -100,10 +99,7 @@ class Audited(SearchBot):
         if chosen == policy:
             return chosen
         seat, pc, snap = obs.seat, hand.st.pc, hand.snap
-        pin = (-1, -1)
-        if pc[state.PC_DREW]:
-            at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
-            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
+        pin = own_draw(hand, seat)
         pub = public_of(obs, pin)
         prior = [a for _, _, a in hand.answers]
         job = np.zeros(J_ANS0 + len(prior) + 2, np.int64)

@@ -17,7 +17,7 @@ from simulator.hands.game import play_hands
 from simulator.kernel import state
 from simulator.kernel.rng import derive
 from simulator.rules import load_rules
-from simulator.search import SearchBot, public_of
+from simulator.search import SearchBot, own_draw, public_of
 from simulator.search.rollout import load
 from simulator.search.sample import redeal
 
@@ -40,11 +40,7 @@ class Check(SearchBot):
 
     def _search(self, hand, obs, legal, policy):
         seat, pc, snap = obs.seat, hand.st.pc, hand.snap
-        pin = (-1, -1)
-        if pc[state.PC_DREW]:
-            at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
-            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
-        pub = public_of(obs, pin)
+        pub = public_of(obs, own_draw(hand, seat))
         live = pub.pool.astype(np.float64)
         others = [q for q in range(state.N_SEATS) if q != seat and pub.sizes[q] >= 0]
         true_w = {q: waits_of(int(snap.ps[q, state.PS_WAITS])) for q in others}
@@ -89,12 +85,13 @@ def main() -> None:
     k = np.array(bot.kinds, np.float64)
     print(f"expert seat vs three {args.opponents}, {args.hands:,} hands, seed {args.seed}, {args.samples} re-deals a "
           f"decision, {args.wall} tiles left or fewer; {len(s):,} (decision, seat) cases, {len(k):,} (decision, kind)")
-    print("  tiles left: share ready true / re-dealt (the profile's chance); unseen copies of a ready seat's waits true / re-dealt")
+    print("  tiles left: share ready true / re-dealt (the profile's chance); unseen copies of a ready seat's waits "
+          "true / re-dealt")
     for lo, hi in LEFT:
         sel = (s[:, 0] >= lo) & (s[:, 0] <= hi)
         if sel.any():
-            print(f"  {lo:>2}–{hi:<2} ({sel.sum():5d}): {s[sel, 1].mean():.3f} / {s[sel, 3].mean():.3f} ({s[sel, 5].mean():.3f});  "
-                  f"{np.nanmean(s[sel, 2]):.2f} / {np.nanmean(s[sel, 4]):.2f}")
+            print(f"  {lo:>2}–{hi:<2} ({sel.sum():5d}): {s[sel, 1].mean():.3f} / {s[sel, 3].mean():.3f} "
+                  f"({s[sel, 5].mean():.3f});  {np.nanmean(s[sel, 2]):.2f} / {np.nanmean(s[sel, 4]):.2f}")
     print("  a kind in its hand waited on by some seat: the re-deal's chance (bin) → share truly waited on (cases)")
     for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
         sel = (k[:, 1] >= lo) & (k[:, 1] < hi)

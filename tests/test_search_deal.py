@@ -35,7 +35,7 @@ def _deal(ready: float, weight=None, passed: int = 0, n: int = 13, seeds=range(6
             st.mk[Q, i], st.mt[Q, i] = MELD_PUNG, k
         pool = pool0.copy()
         rng = np.array([seed * 7919 + 1], np.uint64)
-        assert deal_seat(table, st, Q, pool, pub, 0 if (seed * 0.618034) % 1.0 < ready else 1, rng) >= 0
+        assert deal_seat(table, st, Q, pool, pub, rng)
         conc = st.conc[Q].astype(np.int64)
         assert conc.sum() == n and np.array_equal(pool + conc, pool0)  # taken out of the unseen counts, once
         assert conc[9 * VOID:].sum() == 0  # none of its clean suit

@@ -83,6 +83,15 @@ def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
     return Public(pool, sizes, clean, np.array(pin, np.int64), weight, ready, passed)
 
 
+def own_draw(hand, seat: int) -> tuple[int, int]:
+    """The wall position and tile of ``seat``'s own draw in the live hand's step (it knows the tile), or −1 −1."""
+    pc, snap = hand.st.pc, hand.snap
+    if not pc[state.PC_DREW]:
+        return (-1, -1)
+    at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
+    return (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
+
+
 def discard_weights(pond, void: int) -> np.ndarray:
     """A seat's weight on holding each kind: ``NEAR_WEIGHT[d - 1]`` per discard at distance d in the same suit (a
     tile that would have made a run with it), ``DISCARD_WEIGHT`` for a kind it discarded (once for any number of
@@ -229,12 +238,8 @@ class SearchBot(Bot):
                 and all(s == obs.seat for s, _, _ in hand.answers))
 
     def _search(self, hand, obs: Observation, legal: tuple[int, ...], policy: int) -> int:
-        seat, pc, snap = obs.seat, hand.st.pc, hand.snap
-        pin = (-1, -1)
-        if pc[state.PC_DREW]:
-            at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
-            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))  # its own draw: it knows the tile
-        pub = public_of(obs, pin)
+        seat, snap = obs.seat, hand.snap
+        pub = public_of(obs, own_draw(hand, seat))
         hidden = hidden_count(snap, seat, pub)
         if int(pub.pool.sum()) != hidden:
             raise RuntimeError(f"search: {int(pub.pool.sum())} unseen tiles but {hidden} hidden (a bug)")

@@ -116,10 +116,9 @@ def _fits(table, st, q: int, target: int, passed) -> bool:
 
 
 @njit(cache=True, _nrt=False)
-def deal_seat(table, st, q: int, pool, pub, target: int, rng) -> int:
+def deal_seat(table, st, q: int, pool, pub, rng) -> bool:
     """Deal seat q's ``pub.sizes[q]`` concealed tiles into ``st.conc[q]`` from the unseen counts ``pool`` (taken
-    out of it) by q's profile in ``pub``, ``target`` tiles from ready (0 or 1): 1 when dealt so, 0 when dealt a hand
-    not ready drawn tile by tile instead, −1 when too few unseen tiles outside its clean suit are left."""
+    out of it) by q's profile in ``pub``; False when too few unseen tiles outside its clean suit are left."""
     n, w, clean, conc = pub.sizes[q], pub.weight[q], pub.clean[q], st.conc[q]
     ev = st.ps[q, PS_EVOID]
     bar = clean if clean >= 0 else ev  # a ready hand holds none of its void suit
@@ -128,6 +127,7 @@ def deal_seat(table, st, q: int, pool, pub, target: int, rng) -> int:
     for k in range(N_KINDS):
         saved[k] = pool[k]
         held[k] = 0
+    target = 0 if uniform(rng) < pub.ready[q] else 1
     groups = (n - 1) // 3 - (1 if n >= 4 else 0)  # the last tiles: four (pair and part, or group and single)
     for _ in range(GROUP_TRIES):
         _restore(pool, saved, conc, held)
@@ -142,11 +142,11 @@ def deal_seat(table, st, q: int, pool, pub, target: int, rng) -> int:
         for _ in range(TAIL_TRIES):
             _restore(pool, after, conc, mid)
             if _draw_into(pool, w, bar, conc, n - 3 * groups, rng) and _fits(table, st, q, target, pub.passed[q]):
-                return 1
+                return True
     for _ in range(PLAIN_TRIES):
         _restore(pool, saved, conc, held)
         if not _draw_into(pool, w, clean, conc, n, rng):
-            return -1
+            return False
         if shanten(table, conc, st.mk[q], st.mt[q], st.nm[q], ev) != 0:
-            return 0
-    return 0
+            return True
+    return True

@@ -40,9 +40,7 @@ from simulator.kernel.state import (
     PS_WAITS,
     stack_empty,
 )
-from simulator.search.deal import deal_seat, uniform
-
-DEAL_TRIES = 4  # deals of every seat, when one seat's hand misses its target (ready or a tile from it)
+from simulator.search.deal import deal_seat
 
 
 class Public(NamedTuple):
@@ -112,23 +110,9 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
                         st.mt[q, i] = k
                         break
                     r -= 1
-    targets, base = stack_empty(N_SEATS, np.int64), stack_empty(N_KINDS, np.int64)
     for q in range(N_SEATS):
-        targets[q] = 0 if uniform(rng) < pub.ready[q] else 1
-    for k in range(N_KINDS):
-        base[k] = pool[k]
-    for _ in range(DEAL_TRIES):  # the seats' hands drawn again, on the same targets, while one misses its own
-        for k in range(N_KINDS):
-            pool[k] = base[k]
-        missed = False
-        for q in range(N_SEATS):
-            if pub.sizes[q] >= 0:
-                got = deal_seat(table, st, q, pool, pub, targets[q], rng)
-                if got < 0:
-                    return False
-                missed = missed or got == 0
-        if not missed:
-            break
+        if pub.sizes[q] >= 0 and not deal_seat(table, st, q, pool, pub, rng):
+            return False
     tiles = stack_empty(N_TILES, np.int64)
     m = 0
     for k in range(N_KINDS):
