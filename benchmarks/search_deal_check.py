@@ -36,7 +36,8 @@ class Check(SearchBot):
         super().__init__(rollouts=2, wall=wall)
         self.samples = samples
         self.seats: list[tuple] = []  # (left, true ready, true live, re-dealt ready share, re-dealt live mean, chance)
-        self.kinds: list[tuple] = []  # (left, re-deal's chance kind is waited on, truly waited on)
+        self.kinds: list[tuple] = []  # (left, chance waited on in half the re-deals, truly, in the other half)
+        self.missed: list[int] = []  # a kind rated 0 yet waited on: 0 let pass, 1 discarded, 2 no unseen copy, 3 other
 
     def _search(self, hand, obs, legal, policy):
         seat, pc, snap = obs.seat, hand.st.pc, hand.snap
@@ -64,9 +65,14 @@ class Check(SearchBot):
                                if s.any() else np.nan, pub.ready[q]))
             any_true |= t
             any_sam |= s
-        p = any_sam.mean(axis=0)
+        half = any_sam.shape[0] // 2  # binned by one half's chance, read on the other's: a bin of a noisy chance is
+        p, p2 = any_sam[:half].mean(axis=0), any_sam[half:].mean(axis=0)  # biased toward its edges
         for k in np.flatnonzero(obs.hand):
-            self.kinds.append((left, p[k], any_true[k]))
+            self.kinds.append((left, p[k], any_true[k], p2[k]))
+            if p[k] == 0 and any_true[k]:  # rated safe, yet waited on: why (the first seat waiting on it)
+                q = next(q for q in others if true_w[q][k])
+                self.missed.append(0 if (pub.passed[q] >> k) & 1 else (
+                    1 if any(d.tile == k for d in obs.ponds[q]) else (2 if pub.pool[k] == 0 else 3)))
         return policy
 
 
@@ -75,7 +81,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=400)
     ap.add_argument("--opponents", default="greedy")
     ap.add_argument("--wall", type=int, default=24)
-    ap.add_argument("--samples", type=int, default=32)
+    ap.add_argument("--samples", type=int, default=64)
     ap.add_argument("--seed", type=int, default=20)
     args = ap.parse_args()
     bot = Check(args.wall, args.samples)
@@ -92,12 +98,16 @@ def main() -> None:
         if sel.any():
             print(f"  {lo:>2}–{hi:<2} ({sel.sum():5d}): {s[sel, 1].mean():.3f} / {s[sel, 3].mean():.3f} "
                   f"({s[sel, 5].mean():.3f});  {np.nanmean(s[sel, 2]):.2f} / {np.nanmean(s[sel, 4]):.2f}")
-    print("  a kind in its hand waited on by some seat: the re-deal's chance (bin) → share truly waited on (cases)")
+    print("  a kind in its hand waited on by some seat: the re-deal's chance (binned by half the re-deals, read on "
+          "the other half) → share truly waited on (cases)")
     for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
         sel = (k[:, 1] >= lo) & (k[:, 1] < hi)
         if sel.any():
-            print(f"  [{lo:.2f}, {hi:.2f}): mean chance {k[sel, 1].mean():.3f} → true {k[sel, 2].mean():.3f} "
+            print(f"  [{lo:.2f}, {hi:.2f}): mean chance {k[sel, 3].mean():.3f} → true {k[sel, 2].mean():.3f} "
                   f"({sel.sum():,})")
+    m = np.bincount(np.array(bot.missed, np.int64), minlength=4)
+    print(f"  the kinds rated 0 yet waited on ({m.sum():,}): the seat let it pass since its last discard {m[0]}, "
+          f"discarded it {m[1]}, no copy unseen by this seat {m[2]}, other {m[3]}")
 
 
 if __name__ == "__main__":
