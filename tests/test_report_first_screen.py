@@ -165,9 +165,9 @@ def test_the_holm_family_is_every_paired_table_once():
     and the adjusted p-values."""
     run = open_run(Path(__file__).parent / "data" / "analysis_golden" / "huazhu")
     base = run.baseline
-    parts = [compare.paired_comparison(run, "huazhu_8x", base, "bot", ev.COMPONENTS),
-             compare.paired_comparison(run, "huazhu_8x", base, "seat"),
-             compare.paired_hand_metrics(run, "huazhu_8x", base)]
+    parts = [compare.paired_comparison(run, "huazhu_8x", baseline=base, by="bot", components=ev.COMPONENTS),
+             compare.paired_comparison(run, "huazhu_8x", baseline=base, by="seat"),
+             compare.paired_hand_metrics(run, "huazhu_8x", baseline=base)]
     raw = [p for df in parts for p in df["p_value"].to_list() if p is not None]
     want = iter(_holm(raw))
     expected = [[next(want) if p is not None else None for p in df["p_value"].to_list()] for df in parts]
