@@ -80,7 +80,7 @@ def game_shape(run: Run | str, level: float = LEVEL) -> pl.DataFrame:
     most = 4 if any(run.rules(v).get("mode") == "xueliu" for v in run.variants) else 3
     metrics = _metrics(most)
     collected = [summed(frames, ["variant"]) for frames in
-                 collect_pieces(run, lambda piece: _piece_queries(piece),
+                 collect_pieces(run, _piece_queries,
                                 lambda frames: _piece_moments(run, frames, metrics, most))]
     order = {v: i for i, v in enumerate(run.variants)}
     out = pl.concat([_maker(values, share, per, level)(mom) for (per, groups), mom in zip(metrics, collected,
@@ -102,12 +102,12 @@ def _piece_queries(run: Run) -> list[pl.LazyFrame]:
         out += [run.hands(v).select(*ids, *[e.fill_null(strategy="zero") for e in f]),
                 run.players(v).select(*ids, pl.col("seat").cast(pl.Int64),
                                       *[e.fill_null(strategy="zero") for e in (
-                                          pl.col("huazhu").alias("huazhu"),
+                                          pl.col("huazhu"),
                                           (pl.col("score_chadajiao") != 0).alias("cdj"),
-                                          pl.col("score_total").abs().alias("moved"), pl.col("won").alias("won"),
-                                          pl.col("win_turn").alias("win_turn"),
+                                          pl.col("score_total").abs().alias("moved"), pl.col("won"),
+                                          pl.col("win_turn"),
                                           (pl.col("declined_wins") > 0).alias("declined"),
-                                          pl.col("declined_wins").alias("declined_wins"))]),
+                                          pl.col("declined_wins"))]),
                 run.wins(v).select(*ids, pl.col("payer").cast(pl.Int64).fill_null(-1),
                                    *[e.fill_null(strategy="zero") for e in (
                                        *[(pl.col("kind") == k).alias(k) for k in WIN_KINDS],
