@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from pettingzoo.test import api_test  # the test extra installs pettingzoo: a missing one fails, never skips
 
 from simulator import agents, hands
@@ -28,9 +29,12 @@ def play(e: XuezhanEnv, policy) -> dict:
     return totals
 
 
-def test_greedy_agents_reproduce_the_simulated_hand_and_rewards_sum_to_the_score():
-    rules = load_rules("chengdu", {"seats": ["greedy", "value", "greedy", "greedy"]})
-    e = XuezhanEnv(seats=(None, "value", None, "greedy"))
+@pytest.mark.parametrize("compensation", [0, 3])
+def test_greedy_agents_reproduce_the_simulated_hand_and_rewards_sum_to_the_score(compensation):
+    """With a dealer's compensation too: what the deal pays is part of the rewards (hands 0–5 rotate the dealer)."""
+    comp = {"settlement.dealer_compensation": compensation}
+    rules = load_rules("chengdu", {"seats": ["greedy", "value", "greedy", "greedy"], **comp})
+    e = XuezhanEnv(seats=(None, "value", None, "greedy"), overrides=comp)
     bot = agents.GreedyBot()
     for hand_id in range(6):
         e.reset(seed=21, options={"hand_id": hand_id})

@@ -37,15 +37,17 @@ def greedy_play(e: XuezhanGymEnv, hand_id: int, seed: int) -> tuple[float, int]:
             return total, info["score"]
 
 
-@pytest.mark.parametrize("seat", [0, 3])
-def test_a_greedy_learner_reproduces_simulate_and_rewards_sum_to_its_score(seat):
+@pytest.mark.parametrize("seat,compensation", [(0, 0), (3, 0), (0, 2), (3, 2)])
+def test_a_greedy_learner_reproduces_simulate_and_rewards_sum_to_its_score(seat, compensation):
     """Hand H of seed S in the env is hand H of simulate (wall, bot streams and the dealer, deal_id % 4): a
-    learner choosing as the greedy bot ends every hand with the logged score, and its rewards add up to it."""
+    learner choosing as the greedy bot ends every hand with the logged score, and its rewards add up to it, the
+    dealer's compensation (paid at the deal, before any decision) included."""
     bots = ["value", "greedy", "value"]
     seats = list(bots)
     seats.insert(seat, "greedy")
-    rules = load_rules("chengdu", {"seats": seats, "scoring.cap": 3})
-    e = XuezhanGymEnv(bots=bots, seat=seat, overrides={"scoring.cap": 3})
+    overrides = {"scoring.cap": 3, "settlement.dealer_compensation": compensation}
+    rules = load_rules("chengdu", {"seats": seats, **overrides})
+    e = XuezhanGymEnv(bots=bots, seat=seat, overrides=overrides)
     for hand_id in (1, 2, 5, 7):
         total, score = greedy_play(e, hand_id, 21)
         raw = hands.run_batch(rules, np.array([hand_id]), 21)

@@ -6,7 +6,8 @@ seats given a bot in ``seats`` (a compiled bot's name, a spec with parameters as
 seat against three bots as a plain Gymnasium env, see :mod:`simulator.agents.gym`. Actions are the
 integers of :mod:`simulator.kernel.state` (``Discrete(36)``); the observation is ``{"observation": int8[738],
 "action_mask": int8[36]}`` (layout in :func:`encode`, seats rotated so that block 0 is the observer). Rewards are
-each seat's change of net score (base units) caused by the step, for every seat.
+each seat's change of net score (base units) caused by the step, for every seat; the first step's include what the
+deal paid (``settlement.dealer_compensation``), so a seat's rewards add up to its score for the hand.
 
 Reproducible against ``simulate``: ``reset(seed=S, options={"hand_id": H})`` deals hand H of master seed S, so
 agents that choose as the compiled bots do reproduce the logged hand.
@@ -153,7 +154,7 @@ class XuezhanEnv(AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self._scores = self._net()
+        self._scores = np.zeros(N_SEATS, self._net().dtype)  # the deal pays the dealer compensation: a reward
         self._advance()
 
     def _net(self) -> np.ndarray:

@@ -70,7 +70,7 @@ class XuezhanGymEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.env.reset(seed=seed, options=options)
-        return self._observe()  # the score before the seat's first decision is 0: nothing is paid before it
+        return self._observe()  # what the deal paid before its first decision comes with the first step's reward
 
     def step(self, action):
         env = self.env
@@ -84,8 +84,9 @@ class XuezhanGymEnv(gym.Env):
             obs, info = self._observe()
             obs["action_mask"][:] = 0
             return obs, float(self.illegal_penalty), True, False, {**info, "illegal_action": True}
+        before = env._cumulative_rewards[self.agent]  # paid before its first decision (dealer compensation)
         env.step(action)
-        reward = env._cumulative_rewards[self.agent]  # everything since this seat last acted
+        reward = before + env._cumulative_rewards[self.agent]  # everything since this seat last acted
         env._cumulative_rewards[self.agent] = 0
         terminated = env.terminations[self.agent]
         obs, info = self._observe()
