@@ -111,3 +111,17 @@ def test_the_environment_rewards_base_units():
                 e.step(None if term or trunc else bot.act(e.observation_object(agent)))
         totals[config] = got
     assert any(totals["chengdu"]) and totals["chengdu_milli"] == pytest.approx(totals["chengdu"])
+
+
+def test_the_replay_shows_base_units():
+    """The replay's payments and settlement read as the analysis does: the same text at scale 100 as at scale 1
+    (play is the same), and a compensation of 9 units shows as 0.09."""
+    from simulator.replay import lines, record_hand
+
+    def text(*over):
+        return "\n".join(lines(record_hand(load_rules("chengdu", list(over)), 5, 3), lang="en"))
+
+    plain = text()
+    assert "seat 0 → seat" in plain or "seat 1 → seat" in plain  # payments are shown at all
+    assert text(f"{SCALE}=100") == plain
+    assert "0.09 (kong transfer)" in text(f"{SCALE}=100", f"{COMP}=9")

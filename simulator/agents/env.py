@@ -159,9 +159,7 @@ class XuezhanEnv(AECEnv):
 
     def _net(self) -> np.ndarray:
         """Each seat's net score so far in base units (money units ÷ ``settlement.money_scale``: then floats)."""
-        net = self.hand.st.score.sum(axis=1).copy()
-        scale = self.rules.settlement.money_scale
-        return net if scale == 1 else net / scale
+        return self.rules.base_units(self.hand.st.score.sum(axis=1).copy())
 
     def _advance(self) -> None:
         self.decision = self.hand.advance()

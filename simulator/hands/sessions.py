@@ -107,9 +107,7 @@ def money(rules: RuleSet, score_total: np.ndarray) -> np.ndarray:
     """float64[n, 4]: each seat's balance change in a hand from its net score (money units, int[n, 4], divided
     by ``settlement.money_scale`` into base units): the score itself, or under ``money: coins``
     ``room_factor · base · score − rake`` (analysis.economy's rule)."""
-    score = score_total.astype(np.float64)
-    if rules.settlement.money_scale != 1:
-        score = score / rules.settlement.money_scale
+    score = np.asarray(rules.base_units(score_total), dtype=np.float64)
     if rules.session is None or rules.session.money == "points":
         return score
     eco = rules.economy

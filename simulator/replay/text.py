@@ -218,7 +218,8 @@ def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
         S.EV_KONG: lambda: t("kong", who=who, kong=KONG_ZH[a] if t.code == "zh" else KONG_EN[a], name=name,
                              src=t("kong_src", b=b) if a == 1 else ""),
         S.EV_ROBBED: lambda: t("robbed", who=who, name=name),
-        S.EV_PAY: lambda: t("pay", seat=seat, a=a, amount=amount, comp=(COMP_ZH if t.code == "zh" else COMP_EN)[b]),
+        S.EV_PAY: lambda: t("pay", seat=seat, a=a, amount=_money(log, amount, ""),
+                            comp=(COMP_ZH if t.code == "zh" else COMP_EN)[b]),
         S.EV_WIN: lambda: _win_text(log, seat, tile, b, t),
         S.EV_DECLINE: lambda: t("decline", who=who, name=name, amount=amount),
         S.EV_LOCKED: lambda: t("locked", who=who, name=name),
@@ -230,6 +231,13 @@ def describe(log: HandLog, ev: tuple[int, ...], lang: str = "zh") -> str | None:
     }
     text = texts.get(typ)
     return text() if text is not None else None
+
+
+def _money(log: HandLog, units: int, sign: str = "+") -> str:
+    """An amount of money units (payments, scores) in base units, as the analysis shows them: ``+4``, or ``+0.09``
+    under ``settlement.money_scale``."""
+    v = float(log.rules.base_units(units))
+    return format(int(v) if v.is_integer() else v, sign)
 
 
 def _hands(log: HandLog, st: ReplayedHand, title: str, t: _Lang) -> Iterator[str]:
@@ -274,5 +282,5 @@ def lines(log: HandLog, lang: str = "zh") -> Iterator[str]:
     comps = COMP_ZH if t.code == "zh" else COMP_EN
     for p in log.players:
         sep = "" if t.code == "zh" else " "
-        parts = [f"{comps[i]}{sep}{p[c]:+d}" for i, c in enumerate(SCORE_COMPONENTS) if p[c]]
-        yield f"  {_seat(log, p['seat'], t)}: [bold]{p['score_total']:+d}[/bold]  {' '.join(parts)}"
+        parts = [f"{comps[i]}{sep}{_money(log, p[c])}" for i, c in enumerate(SCORE_COMPONENTS) if p[c]]
+        yield f"  {_seat(log, p['seat'], t)}: [bold]{_money(log, p['score_total'])}[/bold]  {' '.join(parts)}"

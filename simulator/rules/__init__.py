@@ -155,6 +155,13 @@ class RuleSet(table_block("", _Named, nested=False)):  # type: ignore[misc]
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()
 
+    def base_units(self, money):
+        """Money units (the engine's scores and the logs' score columns) in base units: ``money /
+        settlement.money_scale`` as float64, or ``money`` itself (integers) at scale 1. Every reader of scores in
+        base units goes through here (sessions, designs, tune, the RL environments, the replay)."""
+        scale = self.settlement.money_scale
+        return money if scale == 1 else np.asarray(money, dtype=np.float64) / scale
+
     def to_arrays(self) -> np.ndarray:
         """Flat ``int64[N_PARAMS]`` vector read by compiled code; slots are the ``P_*`` constants."""
         s = self.scoring

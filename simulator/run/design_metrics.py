@@ -193,9 +193,8 @@ def measure(rules: RuleSet, duplicate: bool, first: int, walls: int, seed: int, 
         n = min(batch, first + walls - start)
         hand_ids = np.arange(per * start, per * (start + n), dtype=np.int64)
         cols = play_hands(rules, hand_ids, seed, duplicate=duplicate)
-        if (scale := rules.settlement.money_scale) != 1:  # money units back to base units, as analysis.load does
-            cols["players"] = {k: np.asarray(v, dtype=np.float64) / scale if k.startswith("score_") else v
-                               for k, v in cols["players"].items()}
+        cols["players"] = {k: rules.base_units(v) if k.startswith("score_") else v  # as analysis.load does
+                           for k, v in cols["players"].items()}
         wall_of_hand = np.arange(n * per, dtype=np.int64) // per
         for mid in ids:
             acc[mid].add(*per_wall(mid, cols, wall_of_hand, per * start, n))

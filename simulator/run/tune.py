@@ -115,7 +115,7 @@ def seat0_per_wall(rules: RuleSet, first: int, walls: int, seed: int) -> np.ndar
     spec = (np.asarray(p["seat"], dtype=np.int64) + hand % 4) % 4
     mine = spec == 0
     deal = np.asarray(p["deal_id"], dtype=np.int64)[mine] - first
-    score = np.asarray(p["score_total"], dtype=np.float64)[mine] / rules.settlement.money_scale  # base units
+    score = np.asarray(rules.base_units(p["score_total"]), dtype=np.float64)[mine]
     return np.bincount(deal, weights=score, minlength=walls).astype(np.float64) / 4.0
 
 
