@@ -26,7 +26,19 @@ from simulator.kernel.state import G_HEAD, G_TAIL, N_TILES, stack_empty
 from simulator.logs.schema import SCORE_COMPONENTS
 from simulator.rules import load_rules
 from simulator.search import SearchBot, departure, own_draw, public_of
-from simulator.search.rollout import FAILED, J_ANS0, J_NCAND, J_NPRIOR, J_ROLLS, J_SEAT, J_SEED, load, play_out, start
+from simulator.search.rollout import (
+    FAILED,
+    J_ANS0,
+    J_GIVER,
+    J_NCAND,
+    J_NPRIOR,
+    J_ROLLS,
+    J_SEAT,
+    J_SEED,
+    load,
+    play_out,
+    start,
+)
 from simulator.search.sample import Public, redeal, shuffle_prefix
 
 
@@ -64,15 +76,16 @@ def components(ro, src, wall, pc, pub, pin_at: int, true_hands: bool, job, out) 
             if not ok:
                 out[i, c, 0] = FAILED
                 continue
-            start(ro, ro.dealt, ro.dealt.wall, pc, job, job[J_ANS0 + n_prior + c])
-            play_out(ro, seat)
+            cand = job[J_ANS0 + n_prior + c]
+            start(ro, ro.dealt, ro.dealt.wall, pc, job, cand)
+            play_out(ro, seat, job, cand)
             for k in range(ro.st.score.shape[1]):
                 out[i, c, k] = ro.st.score[seat, k]
 
 
 def public_of_nothing() -> Public:
     """A :class:`Public` of no tile (for the warm-up: no sample is drawn)."""
-    return Public(np.zeros(27, np.int64), np.full(4, -1, np.int64), np.full(4, -1, np.int64), np.full(2, -1, np.int64),
+    return Public(np.zeros(27, np.int64), np.full(4, -1, np.int64), np.full(4, -1, np.int64), np.full(3, -1, np.int64),
                   np.ones((4, 27)), np.zeros(4), np.zeros(4, np.int64))
 
 
@@ -90,13 +103,14 @@ class Audited(SearchBot):
         super()._warm_up(hand)
         pub = public_of_nothing()
         job = np.zeros(J_ANS0 + 1, np.int64)
+        job[J_GIVER] = -1
         for true_hands in (False, True):
             components(self._ro, hand.snap, hand.st.wall, hand.st.pc, pub, -1, true_hands, job,
                        np.zeros((0, 1, len(SCORE_COMPONENTS))))
 
     def _search(self, hand, obs, legal, policy):
         chosen = super()._search(hand, obs, legal, policy)
-        if chosen == policy:
+        if chosen == policy or obs.from_seat >= 0:  # own-turn departures only
             return chosen
         seat, pc, snap = obs.seat, hand.st.pc, hand.snap
         pin = own_draw(hand, seat)
@@ -104,6 +118,7 @@ class Audited(SearchBot):
         prior = [a for _, _, a in hand.answers]
         job = np.zeros(J_ANS0 + len(prior) + 2, np.int64)
         job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND] = seat, self.samples, len(prior), 2
+        job[J_GIVER] = -1
         job[J_SEED] = (0x7A11 + self._seed * 1_000_003 + self._n) & (2**62 - 1)
         job[J_ANS0:J_ANS0 + len(prior)] = prior
         job[J_ANS0 + len(prior):] = (policy, chosen)

@@ -3,38 +3,46 @@ for a seed, and it is seated by name like every bot."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
 from simulator import engine
+from simulator.agents import GreedyBot
 from simulator.hands import run_batch
 from simulator.hands.game import play_hands
 from simulator.kernel import state
 from simulator.kernel.tables import suit_table
 from simulator.rules import RulesError, load_rules
-from simulator.search import SearchBot, public_of
+from simulator.search import SearchBot
 from simulator.search.sample import hidden_count, redeal
 
 FIELDS = tuple(f for f in state.HandState._fields if f != "events")
+HIDDEN_PS = (state.PS_WAITS, state.PS_LOCKED, state.PS_LOCK_MASK, state.PS_LOCK_FAN, state.PS_DECLINED, state.PS_DRAWN,
+             state.PS_READY, state.PS_START_SH)  # another seat's per-seat scalars it cannot see
 
 
 def _scramble(st, seat: int, pub, rng: np.random.Generator) -> None:
     """Another hidden world with the same public part: the other seats' concealed tiles and the wall still to draw
-    re-dealt among themselves (sizes kept, the seat's own pinned draw kept), their hidden per-seat scalars, random
-    streams and deals changed."""
-    head, tail, pin = int(st.g[state.G_HEAD]), int(st.g[state.G_TAIL]), int(pub.pin[0])
+    re-dealt among themselves (each seat's count kept; only the searching seat's own draw stays, which it saw —
+    on another seat's tile that seat's draw is hidden too), their hidden per-seat scalars, random streams and deals
+    changed."""
+    head, tail = int(st.g[state.G_HEAD]), int(st.g[state.G_TAIL])
+    own = int(pub.pin[0]) if int(pub.pin[2]) == seat else -1
     seats = [q for q in range(4) if pub.sizes[q] >= 0]
-    walls = [w for w in range(head, tail) if w != pin]
+    sizes = [int(st.conc[q].sum()) for q in seats]  # a giver without a draw holds its tile besides its sizes
+    walls = [w for w in range(head, tail) if w != own]
     tiles = [k for q in seats for k in range(27) for _ in range(int(st.conc[q, k]))] + [int(st.wall[w]) for w in walls]
     rng.shuffle(tiles)
     i = 0
-    for q in seats:
+    for q, n in zip(seats, sizes, strict=True):
         st.conc[q] = 0
-        for _ in range(int(pub.sizes[q])):
+        for _ in range(n):
             st.conc[q, tiles[i]] += 1
             i += 1
-        for col in (state.PS_WAITS, state.PS_LOCKED, state.PS_LOCK_MASK, state.PS_LOCK_FAN, state.PS_DECLINED,
-                    state.PS_DRAWN, state.PS_READY, state.PS_START_SH):
+        for col in HIDDEN_PS:
             st.ps[q, col] = rng.integers(0, 1 << 20)
         st.rngs[1 + q] = rng.integers(0, 1 << 62)
     for w in walls:
@@ -44,73 +52,114 @@ def _scramble(st, seat: int, pub, rng: np.random.Generator) -> None:
     st.dealt[[q for q in range(4) if q != seat]] = rng.integers(0, 4, (3, 27))
 
 
-class _Watcher(SearchBot):
-    """Plays the policy's answers; at every decision it could search, re-deals the hidden tiles of the real hand's
-    step and of another hidden world with the same public part, and records whether the two re-deals agree."""
+class _World(NamedTuple):
+    """The scrambled world as the search reads a live hand: the step's start, the live wall, play counters and
+    per-seat scalars, and the answers given in the step (another seat's hidden ones left out)."""
 
-    def __init__(self, leak: bool = False):
-        super().__init__(rollouts=2, wall=55)
-        self.leak = leak  # the mutation: the re-deal keeps one hidden count of the state it was given
+    snap: state.HandState
+    st: SimpleNamespace
+    answers: list
+
+
+class _Watcher(SearchBot):
+    """Plays the policy's answers; at every decision it could search (claims too), re-deals the hidden tiles of the
+    real hand's step and of another hidden world with the same public part, records whether the two re-deals agree,
+    and plays both worlds' rollouts of every legal action (their scores must agree too)."""
+
+    def __init__(self, leak: str = ""):
+        super().__init__(rollouts=2, wall=55, claims=True)
+        self.leak = leak  # a mutation: "tile" keeps one hidden count, "answer" replays another seat's answers
         self.checked = 0
+        self.claims_checked = 0
         self.void_tiles = 0
         self.leaks: list[str] = []
 
+    def _prior(self, hand, seat):
+        return [a for _, _, a in hand.answers] if self.leak == "answer" else super()._prior(hand, seat)
+
     def _search(self, hand, obs, legal, policy):
-        seat, pc = obs.seat, hand.st.pc
-        pin = (-1, -1)
-        if pc[state.PC_DREW]:
-            at = hand.snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else hand.snap.g[state.G_HEAD]
-            pin = (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
-            assert hand.st.wall[at] == pin[1]
-        pub = public_of(obs, pin)
+        seat = obs.seat
+        pub = self._public(hand, obs)
+        if obs.from_seat < 0 and pub.pin[0] >= 0:
+            assert hand.st.wall[pub.pin[0]] == pub.pin[1]  # its own draw
         assert int(pub.pool.sum()) == hidden_count(hand.snap, seat, pub)
-        dealt = []
+        dealt, values = [], []
         for world in range(2):
             st = engine.alloc(False, 3)
             engine.copy_state(hand.snap, st)
             st.wall[:] = hand.st.wall
             st.dealt[:] = hand.st.dealt
-            if world:
+            view = hand
+            if world:  # the search reads the scrambled world as it reads a live hand
                 _scramble(st, seat, pub, np.random.default_rng(self.checked))
+                live = hand.st.ps.copy()  # the decision's scalars, another seat's hidden ones scrambled
+                for q in range(4):
+                    if q != seat:
+                        live[q, list(HIDDEN_PS)] = st.ps[q, list(HIDDEN_PS)]
+                view = _World(_copy(st), SimpleNamespace(wall=st.wall.copy(), pc=hand.st.pc, ps=live),
+                              [x for x in hand.answers if x[0] == seat])
+            pub_w = self._public(view, obs)
+            values.append(self._values(view, seat, pub_w, legal, 2, 99 + self.checked))
             given = st.conc.copy()
-            assert redeal(suit_table(), st, seat, pub, np.uint64(1234 + self.checked))
-            if self.leak:
+            assert redeal(suit_table(), st, seat, pub_w, np.uint64(1234 + self.checked))
+            if self.leak == "tile":
                 q = next(q for q in range(4) if pub.sizes[q] > 0)
                 st.conc[q, int(np.argmax(given[q]))] = given[q].max()
             dealt.append(st)
         a, b = dealt
         for q in range(4):  # a re-dealt seat holds none of its clean suit; every unseen tile is dealt once
-            if pub.clean[q] >= 0:
-                assert a.conc[q, 9 * pub.clean[q]:9 * pub.clean[q] + 9].sum() == 0
+            held = a.conc[q].astype(np.int64)
+            if pub.pin[0] < 0 and pub.pin[2] == q >= 0 and pub.pin[1] >= 0:
+                held[pub.pin[1]] -= 1  # the tile a giver without a draw gives up (its void suit's, may be)
+            if pub.clean[q] >= 0 and not self.leak:
+                assert held[9 * pub.clean[q]:9 * pub.clean[q] + 9].sum() == 0
             v = int(obs.voids[q])  # under a binding 定缺 none of its declared void (else a 花猪 in the rollouts)
             if q != seat and pub.sizes[q] >= 0 and v >= 0 and obs.rules.void_suit == "declared":
-                self.void_tiles += int(a.conc[q, 9 * v:9 * v + 9].sum())
+                self.void_tiles += int(held[9 * v:9 * v + 9].sum())
         diff = [f for f in FIELDS if not np.array_equal(getattr(a, f), getattr(b, f))]
+        if values[0].tobytes() != values[1].tobytes() or values[0].shape != values[1].shape:
+            diff.append("rollout scores")
         if diff:
             self.leaks.append(f"decision {obs.decision} at {obs.tiles_left} left: {diff}")
         self.checked += 1
+        self.claims_checked += obs.from_seat >= 0
         return policy
+
+
+def _copy(st):
+    out = engine.alloc(False, 3)
+    engine.copy_state(st, out)
+    out.wall[:] = st.wall
+    return out
 
 
 @pytest.mark.parametrize("config", ["chengdu", "exchange_three"])
 def test_samples_use_public_information_only(config):
-    """At every own-turn decision of several hands the re-deal of the real step and of a scrambled hidden world
-    (same public part) are byte-identical, field by field of the state. A re-deal that kept one hidden tile of the
-    real hand (say, an opponent's count of one kind, or one wall position) fails here."""
+    """At every decision the search could search of several hands — its own turns and, with ``claims``, pungs,
+    kongs, passes and wins on another seat's discard or 加杠 — the re-deal of the real step and of a scrambled
+    hidden world (same public part: the other seats' tiles, the wall and the giver's draw shuffled, another seat's
+    answers in the step dropped) are byte-identical, field by field of the state, and so are the rollouts' scores
+    of every legal action. A re-deal that kept one hidden tile of the real hand (say, an opponent's count of one
+    kind, or one wall position), or a replay of another seat's answer to the same discard, fails here."""
     rules = load_rules(config, ["seats=[search, expert, expert, expert]"])
     bot = _Watcher()
-    play_hands(rules, np.arange(4, dtype=np.int64), 5, {0: bot}, duplicate=True)
-    assert bot.checked > 10
+    play_hands(rules, np.arange(8, dtype=np.int64), 5, {0: bot, 1: GreedyBot()}, duplicate=True)
+    assert bot.checked > 10 and bot.claims_checked >= 3
     assert not bot.leaks, bot.leaks[:3]
     assert bot.void_tiles == 0
 
 
-def test_a_leak_of_one_hidden_count_is_caught():
-    """The same watch over a re-deal that keeps one opponent's count of one kind from the state it was given."""
+@pytest.mark.parametrize("leak", ["tile", "answer"])
+def test_a_leak_is_caught(leak):
+    """The same watch over a re-deal that keeps one opponent's count of one kind from the state it was given, and
+    over rollouts that replay every answer given in the step (another seat's too, hidden: its decline of a
+    self-drawn win, its kong passed)."""
     rules = load_rules("chengdu", ["seats=[search, expert, expert, expert]"])
-    bot = _Watcher(leak=True)
-    play_hands(rules, np.arange(1, dtype=np.int64), 5, {0: bot}, duplicate=True)
-    assert len(bot.leaks) > bot.checked // 2
+    bot = _Watcher(leak=leak)
+    play_hands(rules, np.arange(8, dtype=np.int64), 5, {0: bot, 1: GreedyBot()}, duplicate=True)
+    assert bot.leaks
+    if leak == "tile":
+        assert len(bot.leaks) > bot.checked // 2
 
 
 def _search_rules(**params):

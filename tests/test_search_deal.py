@@ -24,7 +24,7 @@ def _deal(ready: float, weight=None, passed: int = 0, n: int = 13, seeds=range(6
     kinds = (8, 17, 7, 16)[:melds]
     pool0[list(kinds)] = 1
     w = np.ones((4, 27)) if weight is None else weight
-    pub = Public(pool0, np.array([-1, n, -1, -1]), np.array([-1, VOID, -1, -1]), np.array([-1, -1]), w,
+    pub = Public(pool0, np.array([-1, n, -1, -1]), np.array([-1, VOID, -1, -1]), np.array([-1, -1, -1]), w,
                  np.array([0.0, ready, 0.0, 0.0]), np.array([0, passed, 0, 0], np.int64))
     out = []
     for seed in seeds:

@@ -63,7 +63,7 @@ TEXT = {
         "after_exchange": "换牌后手牌", "left": "剩余手牌", "settlement": "结算",
         "search": "    [dim]· 搜索 ({samples}次推演, 平均得分): {means} → {verdict}[/dim]",
         "search_policy": " (专家)", "search_keep": "从专家", "search_pass": "过", "search_win": "胡",
-        "search_kong": "杠", "search_gain": "{name}, 比专家 {gain:+.2f} ± {se:.2f} ({n}次)",
+        "search_kong": "杠", "search_pung": "碰", "search_gain": "{name}, 比专家 {gain:+.2f} ± {se:.2f} ({n}次)",
     },
     "en": {
         "seat": "[bold]seat {s}[/bold]{dealer} ({bot})", "dealer": " dealer",
@@ -90,7 +90,7 @@ TEXT = {
         "settlement": "Settlement",
         "search": "    [dim]· search ({samples} rollouts each, mean score): {means} → {verdict}[/dim]",
         "search_policy": " (the expert's)", "search_keep": "the expert's choice", "search_pass": "pass",
-        "search_win": "win", "search_kong": "kong ",
+        "search_win": "win", "search_kong": "kong ", "search_pung": "pung",
         "search_gain": "{name}, {gain:+.2f} ± {se:.2f} over the expert's ({n} samples)",
     },
 }
@@ -185,7 +185,7 @@ def _action(a: int, t: _Lang) -> str:
     if a >= S.A_TILE0:
         return t.tile(a - S.A_TILE0)
     return {S.A_PASS: t("search_pass"), S.A_WIN: t("search_win"), S.A_DECLARE: t("sing"),
-            S.A_DANCE: t("dance")}.get(a, str(a))
+            S.A_DANCE: t("dance"), S.A_PUNG: t("search_pung"), S.A_KONG: t("search_kong").strip()}.get(a, str(a))
 
 
 def search_note(note: tuple, t: _Lang) -> str:

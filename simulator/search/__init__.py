@@ -1,7 +1,9 @@
 """``search``: a player that looks ahead by rollouts (issue 54), a ceiling for the expert.
 
-At each of its own-turn decisions (discard, kong, self-draw win, 唱歌/跳舞) with at most ``wall`` tiles left it
-samples the hidden tiles from its observation only (:func:`public_of` → :mod:`simulator.search.sample`), plays
+At each of its own-turn decisions (discard, kong, self-draw win, 唱歌/跳舞) with at most ``wall`` tiles left —
+and with ``claims`` also at its decisions on another seat's tile (pung, exposed kong or pass on a discard; win or
+decline on a discard or a robbed 加杠) — it samples the hidden tiles from its observation only
+(:func:`public_of` → :mod:`simulator.search.sample`), plays
 the hand out ``rollouts`` times per legal action on the compiled engine with the rollout ``policy`` at every seat
 (:mod:`simulator.search.rollout`; every action of a sample sees the same re-deal) and takes the action with the best
 mean final score under the active rules, when it beats the policy's own choice by more than ``z`` standard errors
@@ -26,11 +28,15 @@ from simulator.rules import BOT_INDEX, BotSpec
 from simulator.search.rollout import (
     FAILED,
     J_ANS0,
+    J_DECL,
+    J_GIVER,
     J_NCAND,
     J_NPRIOR,
+    J_ROB,
     J_ROLLS,
     J_SEAT,
     J_SEED,
+    J_TILE,
     Rollout,
     answer_at,
     search_values,
@@ -38,6 +44,7 @@ from simulator.search.rollout import (
 from simulator.search.sample import Public, hidden_count
 
 SEARCHED = ("discard", "self_kong", "take_win", "declare")  # decisions of the seat's own step
+CLAIMS = ("claim", "take_win")  # decisions on another seat's discard or 加杠 (searched with claims: True)
 OPPONENTS = ("seated", "policy")  # who plays the other seats in the rollouts (SearchBot)
 COMPILED_IDS = frozenset(BOT_INDEX.values())
 CONFIRM_SALT = 0x5DEECE66D  # the confirmation's samples: a stream apart from the screen's
@@ -46,7 +53,8 @@ CONFIRM_SALT = 0x5DEECE66D  # the confirmation's samples: a stream apart from th
 # the answer given, the gain over the policy's answer of the best candidate and its SE, the samples they rest on.
 NOTE_FIELDS = ("event", "seat", "decision", "tiles_left", "samples", "means", "policy", "chosen", "gain", "se",
                "gain_samples")
-ACTION_NAMES = {state.A_PASS: "pass", state.A_WIN: "win", state.A_DECLARE: "declare", state.A_DANCE: "dance"}
+ACTION_NAMES = {state.A_PASS: "pass", state.A_WIN: "win", state.A_DECLARE: "declare", state.A_DANCE: "dance",
+                state.A_PUNG: "pung", state.A_KONG: "kong"}
 # The re-deal's profile of an opponent (simulator.search.deal), measured on expert and greedy tables by
 # benchmarks/search_profile.py (docs/bots.md, "The search player"): the weight on holding a kind the seat discarded,
 # per discard one and two ranks away; the chance a seat is ready, by its melds and discards.
@@ -59,10 +67,18 @@ READY = (  # by melds set down (0, 1, 2 or more), then by discards made (capped 
 )
 
 
-def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
+def public_of(obs: Observation, pin: tuple[int, int, int] = (-1, -1, -1)) -> Public:
     """What ``obs``'s seat knows of the hidden tiles (:class:`~simulator.search.sample.Public`), from the
-    observation alone; ``pin``: the wall position and tile of its own draw in this step."""
+    observation alone; ``pin``: the wall position, tile and seat of the draw pinned in this step
+    (:func:`step_pin`). On another seat's tile (``obs.from_seat``) a 加杠's tile is seen too, and the giver's
+    hand is dealt by its profile before this discard (the hand it kept is the one it held since its last one)."""
     pool = 4 - obs.hand.astype(np.int64) - obs.visible.astype(np.int64) - obs.laid_down.astype(np.int64).sum(axis=0)
+    giver, discards = obs.from_seat, obs.discards
+    if giver >= 0:
+        if robbing(obs):
+            pool[obs.tile] -= 1  # the 加杠's tile, on the table
+        else:
+            discards = discards[:-1]
     xueliu = obs.rules.mode == "xueliu"
     strict = obs.rules.void_suit == "declared"
     sizes = np.full(state.N_SEATS, -1, np.int64)
@@ -79,17 +95,46 @@ def public_of(obs: Observation, pin: tuple[int, int] = (-1, -1)) -> Public:
             clean[q] = obs.voids[q]
         weight[q] = discard_weights(pond, obs.voids[q])
         ready[q] = ready_chance(len(pond), len(obs.melds[q]))
-        passed[q] = passed_kinds(obs.discards, q)
+        passed[q] = passed_kinds(discards, q)
     return Public(pool, sizes, clean, np.array(pin, np.int64), weight, ready, passed)
 
 
-def own_draw(hand, seat: int) -> tuple[int, int]:
-    """The wall position and tile of ``seat``'s own draw in the live hand's step (it knows the tile), or −1 −1."""
+def robbing(obs: Observation) -> bool:
+    """A decision on another seat's 加杠 (robbing the kong), not on its discard: the tile is not its last discard
+    (four copies: a seat that discarded a kind cannot later add the fourth to a pung of it)."""
+    return obs.from_seat >= 0 and (not obs.discards or obs.discards[-1] != (obs.from_seat, obs.tile))
+
+
+def step_pin(hand, obs: Observation) -> tuple[int, int, int]:
+    """The draw pinned in the live hand's step (:class:`~simulator.search.sample.Public`): the searching seat's own
+    draw (it saw the tile), or −1 −1 −1; on another seat's tile, that tile in the giver's draw (the wall position
+    it drew from: public), or in its hand in a step without a draw."""
+    if obs.from_seat < 0:
+        return own_draw(hand, obs.seat)
+    return (draw_at(hand), int(obs.tile), int(obs.from_seat))
+
+
+def draw_at(hand) -> int:
+    """The wall position drawn from in the live hand's step (head or tail: public), or −1 in a step without a draw."""
     pc, snap = hand.st.pc, hand.snap
     if not pc[state.PC_DREW]:
-        return (-1, -1)
-    at = snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD]
-    return (int(at), int(hand.st.ps[seat, state.PS_DRAWN]))
+        return -1
+    return int(snap.g[state.G_TAIL] - 1 if pc[state.PC_FROM_TAIL] else snap.g[state.G_HEAD])
+
+
+def own_draw(hand, seat: int) -> tuple[int, int, int]:
+    """The wall position, tile and seat of ``seat``'s own draw in the live hand's step (it knows the tile), or −1
+    −1 −1."""
+    at = draw_at(hand)
+    return (at, int(hand.st.ps[seat, state.PS_DRAWN]), seat) if at >= 0 else (-1, -1, -1)
+
+
+def giver_declare(obs: Observation) -> int:
+    """The giver's answer to 唱歌/跳舞 after the discard on offer, as the table saw it (``obs.declared``)."""
+    d = int(obs.declared[obs.from_seat]) if obs.from_seat >= 0 else 0
+    if d == 0:
+        return state.A_PASS
+    return state.A_DANCE if d == 2 and obs.rules.declare_ready == "both" else state.A_DECLARE
 
 
 def discard_weights(pond, void: int) -> np.ndarray:
@@ -134,10 +179,11 @@ class SearchBot(Bot):
     passes ``screen`` standard errors on the ``rollouts`` samples is played against the policy's choice on
     ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up);
     ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
-    ``policy`` (every seat by the policy)."""
+    ``policy`` (every seat by the policy); ``claims``: also search the decisions on another seat's discard or
+    加杠 (pung, exposed kong, pass, win or decline), the giver's step replayed with its tile pinned."""
 
     def __init__(self, rollouts: int = 24, wall: int = 24, policy: str = "expert", z: float = 3.0,
-                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated"):
+                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = False):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
@@ -154,6 +200,10 @@ class SearchBot(Bot):
         if opponents not in OPPONENTS:
             raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {opponents!r}")
         self.confirm, self.screen, self.opponents = confirm, float(screen), opponents
+        if not isinstance(claims, bool):
+            raise ValueError(f"claims must be true or false, got {claims!r}")
+        self.claims = claims
+        self._giver = (-1, -1, 0, 0)  # the searched decision's giver, tile, 加杠, declare answer (_public)
         self.decisions: list[tuple[str, int, float, float, str]] = []
         self.replay_notes: list[tuple] = []  # this hand's searched decisions, for the replay (NOTE_FIELDS)
         self._hand = None
@@ -183,8 +233,9 @@ class SearchBot(Bot):
         ro.game.io[state.DP_KIND] = -1
         answer_at(ro, hand.st, hand.st.wall, hand.st.pc, 0)
         pub = Public(np.zeros(27, np.int64), np.full(4, -1, np.int64), np.full(4, -1, np.int64),
-                     np.full(2, -1, np.int64), np.ones((4, 27)), np.zeros(4), np.zeros(4, np.int64))
+                     np.full(3, -1, np.int64), np.ones((4, 27)), np.zeros(4), np.zeros(4, np.int64))
         job = np.zeros(J_ANS0 + 1, np.int64)
+        job[J_GIVER] = -1
         search_values(ro, hand.snap, hand.st.wall, hand.st.pc, pub, job, np.zeros((1, 1), np.float64))
 
     def _rollout_records(self, hand) -> Rollout:
@@ -232,14 +283,23 @@ class SearchBot(Bot):
 
     def _searchable(self, hand, obs: Observation) -> bool:
         pc = hand.st.pc
-        return (obs.decision in SEARCHED and obs.tiles_left <= self.wall and obs.rules.mode != "xueliu"
-                and pc[state.PC_STAGE] == state.STAGE_TURNS and pc[state.PC_CUR] == obs.seat
-                and (obs.decision != "take_win" or obs.from_seat < 0)
+        if obs.tiles_left > self.wall or obs.rules.mode == "xueliu" or pc[state.PC_STAGE] != state.STAGE_TURNS:
+            return False
+        if obs.from_seat >= 0:  # another seat's discard or 加杠, in its step
+            return self.claims and obs.decision in CLAIMS and pc[state.PC_CUR] == obs.from_seat
+        return (obs.decision in SEARCHED and pc[state.PC_CUR] == obs.seat
                 and all(s == obs.seat for s, _, _ in hand.answers))
+
+    def _public(self, hand, obs: Observation) -> Public:
+        """The decision's public knowledge (:func:`public_of` with :func:`step_pin`); on another seat's tile also
+        what the replay of the giver's step needs (``_giver``), all public."""
+        self._giver = ((obs.from_seat, obs.tile, int(robbing(obs)), giver_declare(obs)) if obs.from_seat >= 0
+                       else (-1, -1, 0, 0))
+        return public_of(obs, step_pin(hand, obs))
 
     def _search(self, hand, obs: Observation, legal: tuple[int, ...], policy: int) -> int:
         seat, snap = obs.seat, hand.snap
-        pub = public_of(obs, own_draw(hand, seat))
+        pub = self._public(hand, obs)
         hidden = hidden_count(snap, seat, pub)
         if int(pub.pool.sum()) != hidden:
             raise RuntimeError(f"search: {int(pub.pool.sum())} unseen tiles but {hidden} hidden (a bug)")
@@ -267,15 +327,22 @@ class SearchBot(Bot):
         return chosen
 
     def _values(self, hand, seat: int, pub: Public, cands, n: int, seed: int) -> np.ndarray:
-        """The seat's final score in each of ``n`` samples (rows; failed deals left out) per candidate (columns)."""
-        prior = [a for _, _, a in hand.answers]
+        """The seat's final score in each of ``n`` samples (rows; failed deals left out) per candidate (columns): the
+        step replayed with the seat's own answers in it so far (never another seat's: hidden)."""
+        prior = self._prior(hand, seat)
         job = np.zeros(J_ANS0 + len(prior) + len(cands), np.int64)
         job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND], job[J_SEED] = seat, n, len(prior), len(cands), seed
+        job[J_GIVER], job[J_TILE], job[J_ROB], job[J_DECL] = self._giver
         job[J_ANS0:J_ANS0 + len(prior)] = prior
         job[J_ANS0 + len(prior):] = cands
         out = np.zeros((n, len(cands)), np.float64)
         search_values(self._ro, hand.snap, hand.st.wall, hand.st.pc, pub, job, out)
         return out[out[:, 0] > FAILED]
+
+    @staticmethod
+    def _prior(hand, seat: int) -> list[int]:
+        """The seat's own answers in the live step so far (another seat's answers in it are hidden: never read)."""
+        return [a for s, _, a in hand.answers if s == seat]
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -286,7 +353,10 @@ def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 def departure(obs: Observation, policy: int, chosen: int) -> str:
     """How the search's choice differs from the policy's: for a discard whether it leaves the hand further from
-    ready (``fold``), nearer (``push``) or as near (``tile``); otherwise the action taken (``pass`` …)."""
+    ready (``fold``), nearer (``push``) or as near (``tile``); a win passed up ``decline``; otherwise the action
+    taken (``pass``, ``pung``, ``kong``, ``win`` …; a self-kong ``kong``)."""
+    if obs.decision == "take_win" and chosen == state.A_PASS:
+        return "decline"
     if obs.decision != "discard":
         return ACTION_NAMES.get(chosen, "kong")
     raw = obs._raw

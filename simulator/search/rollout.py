@@ -1,12 +1,18 @@
-"""The search player's rollouts on the compiled engine (issue 54): the hand copied at the start of the searching
-seat's step, its hidden tiles re-dealt from public information (:func:`simulator.search.sample.redeal`), the step
-replayed with the seat's answers so far and one candidate action, then played to its end by the compiled rollout
-policy at every seat; the seat's final score is the candidate's value in that sample.
+"""The search player's rollouts on the compiled engine (issue 54): the hand copied at the start of the step, its
+hidden tiles re-dealt from public information (:func:`simulator.search.sample.redeal`), the step replayed with the
+searching seat's answers so far and one candidate action, then played to its end by the compiled rollout policy at
+every seat; the seat's final score is the candidate's value in that sample.
 
 The rollout runs the engine's step path (:func:`simulator.engine.play` with a snapshot): the searching seat stays
-external while its queued answers last; a decision of it later in the same step is answered by its compiled
-policy (:func:`policy_answer`, the state shown at the decision, as the compiled seat would see it), and from its
-next step on it is an ordinary compiled seat.
+external in the step, answering its own answers of the step and the candidate as it is asked; a decision of it
+later in the same step is answered by its compiled policy (:func:`policy_answer`, the state shown at the decision,
+as the compiled seat would see it), and from its next step on it is an ordinary compiled seat.
+
+A decision on another seat's tile (a claim, or a win on a discard or a robbed 加杠; ``job[J_GIVER]`` that seat)
+replays the giver's step too: the giver's draw (or, in a step without one, its hand) holds the tile
+(:func:`~simulator.search.sample.redeal`'s pin), and the giver is external in its step, answering only what the
+table saw it do (:func:`giver_answer`: no self-drawn win, the 加杠 or discard of the tile, its 唱歌/跳舞 or none).
+Every other seat's answer to the same tile is hidden: in the rollouts it is its rollout bot's, on its re-dealt hand.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from simulator.bots import (
 from simulator.engine import copy_state, play
 from simulator.engine.common import DECL_BOTH, DECL_DANCE
 from simulator.kernel.rng import derive
+from simulator.kernel.shape import is_complete
 from simulator.kernel.state import (
     A_DANCE,
     A_DECLARE,
@@ -51,10 +58,15 @@ from simulator.kernel.state import (
     DP_FROM,
     DP_KIND,
     DP_LEGAL,
+    DP_SEAT,
     DP_STATUS,
     DP_TILE,
+    G_HEAD,
+    G_TAIL,
     IO_EXT,
+    PC_DREW,
     PC_PAUSED,
+    PC_STEPS,
     PS_EVOID,
     PS_VOID,
     PS_WAITS,
@@ -66,10 +78,12 @@ from simulator.rules.keys import SLOT
 from simulator.search.sample import redeal
 
 P_DECLARE_READY = SLOT["declare_ready"]
+P_FORCED_WIN = SLOT["forced_win_last_tiles"]
 
-# job: int64[J_CAND0 + answers + candidates]
-J_SEAT, J_ROLLS, J_SEED, J_NPRIOR, J_NCAND = range(5)
-J_ANS0 = 5
+# job: int64[J_ANS0 + answers + candidates]; J_GIVER −1 for a decision of the seat's own step, else the seat whose
+# tile it is, J_TILE that tile, J_ROB 1 when it is a 加杠 (robbing the kong), J_DECL the giver's answer to 唱歌/跳舞
+J_SEAT, J_ROLLS, J_SEED, J_NPRIOR, J_NCAND, J_GIVER, J_TILE, J_ROB, J_DECL = range(9)
+J_ANS0 = 9
 FAILED = -1.0e18  # a sample that could not be dealt (its row is left out)
 
 
@@ -115,23 +129,70 @@ def policy_answer(game, st, bpar, seat: int) -> int:
     return -1
 
 
+@njit(cache=True, _nrt=False)
+def giver_answer(io, job) -> int:
+    """The giver's answer in its replayed step (a decision on its tile): what the table saw, or −1 (illegal: the
+    sample is left out) for a decision it could not have had."""
+    kind = io[DP_KIND]
+    if kind == D_TAKE_WIN:
+        return A_PASS  # it gave the tile up: it did not win on its own draw
+    if kind == D_SELF_KONG:
+        return A_TILE0 + job[J_TILE] if job[J_ROB] else A_PASS
+    if kind == D_DISCARD:
+        return A_TILE0 + job[J_TILE]
+    if kind == D_DECLARE:
+        return job[J_DECL]
+    return -1
+
+
 @njit(cache=True, _nrt=True)
-def play_out(ro, seat: int) -> bool:
-    """Play the rollout state to its end (False: an illegal answer, a bug); the searching seat answers by its
-    compiled policy once its queued answers are used, and plays as a compiled seat from its next step."""
+def play_out(ro, seat: int, job, cand: int) -> bool:
+    """Play the rollout state to its end (False: an illegal answer — a bug, or a giver's re-dealt hand that could
+    not have given its tile up); in the step it starts in the searching seat answers its answers of the step so
+    far, then ``cand``, then by its compiled policy, and the giver (``job[J_GIVER]``) by :func:`giver_answer`; both
+    play as compiled seats from the next step."""
     io = ro.game.io
+    giver, n_prior = job[J_GIVER], job[J_NPRIOR]
+    given = n_prior + 1 if giver < 0 else 0  # own answers queued (a decision of its own step: all, by start)
+    steps = ro.st.pc[PC_STEPS]
     while True:
         done = play(ro.game, ro.st, ro.bpar, ro.snap, None)[0]
         if done:
             return True
         if io[DP_STATUS] == ST_ILLEGAL:
             return False
-        if io[ANS_COUNT] == 0:  # a new step: no answer of this seat is queued in it any more
+        if ro.st.pc[PC_STEPS] != steps:  # a later step: no answer of the searching seat or the giver is queued
             io[IO_EXT + seat] = 0
+            if giver >= 0:
+                io[IO_EXT + giver] = 0
             continue
         n = io[ANS_COUNT]
-        io[ANS_N0 + n] = policy_answer(ro.game, ro.st, ro.bpar, seat)
+        if io[DP_SEAT] != seat:
+            a = giver_answer(io, job)
+        elif given <= n_prior:
+            a = job[J_ANS0 + given] if given < n_prior else cand
+            given += 1
+        else:
+            a = policy_answer(ro.game, ro.st, ro.bpar, seat)
+        io[ANS_N0 + n] = a
         io[ANS_COUNT] = n + 1
+
+
+@njit(cache=True, _nrt=False)
+def must_win(game, st, pc, job) -> bool:
+    """The re-dealt giver would have had to win with its tile (最后N张必胡) rather than give it up: such a sample
+    contradicts what the table saw (it is left out)."""
+    n, giver, t = game.params[P_FORCED_WIN], job[J_GIVER], job[J_TILE]
+    drew = pc[PC_DREW] != 0
+    if giver < 0 or n <= 0 or st.g[G_TAIL] - st.g[G_HEAD] - (1 if drew else 0) > n:
+        return False
+    conc = st.conc[giver]
+    if drew:
+        conc[t] += 1
+    done = is_complete(game.table, conc, st.mk[giver], st.mt[giver], st.nm[giver], st.ps[giver, PS_EVOID])
+    if drew:
+        conc[t] -= 1
+    return done
 
 
 @njit(cache=True, _nrt=False)
@@ -147,14 +208,18 @@ def load(st, src, wall, pc) -> None:
 @njit(cache=True, _nrt=True)
 def start(ro, src, wall, pc, job, cand: int) -> None:
     """The rollout state at the start of the step: the snapshot ``src`` of the live hand, its ``wall`` and its
-    ``pc`` (not paused: the step is replayed from its start), the seat external with its answers of the step so far
-    and ``cand`` queued."""
+    ``pc`` (not paused: the step is replayed from its start), the seat external — in its own step with its answers
+    of the step so far and ``cand`` queued; on another seat's tile that seat external too, nothing queued (the two
+    answer as they are asked: :func:`play_out`)."""
     st, io = ro.st, ro.game.io
     load(st, src, wall, pc)
     st.pc[PC_PAUSED] = 0
     for c in range(io.shape[0]):
         io[c] = 0
     io[IO_EXT + job[J_SEAT]] = 1
+    if job[J_GIVER] >= 0:
+        io[IO_EXT + job[J_GIVER]] = 1
+        return
     n = job[J_NPRIOR]
     for i in range(n):
         io[ANS_N0 + i] = job[J_ANS0 + i]
@@ -166,7 +231,8 @@ def start(ro, src, wall, pc, job, cand: int) -> None:
 @njit(cache=True, _nrt=True)
 def search_values(ro, src, wall, pc, pub, job, out) -> None:
     """``out[i, c]``: the searching seat's final score (base units) in sample ``i`` when it answers candidate ``c``
-    (``job``: the seat, rollouts, seed, its answers of the step so far, the candidates; layout ``J_*``). Every
+    (``job``: the seat, rollouts, seed, its answers of the step so far, the giver of the tile it decides on, the
+    candidates; layout ``J_*``). Every
     candidate of a sample sees the same re-deal and the same random streams (common random numbers); a sample that
     cannot be dealt from ``pub`` is ``FAILED`` in every column."""
     seat, n_roll, n_prior, n_cand = job[J_SEAT], job[J_ROLLS], job[J_NPRIOR], job[J_NCAND]
@@ -174,11 +240,12 @@ def search_values(ro, src, wall, pc, pub, job, out) -> None:
     dealt = ro.dealt
     for i in range(n_roll):
         load(dealt, src, wall, pc)
-        ok = redeal(ro.game.table, dealt, seat, pub, derive(seed, i))
+        ok = redeal(ro.game.table, dealt, seat, pub, derive(seed, i)) and not must_win(ro.game, dealt, pc, job)
         for c in range(n_cand):
             if ok:
-                start(ro, dealt, dealt.wall, pc, job, job[J_ANS0 + n_prior + c])
-                ok = play_out(ro, seat)
+                cand = job[J_ANS0 + n_prior + c]
+                start(ro, dealt, dealt.wall, pc, job, cand)
+                ok = play_out(ro, seat, job, cand)
             if not ok:
                 for c2 in range(n_cand):
                     out[i, c2] = FAILED

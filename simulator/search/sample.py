@@ -5,7 +5,9 @@ drawn from what it can.
 (``simulator.search.public_of``): the copies of each kind it has not seen (own hand, every discard with its claim,
 the face-up melds, 血战 winners' laid-down hands, its own concealed kongs), how many concealed tiles each other seat
 holds, a suit a seat is known to hold none of (under a binding 定缺 its void suit: it must discard that suit
-first) and the tile the seat itself drew this step.
+first) and the tile pinned in this step: the seat's own draw (it saw it) or, deciding on another seat's discard or
+加杠, that tile in the giver's draw (in a step without a draw, in its hand): its other concealed tiles are re-dealt
+like any hidden hand.
 Each other seat's tiles are drawn by its profile (weights from its discards, a measured chance of being ready, the
 kinds it let pass: :mod:`simulator.search.deal`), also read from the observation alone.
 :func:`redeal` overwrites, in a copy of the hand's state at the start of the step, every hidden part: the other
@@ -46,8 +48,10 @@ from simulator.search.deal import deal_seat
 class Public(NamedTuple):
     """The searching seat's public knowledge of the hidden tiles (all ``int64``): ``pool[27]`` the copies of each
     kind it has not seen; ``sizes[4]`` the concealed tiles of each other seat to re-deal (−1: its own seat, or a
-    血战 winner whose hand is laid down); ``clean[4]`` a suit the seat holds none of, or −1; ``pin[2]`` the wall
-    position and tile of its own draw in this step, or −1 −1; the profile each other seat is dealt by
+    血战 winner whose hand is laid down); ``clean[4]`` a suit the seat holds none of, or −1; ``pin[3]`` the wall
+    position, tile and seat of the draw pinned in this step (its own draw, or the tile another seat gives up), or
+    position −1 with a tile and seat: that seat's hand at the step's start holds the tile besides its ``sizes``
+    re-dealt ones (a step without a draw), or −1 −1 −1; the profile each other seat is dealt by
     (:mod:`simulator.search.deal`): ``weight[4, 27]`` (``float64``) per kind, ``ready[4]`` (``float64``) the
     chance it is ready, ``passed[4]`` a mask of the kinds it let pass (not its waits when ready)."""
 
@@ -82,7 +86,8 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
     the suit table) from ``pub`` with the stream of ``seed`` (``uint64``): each other seat's concealed kongs (a
     kind still unseen four times, not of its clean suit), its ``pub.sizes`` concealed tiles (none of its clean
     suit; drawn by its profile, :func:`simulator.search.deal.deal_seat`), then the rest shuffled into the wall
-    from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place); the other seats' waits are recomputed,
+    from ``g[G_HEAD]`` to ``g[G_TAIL]`` (the pinned draw in its place, or the pinned tile added to its seat's
+    hand); the other seats' waits are recomputed,
     their pass locks, declines, last draws and streams reset (hidden too). False when ``pub``
     cannot be dealt (then ``st`` is left part-dealt: discard it)."""
     rng = stack_empty(1, np.uint64)
@@ -131,6 +136,8 @@ def redeal(table, st, seat: int, pub, seed) -> bool:
             st.wall[w] = tiles[pos]
             pos += 1
     reset_hidden(table, st, seat, pub, seed)
+    if pin_at < 0 and pub.pin[1] >= 0:
+        st.conc[pub.pin[2], pub.pin[1]] += 1
     return True
 
 
