@@ -178,7 +178,8 @@ def test_search_is_deterministic_and_logged_by_name():
 
 @pytest.mark.parametrize("params,msg", [({"rollouts": 1}, "rollouts"), ({"wall": 70}, "wall"),
                                         ({"policy": "random"}, "policy"), ({"depth": 2}, "params do not fit"),
-                                        ({"opponents": "greedy"}, "opponents"), ({"confirm": 1}, "confirm")])
+                                        ({"opponents": "greedy"}, "opponents"), ({"confirm": 1}, "confirm"),
+                                        ({"claims": 1}, "claims")])
 def test_bad_parameters_are_one_clear_error(params, msg):
     with pytest.raises(RulesError, match=msg) if msg == "params do not fit" else pytest.raises(ValueError, match=msg):
         rules = _search_rules(**params)
@@ -207,6 +208,41 @@ def test_replay_shows_the_search_reasons_before_what_it_played():
                 notes += 1
                 departed += chosen != note[6]
     assert notes > 10 and 0 < departed < notes
+
+
+def test_claims_are_searched_and_replayed_only_when_asked():
+    """With ``claims: true`` the search also decides pungs, exposed kongs and passes on another seat's discard, and
+    wins or declines on it: `xuezhan replay` shows the candidates and verdict before what followed, and the pung,
+    kong, pass or win that follows is the answer the note names; with ``claims: false`` (the default) no such
+    decision is searched."""
+    from simulator.replay import lines, record_hand
+    from simulator.replay.text import language, search_note
+
+    seen: dict[str, int] = {}
+    for claims in (True, False):
+        rules = _search_rules(rollouts=2, wall=55, z=0, claims=str(claims).lower())
+        for hand_id in range(6):
+            log = record_hand(rules, hand_id, 4)
+            text = list(lines(log, "en"))
+            for note in log.notes:
+                event, seat, decision, chosen = note[0], note[1], note[2], note[7]
+                prev = log.events[event - 1]  # the discard (or 加杠) decided on, for a decision on another seat's tile
+                if decision not in ("claim", "take_win") or prev[1] == seat:
+                    continue
+                assert claims, "a claim searched with claims: false"
+                assert search_note(note, language("en")) in text
+                nxt = log.events[event]
+                if chosen == state.A_PUNG:
+                    assert (nxt[0], nxt[1]) == (state.EV_PUNG, seat)
+                elif chosen == state.A_KONG:
+                    assert (nxt[0], nxt[1]) == (state.EV_KONG, seat)
+                elif chosen == state.A_WIN:
+                    assert any(e[0] == state.EV_WIN and e[1] == seat for e in log.events[event:event + 8])
+                else:
+                    assert not (nxt[0] in (state.EV_PUNG, state.EV_KONG) and nxt[1] == seat)
+                key = f"{decision} {'pass' if chosen == state.A_PASS else 'take'}"
+                seen[key] = seen.get(key, 0) + 1
+    assert seen.get("claim pass", 0) + seen.get("claim take", 0) >= 2 and seen.get("take_win take", 0) >= 1, seen
 
 
 def test_the_rollouts_seat_the_bots_at_the_table():

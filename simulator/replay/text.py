@@ -182,7 +182,7 @@ SEARCH_SHOWN = 4  # candidates shown per searched decision (best first; the poli
 
 
 def _action(a: int, t: _Lang) -> str:
-    if a >= S.A_TILE0:
+    if S.A_TILE0 <= a < S.A_TILE0 + S.N_KINDS:
         return t.tile(a - S.A_TILE0)
     return {S.A_PASS: t("search_pass"), S.A_WIN: t("search_win"), S.A_DECLARE: t("sing"),
             S.A_DANCE: t("dance"), S.A_PUNG: t("search_pung"), S.A_KONG: t("search_kong").strip()}.get(a, str(a))
@@ -194,7 +194,7 @@ def search_note(note: tuple, t: _Lang) -> str:
     kong = t("search_kong") if decision == "self_kong" else ""
 
     def name(a: int) -> str:
-        return (kong if a >= S.A_TILE0 else "") + _action(a, t)
+        return (kong if S.A_TILE0 <= a < S.A_TILE0 + S.N_KINDS else "") + _action(a, t)
 
     shown = [m for i, m in enumerate(means) if i < SEARCH_SHOWN or m[0] == policy]
     text = ", ".join(f"{name(a)} {v:+.2f}{t('search_policy') if a == policy else ''}" for a, v in shown)
