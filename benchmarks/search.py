@@ -3,13 +3,16 @@
     python benchmarks/search.py --walls 1000                       # default budget, chengdu, seed 7
     python benchmarks/search.py --walls 200 --rollouts 24 --wall 16 --opponents expert
     python benchmarks/search.py --walls 1000 --start 1000 --save piece2 ... ; --combine piece1_expert.npz ...
+    python benchmarks/search.py --combine new1_greedy.npz new2_greedy.npz --versus old1_greedy.npz old2_greedy.npz
 
 Duplicate seating: every wall is played four times, the searching seat in each seat. For each opponent bot it
 prints the search player's mean score per player-hand (base units, SE clustered by wall), the same walls played
 with the expert in its seats (same opponents) and the paired per-wall difference search − expert with its SE, the
 search's hands/s (CPU time of this process, one searching seat) and, from the search's own log, the decisions
 where it left the expert's choice: count per player-hand and the estimated EV the expert's choice loses there
-(rollout mean gain, by decision kind and tiles left), then the costliest ones.
+(rollout mean gain, by decision kind and tiles left), then the costliest ones. ``--combine … --versus …`` also
+compares two configurations saved on the same walls (same config, seed and walls, checked): the paired per-wall
+difference of the two search players' means, with its SE clustered by wall.
 """
 
 from __future__ import annotations
@@ -67,14 +70,40 @@ def report(opp: str, mine, ref, hands: int, cpu: float, decisions, top: int) -> 
     disagreements(decisions, hands, top)
 
 
-def combine(paths: list[str], top: int) -> None:
-    """The pooled figures of pieces saved by ``--save`` (per-wall means concatenated, CPU and departures summed)."""
-    parts = [np.load(p) for p in paths]
+def load_pieces(paths: list[str]) -> list:
+    return [np.load(p) for p in paths]
+
+
+def walls_of(parts) -> list[tuple]:
+    """The walls a set of pieces played: (config, opponent, seed, start, walls) per piece, in order."""
+    return [(str(z["config"]), str(z["opponent"]), int(z["seed"]), int(z["start"]), int(z["search"].shape[0]))
+            for z in parts]
+
+
+def setting(z) -> str:
+    return str(z["params"])
+
+
+def combine(paths: list[str], top: int, versus: list[str] | None = None) -> None:
+    """The pooled figures of pieces saved by ``--save`` (per-wall means concatenated, CPU and departures summed);
+    with ``versus``, pieces of another configuration on the same walls, the paired per-wall difference."""
+    parts = load_pieces(paths)
     decisions = [(str(k), int(d[0]), float(d[1]), float(d[2]), str(h))
                  for z in parts for k, h, d in zip(z["kinds"], z["how"], z["decisions"], strict=True)]
-    report(f"(pooled: {len(paths)} pieces)", np.concatenate([z["search"] for z in parts]),
-           np.concatenate([z["expert"] for z in parts]), int(sum(z["hands"] for z in parts)),
-           float(sum(z["cpu"] for z in parts)), decisions, top)
+    mine = np.concatenate([z["search"] for z in parts])
+    report(f"(pooled: {len(paths)} pieces)", mine, np.concatenate([z["expert"] for z in parts]),
+           int(sum(z["hands"] for z in parts)), float(sum(z["cpu"] for z in parts)), decisions, top)
+    if not versus:
+        return
+    other = load_pieces(versus)
+    if walls_of(parts) != walls_of(other):
+        raise SystemExit(f"--versus: not the same walls (config, opponent, seed, start, walls): {walls_of(parts)} "
+                         f"against {walls_of(other)}")
+    theirs = np.concatenate([z["search"] for z in other])
+    hands = int(sum(z["hands"] for z in other))
+    print(f"  {setting(parts[0])} − {setting(other[0])}: {show('paired', mine - theirs)} per player-hand "
+          f"({mine.shape[0]:,} walls; the other {theirs.mean():+.4f}, "
+          f"{hands / float(sum(z['cpu'] for z in other)):.1f} hands/s)")
 
 
 def main() -> None:
@@ -93,14 +122,19 @@ def main() -> None:
     ap.add_argument("--save", help="write per opponent the per-wall means and the departures to PREFIX_OPP.npz")
     ap.add_argument("--combine", nargs="+", metavar="NPZ", help="print the pooled figures of saved pieces (the "
                     "same opponent, disjoint walls: --start) and exit")
+    ap.add_argument("--versus", nargs="+", metavar="NPZ", help="with --combine: pieces of another configuration on "
+                    "the same walls, in the same order; print the paired difference of the two")
     args = ap.parse_args()
     if args.combine:
-        combine(args.combine, args.top)
+        combine(args.combine, args.top, args.versus)
         return
+    if args.versus:
+        raise SystemExit("--versus compares saved pieces: use it with --combine")
     params = {k: v for k, v in (("rollouts", args.rollouts), ("wall", args.wall), ("z", args.z),
                                 ("confirm", args.confirm), ("screen", args.screen)) if v is not None}
     ids = np.arange(4 * args.start, 4 * (args.start + args.walls), dtype=np.int64)
     bot = SearchBot(**params)
+    label = (f"rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, confirm {bot.confirm}, screen {bot.screen}")
     print(f"search (rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, confirm {bot.confirm}, screen {bot.screen}, "
           f"policy {bot.policy}), {args.config}, "
           f"{args.walls:,} walls × 4 (duplicate seating), seed {args.seed}")
@@ -118,6 +152,7 @@ def main() -> None:
         report(opp, mine, ref, ids.shape[0], cpu, bot.decisions, args.top)
         if args.save:
             np.savez(f"{args.save}_{opp}.npz", search=mine, expert=ref, cpu=cpu, hands=ids.shape[0],
+                     config=args.config, opponent=opp, seed=args.seed, start=args.start, params=label,
                      kinds=np.array([d[0] for d in bot.decisions], dtype=object).astype(str),
                      how=np.array([d[4] for d in bot.decisions], dtype=object).astype(str),
                      decisions=np.array([d[1:4] for d in bot.decisions], np.float64).reshape(-1, 3))
