@@ -116,6 +116,8 @@ def main() -> None:
     ap.add_argument("--wall", type=int, default=None, help="search with at most this many tiles left")
     ap.add_argument("--z", type=float, default=None, help="SEs the best action must beat the expert's by")
     ap.add_argument("--confirm", type=int, default=None, help="fresh samples confirming a departure (0: none)")
+    ap.add_argument("--confirm-max", type=int, default=None, help="fresh samples, at most, while a confirmation "
+                    "is undecided (0: --confirm only)")
     ap.add_argument("--screen", type=float, default=None, help="SEs a best action must pass to be confirmed")
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--start", type=int, default=0, help="first wall (to split a run over processes)")
@@ -131,12 +133,13 @@ def main() -> None:
     if args.versus:
         raise SystemExit("--versus compares saved pieces: use it with --combine")
     params = {k: v for k, v in (("rollouts", args.rollouts), ("wall", args.wall), ("z", args.z),
-                                ("confirm", args.confirm), ("screen", args.screen)) if v is not None}
+                                ("confirm", args.confirm), ("screen", args.screen),
+                                ("confirm_max", args.confirm_max)) if v is not None}
     ids = np.arange(4 * args.start, 4 * (args.start + args.walls), dtype=np.int64)
     bot = SearchBot(**params)
-    label = (f"rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, confirm {bot.confirm}, screen {bot.screen}")
-    print(f"search (rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, confirm {bot.confirm}, screen {bot.screen}, "
-          f"policy {bot.policy}), {args.config}, "
+    label = (f"rollouts {bot.rollouts}, wall {bot.wall}, z {bot.z}, confirm {bot.confirm} (at most {bot.confirm_max}), "
+             f"screen {bot.screen}")
+    print(f"search ({label}, policy {bot.policy}), {args.config}, "
           f"{args.walls:,} walls × 4 (duplicate seating), seed {args.seed}")
     for opp in args.opponents:
         rules = load_rules(args.config, [f"seats=[search, {opp}, {opp}, {opp}]"])

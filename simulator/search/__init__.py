@@ -178,12 +178,15 @@ class SearchBot(Bot):
     must beat the policy's choice by (0 = the best mean always); ``confirm``: when more than 0, a best action that
     passes ``screen`` standard errors on the ``rollouts`` samples is played against the policy's choice on
     ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up);
+    ``confirm_max``: when above ``confirm``, a confirmation still undecided (its gain passes ``screen`` of its SEs
+    but not ``z``) plays ``confirm`` more fresh samples, up to ``confirm_max`` in all (0: ``confirm`` only);
     ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
     ``policy`` (every seat by the policy); ``claims``: also search the decisions on another seat's discard or
     加杠 (pung, exposed kong, pass, win or decline), the giver's step replayed with its tile pinned."""
 
     def __init__(self, rollouts: int = 24, wall: int = 24, policy: str = "expert", z: float = 3.0,
-                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = False):
+                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = False,
+                 confirm_max: int = 0):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
@@ -196,7 +199,11 @@ class SearchBot(Bot):
                 raise ValueError(f"{name} must be a number in [0, 10), got {v!r}")
         if not isinstance(confirm, int) or confirm == 1 or not 0 <= confirm <= 1000:
             raise ValueError(f"confirm must be 0 (no confirmation) or an integer in 2–1000, got {confirm!r}")
+        if not isinstance(confirm_max, int) or not (confirm_max == 0 or confirm <= confirm_max <= 4000):
+            raise ValueError(f"confirm_max must be 0 (confirm only) or an integer from confirm ({confirm}) to 4000, "
+                             f"got {confirm_max!r}")
         self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
+        self.confirm_max = max(confirm_max, confirm)
         if opponents not in OPPONENTS:
             raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, got {opponents!r}")
         self.confirm, self.screen, self.opponents = confirm, float(screen), opponents
@@ -314,9 +321,7 @@ class SearchBot(Bot):
         samples = out.shape[0]
         if best != e and self.confirm and gain > self.screen * se:
             # fresh samples for the two: the screen picked the best of several noisy means (the winner's curse)
-            fresh = self._values(hand, seat, pub, (policy, legal[best]), self.confirm, base ^ CONFIRM_SALT)
-            gain, se = paired(fresh[:, 1], fresh[:, 0]) if fresh.shape[0] >= 2 else (0.0, 0.0)
-            samples = fresh.shape[0]
+            gain, se, samples = self._confirm(hand, seat, pub, (policy, legal[best]), base)
         chosen = int(legal[best]) if best != e and gain > self.z * se else policy
         order = np.argsort(-means, kind="stable")
         self.replay_notes.append((int(hand.st.g[state.G_NEV]), seat, obs.decision, int(obs.tiles_left), out.shape[0],
@@ -325,6 +330,20 @@ class SearchBot(Bot):
         if chosen != policy:
             self.decisions.append((obs.decision, int(obs.tiles_left), gain, se, departure(obs, policy, chosen)))
         return chosen
+
+    def _confirm(self, hand, seat: int, pub: Public, pair, base: int) -> tuple[float, float, int]:
+        """The gain of ``pair[1]`` over the policy's ``pair[0]`` on fresh samples, its SE and their number: ``confirm``
+        of them, then ``confirm`` more while the gain passes ``screen`` SEs but not ``z``, up to ``confirm_max``."""
+        fresh = np.zeros((0, 2), np.float64)
+        gain, se, batch = 0.0, 0.0, 0
+        while True:
+            more = self._values(hand, seat, pub, pair, self.confirm, base ^ (CONFIRM_SALT + batch))
+            fresh = np.concatenate([fresh, more])
+            batch += 1
+            if fresh.shape[0] >= 2:
+                gain, se = paired(fresh[:, 1], fresh[:, 0])
+            if not self.screen * se < gain <= self.z * se or (batch + 1) * self.confirm > self.confirm_max:
+                return gain, se, fresh.shape[0]
 
     def _values(self, hand, seat: int, pub: Public, cands, n: int, seed: int) -> np.ndarray:
         """The seat's final score in each of ``n`` samples (rows; failed deals left out) per candidate (columns): the
