@@ -260,3 +260,34 @@ def test_the_rollouts_seat_the_bots_at_the_table():
     a, b = (play_hands(rules, ids, 3, {0: SearchBot(rollouts=3, z=1, opponents=o)}, duplicate=True)
             for o in ("seated", "policy"))
     assert np.array_equal(a.p, b.p)
+
+
+@pytest.mark.parametrize("cap,gains,played", [
+    (96, [2.0], 1),  # confirm only (confirm_max 0): the first batch decides, undecided or not
+    (384, [2.0, 4.0], 2),  # undecided (1.5 < 2 ≤ 3 SEs): a second batch, then decided
+    (384, [2.0, 2.0, 2.0, 2.0, 2.0], 4),  # never decided: stops at confirm_max (4 batches)
+    (384, [1.0], 1),  # below the screen: decided against at once
+    (384, [4.0], 1),  # above z: decided for at once
+])
+def test_an_undecided_confirmation_plays_more_fresh_samples(cap, gains, played):
+    """confirm_max: while the confirmation's gain passes `screen` of its SEs but not `z`, `confirm` more fresh
+    samples (a stream of their own) are played and pooled, up to confirm_max; a decided one stops there."""
+    bot = SearchBot(confirm=96, confirm_max=0 if cap == 96 else cap, screen=1.5, z=3)
+    seeds = []
+
+    def values(hand, seat, pub, cands, n, seed):
+        """Batch b: paired gains of unit SD and mean gains[b] SEs of the samples pooled so far."""
+        seeds.append(seed)
+        b = len(seeds) - 1
+        d = np.random.default_rng(b).standard_normal(n)
+        d = (d - d.mean()) / d.std(ddof=1)
+        out = np.zeros((n, 2))
+        pooled = n * len(seeds)
+        out[:, 1] = d + gains[b] / np.sqrt(pooled)
+        return out
+
+    bot._values = values
+    gain, se, samples = bot._confirm(None, 0, None, (0, 1), 12345)
+    assert len(seeds) == played and len(set(seeds)) == played and samples == 96 * played
+    if played < 4 and cap > 96:
+        assert not 1.5 * se < gain <= 3 * se  # it stopped because it was decided
