@@ -180,7 +180,7 @@ def test_search_is_deterministic_and_logged_by_name():
                                         ({"policy": "random"}, "policy"), ({"depth": 2}, "params do not fit"),
                                         ({"opponents": "greedy"}, "opponents"), ({"confirm": 1}, "confirm"),
                                         ({"claims": 1}, "claims"),
-                                        ({"confirm_max": 50}, "confirm_max")])
+                                        ({"confirm_max": 5000}, "confirm_max")])
 def test_bad_parameters_are_one_clear_error(params, msg):
     with pytest.raises(RulesError, match=msg) if msg == "params do not fit" else pytest.raises(ValueError, match=msg):
         rules = _search_rules(**params)

@@ -179,14 +179,14 @@ class SearchBot(Bot):
     passes ``screen`` standard errors on the ``rollouts`` samples is played against the policy's choice on
     ``confirm`` fresh samples, which ``z`` then reads (the screen's best of several means is biased up);
     ``confirm_max``: when above ``confirm``, a confirmation still undecided (its gain passes ``screen`` of its SEs
-    but not ``z``) plays ``confirm`` more fresh samples, up to ``confirm_max`` in all (0: ``confirm`` only);
+    but not ``z``) plays ``confirm`` more fresh samples, up to ``confirm_max`` in all (``confirm`` or less: none);
     ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
     ``policy`` (every seat by the policy); ``claims``: also search the decisions on another seat's discard or
     加杠 (pung, exposed kong, pass, win or decline), the giver's step replayed with its tile pinned."""
 
-    def __init__(self, rollouts: int = 24, wall: int = 24, policy: str = "expert", z: float = 3.0,
+    def __init__(self, rollouts: int = 24, wall: int = 30, policy: str = "expert", z: float = 2.0,
                  confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = False,
-                 confirm_max: int = 0):
+                 confirm_max: int = 384):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
         if not isinstance(wall, int) or not 0 <= wall <= 55:
@@ -199,8 +199,8 @@ class SearchBot(Bot):
                 raise ValueError(f"{name} must be a number in [0, 10), got {v!r}")
         if not isinstance(confirm, int) or confirm == 1 or not 0 <= confirm <= 1000:
             raise ValueError(f"confirm must be 0 (no confirmation) or an integer in 2–1000, got {confirm!r}")
-        if not isinstance(confirm_max, int) or not (confirm_max == 0 or confirm <= confirm_max <= 4000):
-            raise ValueError(f"confirm_max must be 0 (confirm only) or an integer from confirm ({confirm}) to 4000, "
+        if isinstance(confirm_max, bool) or not isinstance(confirm_max, int) or not 0 <= confirm_max <= 4000:
+            raise ValueError(f"confirm_max must be an integer in 0–4000 (at most confirm: no more samples), "
                              f"got {confirm_max!r}")
         self.rollouts, self.wall, self.policy, self.z = rollouts, wall, policy, float(z)
         self.confirm_max = max(confirm_max, confirm)
