@@ -56,6 +56,7 @@ from simulator.bots.expert_kongs import (
     ready_chance,
 )
 from simulator.bots.expert_pwin import MODE_XUELIU, end_rate
+from simulator.bots.expert_read import read_deal_in
 from simulator.bots.expert_value import exit_value, ron_weights, wait_copies
 from simulator.bots.view import seat_view, with_tiles_left
 from simulator.kernel.evaluate import CTX_SELF_DRAW, evaluate_win
@@ -153,6 +154,8 @@ def expert_discard(view, hand, st, bpar, void, legal) -> int:
                 shaped[k] = shaped2[k]
     p_ready, loss, dead, qsuit = threats = threat_arrays()
     opponent_threats(view, threats)
+    exact = stack_empty(N_KINDS, np.float64)  # the lone opponent's wins read from the unseen tiles, at the last ones
+    read = read_deal_in(view, conc, exact)
     defence = bpar[BP_DEFENCE] / BOT_MILLI
     temp = bpar[BP_TEMPERATURE] / BOT_MILLI
     best = best_safe = best_val = -1
@@ -164,7 +167,7 @@ def expert_discard(view, hand, st, bpar, void, legal) -> int:
         v = vals[k] + tie
         if v > best_vv:
             best_val, best_vv = k, v
-        v -= defence * tile_risk(ps, p_ready, loss, dead, qsuit, k)
+        v -= exact[k] if read else defence * tile_risk(ps, p_ready, loss, dead, qsuit, k)
         if v > best_sv:
             best_safe, best_sv = k, v
         if temp > 0.0:
