@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import inspect
 import re
 import shutil
 import subprocess
@@ -203,7 +204,11 @@ class Side:
 
     # --- outputs
     def new_raw(self, hand_ids, deal_ids, rotations):
-        rows = self.engine.win_rows_per_hand(self.rules)
+        e = self.engine
+        if "win_slots" in inspect.signature(e.win_rows_per_hand).parameters:  # since f4bed72: from the mode's slots
+            rows = e.win_rows_per_hand(e.win_slots(self.params))
+        else:
+            rows = e.win_rows_per_hand(self.rules)
         return self.engine.empty_raw(hand_ids, deal_ids, rotations, rows)
 
     def write(self, raw, i: int, nw: int) -> int:

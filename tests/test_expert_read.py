@@ -17,9 +17,10 @@ from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
 
 CHENGDU = load_rules("chengdu").to_arrays()
-MINE = "1m22m9m123456789p5p"  # seat 0 (void 索), 14 tiles, to discard: a step from ready whatever it throws
-THEIRS = "55m78m"  # seat 3 (void 饼): 55m 78m and pungs of 2s 5s 7s, waiting on 6m and 9m
-THEIR_PUNGS = "2s5s7s"
+MINE = "123m456m9m234s678s5s"  # seat 0 (void 饼), 14 tiles: ready (on 5s) only if it throws 9m
+THEIRS = "55m78m"  # seat 3 (void 饼): 55m 78m and pungs of 2m 1s 9s, waiting on 6m and 9m
+THEIR_PUNGS = "2m1s9s"
+VOID = 1  # both seats drop 饼
 
 
 def _table(tiles_left: int, unseen_extra: str = "", won=(1, 2), mk3=None):
@@ -28,7 +29,7 @@ def _table(tiles_left: int, unseen_extra: str = "", won=(1, 2), mk3=None):
     _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
     for q in won:
         ps[q, S.PS_WON] = 1
-    ps[0, S.PS_VOID], ps[3, S.PS_VOID] = 2, 1
+    ps[0, S.PS_VOID] = ps[3, S.PS_VOID] = VOID
     mine, theirs = counts_from_str(MINE), counts_from_str(THEIRS)
     mt_all[3, :3] = parse_tiles(THEIR_PUNGS)
     nm_all[3] = 3
@@ -69,18 +70,19 @@ def test_with_a_tile_left_each_hand_the_wall_leaves_it_is_weighted_by_the_copies
 
 def test_no_read_with_two_opponents_in_a_fuller_wall_or_a_face_down_kong():
     assert not _read(*_table(0, won=(1,)))[0]
-    assert not _read(*_table(3, "6m7m8m"))[0]
+    assert not _read(*_table(5, "6m7m8m9m9p"))[0]
     mk = FACE_UP.copy()
     mk[3, 0] = MELD_CKONG  # its kind is face down: the pool no longer spells out its hand
     assert not _read(*_table(0, mk3=mk))[0]
 
 
 def test_the_expert_does_not_throw_the_lone_opponents_wait_at_the_last_discard():
-    """9m looks safe by the table's signals (three copies seen), but the unseen tiles say the lone opponent holds
-    78m: without the read the expert threw 9m into it; with it, a tile no hand the opponent can hold wins on."""
+    """Throwing 9m keeps the hand ready (查大叫 at the exhaustive draw) and 9m looks safe by the table's signals
+    (three copies seen), but the unseen tiles say the lone opponent holds 55m78m: without the read the expert threw
+    9m into it (mutation: ``read`` always False); with it, a tile no hand the opponent can hold wins on."""
     view, mine = _table(0)
     no = np.zeros(4, np.int8)
-    code = expert_discard(view, HandTiles(mine, no.copy(), no.copy(), 0, 2), engine_state(), bot_row(), 2,
-                          legal_discard_mask(mine, 2, True))
+    code = expert_discard(view, HandTiles(mine, no.copy(), no.copy(), 0, VOID), engine_state(), bot_row(), VOID,
+                          legal_discard_mask(mine, VOID, True))
     k = code & ((1 << REASON_SHIFT) - 1)
     assert mine[k] > 0 and k not in _kinds("6m9m")

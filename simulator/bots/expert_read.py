@@ -21,7 +21,9 @@ from simulator.kernel.evaluate import evaluate_win
 from simulator.kernel.shape import hand_tiles, wait_mask
 from simulator.kernel.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_DECLARED, stack_empty, void_rule
 
-READ_LEFT = 2  # read the lone opponent's hand with at most this many tiles left in the wall
+READ_LEFT = 4  # read the lone opponent's hand with at most this many tiles left in the wall
+PICKS = READ_LEFT + 1  # the wall's tiles chosen (and a spare slot)
+READ_POOL = 10  # and, with more than 2 left, at most this many tiles unseen (its hands: at most C(13, 3) or C(13, 4))
 
 
 @njit(cache=True, _nrt=False)
@@ -66,34 +68,56 @@ def read_deal_in(view, conc, out) -> bool:
         total += pool[k]
     if total != 13 - 3 * nm + tiles_left:
         return False
+    if tiles_left > 2 and total > READ_POOL:
+        return False
     void = np.int64(ps[q, PS_VOID])
+    kinds = stack_empty(N_KINDS, np.int64)  # the kinds unseen, for the wall's choices
+    n_kinds = 0
+    for k in range(N_KINDS):
+        if pool[k] > 0:
+            kinds[n_kinds] = k
+            n_kinds += 1
     out[:] = 0.0
     w_sum = 0.0
-    # the wall's tiles a ≤ b (−1: none), each choice weighted by the ways of leaving those copies in the wall
-    for a in range(-1, N_KINDS):
-        if (a < 0) != (tiles_left == 0) or (a >= 0 and pool[a] == 0):
-            continue
-        wa = 1.0
-        if a >= 0:
-            wa = float(pool[a])
-            pool[a] -= 1
-        for b in range(-1, N_KINDS):
-            if (b < 0) != (tiles_left < 2) or (b >= 0 and (b < a or pool[b] == 0)):
-                continue
-            w = wa
-            if b >= 0:
-                w *= pool[b] / (2.0 if b == a else 1.0)
-                pool[b] -= 1
+    pick = stack_empty(PICKS, np.int64)  # the wall's tiles: indices into `kinds`, non-decreasing
+    pick[:] = 0
+    while True:
+        w = 1.0
+        for i in range(tiles_left):  # the ways of leaving these copies in the wall: C(copies, m) per kind
+            k = kinds[pick[i]]
+            w *= pool[k]
+            pool[k] -= 1
+        if w > 0.0:
+            for i in range(1, tiles_left):
+                if pick[i] == pick[i - 1]:
+                    w /= 1.0 + count_before(pick, i)
             w_sum += w
             add_waits(table, params, hand_tiles(pool, mk, mt, nm, void), w, out)
-            if b >= 0:
-                pool[b] += 1
-        if a >= 0:
-            pool[a] += 1
+        for i in range(tiles_left):
+            pool[kinds[pick[i]]] += 1
+        i = tiles_left - 1
+        while i >= 0 and pick[i] == n_kinds - 1:
+            i -= 1
+        if i < 0:
+            break
+        pick[i] += 1
+        for j in range(i + 1, tiles_left):
+            pick[j] = pick[i]
     if w_sum > 0.0:
         for k in range(N_KINDS):
             out[k] /= w_sum
     return True
+
+
+@njit(cache=True, _nrt=False)
+def count_before(pick, i) -> int:
+    """How many of ``pick[:i]`` equal ``pick[i]`` (non-decreasing: the run just before ``i``)."""
+    n = 0
+    j = i - 1
+    while j >= 0 and pick[j] == pick[i]:
+        n += 1
+        j -= 1
+    return n
 
 
 @njit(cache=True, _nrt=False)
