@@ -5,6 +5,8 @@
   ``defence`` × the expected deal-in loss of the tile (:mod:`simulator.bots.danger`) minus the expected 花猪
   penalty of the third-suit tiles still held (only where 花猪 can happen: ``void_suit`` none / lenient), plus
   optional Gumbel noise of scale ``temperature`` (softmax choice). Ties: a dead tile, then the least connected.
+  With one opponent in at the last tiles the deal-in loss is read exactly from the hands the unseen tiles leave
+  it (:mod:`simulator.bots.expert_read`).
 - **Claims and kongs**: take a pung or kong when the hand's value after it (plus the kong's income) beats the
   value without it, every option charged by its chance of ending not ready the 退税 refund of all kong income
   held and, when the hand is ready now, the 查大叫 it would pay (:func:`~simulator.bots.expert_kongs.not_ready_cost`,
