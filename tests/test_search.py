@@ -214,8 +214,8 @@ def test_replay_shows_the_search_reasons_before_what_it_played():
 def test_claims_are_searched_and_replayed_only_when_asked():
     """With ``claims: true`` the search also decides pungs, exposed kongs and passes on another seat's discard, and
     wins or declines on it: `xuezhan replay` shows the candidates and verdict before what followed, and the pung,
-    kong, pass or win that follows is the answer the note names; with ``claims: false`` (the default) no such
-    decision is searched."""
+    kong, pass or win that follows is the answer the note names; with ``claims: false`` no such decision is
+    searched."""
     from simulator.replay import lines, record_hand
     from simulator.replay.text import language, search_note
 

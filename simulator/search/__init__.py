@@ -182,10 +182,11 @@ class SearchBot(Bot):
     but not ``z``) plays ``confirm`` more fresh samples, up to ``confirm_max`` in all (``confirm`` or less: none);
     ``opponents``: ``seated`` (each other seat played in the rollouts by the compiled bot seated there) or
     ``policy`` (every seat by the policy); ``claims``: also search the decisions on another seat's discard or
-    加杠 (pung, exposed kong, pass, win or decline), the giver's step replayed with its tile pinned."""
+    加杠 (pung, exposed kong, pass, win or decline), the giver's step replayed with its tile pinned (default: on;
+    ``false`` plays as the search did before it)."""
 
     def __init__(self, rollouts: int = 24, wall: int = 30, policy: str = "expert", z: float = 2.0,
-                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = False,
+                 confirm: int = 96, screen: float = 1.5, opponents: str = "seated", claims: bool = True,
                  confirm_max: int = 384):
         if not isinstance(rollouts, int) or rollouts < 2:
             raise ValueError(f"rollouts must be an integer ≥ 2, got {rollouts!r}")
