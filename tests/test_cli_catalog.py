@@ -44,7 +44,7 @@ def test_list_names_every_rule_set_study_and_bot_parameter(capsys):
     assert all(f"  {b} " in bots for b in BOTS)
     default = BotSpec.model_fields["decline_below"].default
     assert f"decline_below={default} (0–16)" in bots and "ambition=1.15 (0–10)" in bots
-    assert "  search     rollouts=24, wall=24, policy=expert, z=3.0" in bots  # a registered Python bot
+    assert "  search     rollouts=24, wall=30, policy=expert, z=2.0" in bots  # a registered Python bot
     assert "claims=True" in bots.split("  search ")[1].splitlines()[0]  # its newest parameter, with its default
 
 
