@@ -7,20 +7,23 @@ from __future__ import annotations
 import numpy as np
 from test_expert import FACE_UP, TABLE, bot_row, engine_state, fresh_table_state, seat_rows
 
+from simulator.bots.common import legal_discard_mask
 from simulator.bots.expert import (
     FOLD_MIN,
     R_FOLD,
     R_READY,
     R_SAFER,
+    REASON_SHIFT,
     discard_reason,
     expert_claim,
+    expert_discard,
     expert_self_kong,
     expert_takes_win,
 )
 from simulator.bots.expert_kongs import kong_value, not_ready_cost
 from simulator.bots.view import SeatView
 from simulator.kernel import state as S
-from simulator.kernel.shape import MELD_KONG, HandTiles
+from simulator.kernel.shape import MELD_KONG, MELD_PUNG, HandTiles
 from simulator.kernel.tiles import counts_from_str, parse_tiles
 from simulator.rules import load_rules
 
@@ -184,3 +187,30 @@ def test_the_reason_is_folding_only_when_value_is_given_up():
     assert discard_reason(*args, FOLD_MIN, False) == R_FOLD
     assert discard_reason(*args, 0.0, True) == R_FOLD  # a step further from ready, even at no value (a lost hand)
     assert discard_reason(CHENGDU, 2, (3, 3, 3), 0, 0, 0.0, False) == R_READY
+
+
+def _last_discard(tiles_left: int) -> int:
+    """Seat 0 (void 万) holds 444p 2223s 3s 5s 88s beside a pung of 6s, 3s and 8s seen once each: throwing 3s waits on
+    4s (four copies unseen, a plain 2-point hand), throwing 5s on 3s/8s (two copies, 对对胡: 4 points)."""
+    _, ps, mt_all, nm_all = fresh_table_state(tiles_left)
+    conc = counts_from_str("444p2223s3s5s88s")
+    mk, mt = np.zeros(4, np.int8), np.zeros(4, np.int8)
+    mk[0], mt[0] = MELD_PUNG, parse_tiles("6s")[0]
+    mt_all[0, 0], nm_all[0] = mt[0], 1
+    visible = np.zeros(27, np.int8)
+    visible[mt[0]] += 3
+    for k in parse_tiles("3s8s"):
+        visible[k] += 1
+    code = expert_discard(_view(ps, tiles_left, mt_all, nm_all, visible), HandTiles(conc, mk, mt, 1, 0),
+                          engine_state(), bot_row(), 0, legal_discard_mask(conc, 0, True))
+    return code & ((1 << REASON_SHIFT) - 1)
+
+
+def test_at_the_last_own_draw_a_ready_hand_keeps_the_wait_whose_chadajiao_is_largest():
+    """With one own draw left a ready hand rarely wins, and at the exhaustive draw 查大叫 pays it its best wait's
+    points from each opponent not ready: the expert keeps the 对对胡 shanpon (4 points) over the wider plain
+    kanchan (2). Earlier it keeps the wider wait, which wins more often (the ready bonus at a 1-fan hand's points,
+    as it was at every wall length before: mutation ``CDJ_TOP_DRAWS = 0`` throws 5s at the last draw too)."""
+    for left in (1, 3):
+        assert _last_discard(left) == parse_tiles("5s")[0]
+    assert _last_discard(9) == parse_tiles("3s")[0]

@@ -57,6 +57,7 @@ BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = (slot("expert", p) for p in 
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
 CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 NO_COUNTS = (0, 0.0, 0, 0.0)  # kept_counts' place when no big shape is priced (ambition 0)
+CDJ_TOP_DRAWS = 1  # own draws left at most which a ready hand's 查大叫 is its best wait's points (issue 54)
 
 
 @njit(cache=True, _nrt=False)
@@ -83,7 +84,8 @@ def hand_value(look, hand, ambition, sh, draws, ks):
     """Value (expected base units won) of a 3k+1 ``hand`` at plain shanten ``sh``, with the decision's constants
     ``look`` (:class:`~simulator.bots.expert_turn.Outlook`): the plain hand from its acceptance (computed only when
     ``draws`` is non-zero, else a typical 4 tiles), or its best big shape scaled by ``ambition``; plus
-    ``look.ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw).
+    ``look.ready_bonus`` × P(ready by the end) (查大叫 and 退税 reward a ready hand at the exhaustive draw; with at most
+    :data:`CDJ_TOP_DRAWS` own draws left a ready hand's bonus is at its best wait's points, what 查大叫 collects).
     ``ks``: the discarded suit, for the 清一色 cache ``look.qc`` of :func:`~simulator.bots.expert_value.shapes_value`
     (−1: none). Returns ``(value, shaped)``: ``shaped`` when a big shape, not the plain hand, gave the value."""
     if sh >= SHANTEN_NEVER:
@@ -115,9 +117,12 @@ def priced_value(look, hand, ambition, sh, draws, ks, parts):
     u_tot, n_draws, n_in, inc = look.u_tot, look.n_draws, look.n_in, look.inc
     acc = 4.0
     pay = inc[S_PLAIN]
+    bonus = look.ready_bonus
     if draws != 0 and sh == 0 and n_in > 0:  # ready: price each wait exactly
-        acc, pay = wait_income(look, hand)
+        acc, pay, top = wait_income(look, hand)
         pay += inc[S_EXIT]
+        if look.n_draws <= CDJ_TOP_DRAWS:  # 查大叫 collects the best wait's points, not a 1-fan hand's
+            bonus *= top / points_of(1, look.params)
     elif draws != 0:
         acc = float(acc_count)
     v = p_win(sh, acc, u_tot, n_draws, pwin_col(look.params, n_in)) * pay
@@ -125,7 +130,7 @@ def priced_value(look, hand, ambition, sh, draws, ks, parts):
     if ambition > 0.0:  # only a shape worth more than v matters: shapes_value may stop at v
         s, _ = shapes_of(counts, look, hand, ambition, ks, v)
     ready = 1.0 if sh == 0 else p_win(sh - 1, acc, u_tot, n_draws, np.int64(0))
-    return max(v, s) + look.ready_bonus * ready + kong_income(look.params, kp), s > v
+    return max(v, s) + bonus * ready + kong_income(look.params, kp), s > v
 
 
 @njit(cache=True, _nrt=False)

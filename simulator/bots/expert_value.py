@@ -35,7 +35,7 @@ from simulator.kernel.scoring import (
     points_of,
     score_flags,
 )
-from simulator.kernel.shape import MELD_CKONG, MELD_PUNG, seven_pairs_distance, wait_mask
+from simulator.kernel.shape import MELD_CKONG, MELD_PUNG, held_copies, seven_pairs_distance, wait_mask
 from simulator.kernel.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
 RON_VOID = 1.0         # a wait in a suit an opponent declared void is hit by each of its discards (RON_SHARE: others)
@@ -276,35 +276,41 @@ def ron_weights(params, ps, seat, out) -> None:
 
 @njit(cache=True, _nrt=False)
 def wait_income(look, hand):
-    """``(waits, income)`` of a ready 3k+1 ``hand`` (``look``: the decision's
+    """``(waits, income, top)`` of a ready 3k+1 ``hand`` (``look``: the decision's
     :class:`~simulator.bots.expert_turn.Outlook`): its effective acceptance, and the expected points of its win
     averaged over the ways it can come, each wait scored exactly under the active rules (its own fan, 根, 对对胡,
     金钩钓, 清一色 …). A strong player picks the wait worth most, not just the widest, and the one opponents must
     throw: a wait of suit ``s`` is hit by an own draw and ``ronw[s]`` opponents' discards per draw
     (:func:`ron_weights`), so it wins that much more often, and more of its wins are discard wins (one payer).
     The acceptance is in the units :func:`p_win` expects (it multiplies by ``1 + RON_SHARE·n_in``); with every
-    ``ronw[s] = RON_SHARE·n_in`` this is the plain count of unseen waits and a uniform self-draw share."""
+    ``ronw[s] = RON_SHARE·n_in`` this is the plain count of unseen waits and a uniform self-draw share.
+    ``top``: what 查大叫 collects from each not-ready opponent if the hand is ready at the exhaustive draw — its best
+    wait as a discard win, a wait with no copy left included (not one held four times: docs/rules.md)."""
     table, params, visible, n_in, ronw = look.table, look.params, look.visible, look.n_in, look.ronw
     conc, mk, mt, nm, void = hand
     waits = wait_mask(table, conc, mk, mt, nm, void)
     w = 0.0
     tot = 0.0
+    top = 0
     for k in range(N_KINDS):
         if not (waits >> k) & 1:
             continue
         u = unseen_of(conc, visible, k)
-        if u <= 0.0:
+        if u <= 0.0 and held_copies(conc, mk, mt, nm, k) >= 4:
             continue
         conc[k] += 1
         ron, sd = win_points_both(table, hand, k, params)
         conc[k] -= 1
+        top = max(top, ron)
+        if u <= 0.0:
+            continue
         hit = 1.0 + ronw[k // 9]
         f_sd = 1.0 / hit
         w += u * hit
         tot += u * hit * (f_sd * sd * n_in + (1.0 - f_sd) * ron)
     if w <= 0.0:
-        return 0.0, 0.0
-    return w / (1.0 + RON_SHARE * n_in), tot / w
+        return 0.0, 0.0, top
+    return w / (1.0 + RON_SHARE * n_in), tot / w, top
 
 
 @njit(cache=True, _nrt=False)
