@@ -222,7 +222,9 @@ def test_claims_are_searched_and_replayed_only_when_asked():
     seen: dict[str, int] = {}
     for claims in (True, False):
         rules = _search_rules(rollouts=2, wall=55, z=0, claims=str(claims).lower())
-        for hand_id in range(6):
+        for hand_id in range(30 if claims else 10):  # with claims: until both kinds were seen
+            if claims and _both(seen):
+                break
             log = record_hand(rules, hand_id, 4)
             text = list(lines(log, "en"))
             for note in log.notes:
@@ -243,7 +245,13 @@ def test_claims_are_searched_and_replayed_only_when_asked():
                     assert not (nxt[0] in (state.EV_PUNG, state.EV_KONG) and nxt[1] == seat)
                 key = f"{decision} {'pass' if chosen == state.A_PASS else 'take'}"
                 seen[key] = seen.get(key, 0) + 1
-    assert seen.get("claim pass", 0) + seen.get("claim take", 0) >= 2 and seen.get("take_win take", 0) >= 1, seen
+    assert _both(seen), seen
+
+
+def _both(seen: dict[str, int]) -> bool:
+    """Two or more claim decisions and a win-or-decline on another seat's discard among the searched ones."""
+    return (seen.get("claim pass", 0) + seen.get("claim take", 0) >= 2
+            and seen.get("take_win pass", 0) + seen.get("take_win take", 0) >= 1)
 
 
 def test_the_rollouts_seat_the_bots_at_the_table():
