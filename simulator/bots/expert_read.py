@@ -81,6 +81,7 @@ def read_deal_in(view, conc, out) -> bool:
     w_sum = 0.0
     pick = stack_empty(PICKS, np.int64)  # the wall's tiles: indices into `kinds`, non-decreasing
     pick[:] = 0
+    held = stack_empty(N_KINDS, np.uint8)  # the opponent's concealed tiles, as the engine types them (uint8)
     while True:
         w = 1.0
         for i in range(tiles_left):  # the ways of leaving these copies in the wall: C(copies, m) per kind
@@ -92,7 +93,9 @@ def read_deal_in(view, conc, out) -> bool:
                 if pick[i] == pick[i - 1]:
                     w /= 1.0 + count_before(pick, i)
             w_sum += w
-            add_waits(table, params, hand_tiles(pool, mk, mt, nm, void), w, out)
+            for k in range(N_KINDS):  # a uint8 copy: an int8 hand would compile evaluate_win a second time
+                held[k] = pool[k]
+            add_waits(table, params, hand_tiles(held, mk, mt, nm, void), w, out)
         for i in range(tiles_left):
             pool[kinds[pick[i]]] += 1
         i = tiles_left - 1
