@@ -55,7 +55,7 @@ def state_row(params, table, st, d, tempo) -> list[float]:
         ev.ron_weights(params, st.ps, d, ronw)
         look = Outlook(table, params, vis, u, n_draws, n_in, np.zeros(ev.N_SHAPES), 0.0, np.full(6, -1.0),
                        ronw)  # wait_income reads the table, rules, visible, n_in, ronw
-        acc, _ = ev.wait_income(look, hand)
+        acc = ev.wait_income(look, hand)[0]
     else:
         acc = float(acceptance(table, hand, sh, vis, draw_candidates(c, void)))
     inc = np.empty(ev.N_SHAPES, np.float64)

@@ -25,6 +25,7 @@ from simulator.bots.dance import P_EXHAUST, huazhu_cost, stuck_cost
 from simulator.bots.expert_pwin import p_win, pwin_col
 from simulator.bots.expert_turn import kept_tally, kong_changes, moved_tally, outlook
 from simulator.bots.expert_value import (
+    CDJ_TOP_DRAWS,
     N_SHAPES,
     S_EXIT,
     S_PLAIN,
@@ -57,7 +58,6 @@ BP_DEFENCE, BP_AMBITION, BP_TEMPERATURE, BP_TEMPO = (slot("expert", p) for p in 
 KONG_KEEP = 0.8        # share of kong income still to come kept on average (退税 if not ready, 呼叫转移)
 CDJ_SHARE = 0.5        # share of opponents still in that are not ready at the exhaustive draw
 NO_COUNTS = (0, 0.0, 0, 0.0)  # kept_counts' place when no big shape is priced (ambition 0)
-CDJ_TOP_DRAWS = 1  # own draws left at most which a ready hand's 查大叫 is its best wait's points (issue 54)
 
 
 @njit(cache=True, _nrt=False)

@@ -38,6 +38,7 @@ from simulator.kernel.scoring import (
 from simulator.kernel.shape import MELD_CKONG, MELD_PUNG, held_copies, seven_pairs_distance, wait_mask
 from simulator.kernel.state import N_KINDS, N_SEATS, PS_VOID, PS_WON, VOID_NONE, void_rule
 
+CDJ_TOP_DRAWS = 1  # own draws left at most which a ready hand's 查大叫 is its best wait's points (issue 54)
 RON_VOID = 1.0         # a wait in a suit an opponent declared void is hit by each of its discards (RON_SHARE: others)
 
 
@@ -285,7 +286,8 @@ def wait_income(look, hand):
     The acceptance is in the units :func:`p_win` expects (it multiplies by ``1 + RON_SHARE·n_in``); with every
     ``ronw[s] = RON_SHARE·n_in`` this is the plain count of unseen waits and a uniform self-draw share.
     ``top``: what 查大叫 collects from each not-ready opponent if the hand is ready at the exhaustive draw — its best
-    wait as a discard win, a wait with no copy left included (not one held four times: docs/rules.md)."""
+    wait as a discard win, a wait with no copy left included (not one held four times: docs/rules.md); read only
+    with at most :data:`CDJ_TOP_DRAWS` own draws left (``look.n_draws``), so dead waits are scored only then."""
     table, params, visible, n_in, ronw = look.table, look.params, look.visible, look.n_in, look.ronw
     conc, mk, mt, nm, void = hand
     waits = wait_mask(table, conc, mk, mt, nm, void)
@@ -296,8 +298,8 @@ def wait_income(look, hand):
         if not (waits >> k) & 1:
             continue
         u = unseen_of(conc, visible, k)
-        if u <= 0.0 and held_copies(conc, mk, mt, nm, k) >= 4:
-            continue
+        if u <= 0.0 and (look.n_draws > CDJ_TOP_DRAWS or held_copies(conc, mk, mt, nm, k) >= 4):
+            continue  # a dead wait wins nothing; its points matter to `top` only at the last draws
         conc[k] += 1
         ron, sd = win_points_both(table, hand, k, params)
         conc[k] -= 1
